@@ -1,0 +1,30 @@
+# Quick start: `make train` sets up a virtual environment and trains the default
+# config; `make test` sets it up and runs the linter and the test suite.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+CONFIG ?= balloon
+LOGDIR ?= logdir
+ARGS ?=
+
+.PHONY: install train test lint bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+train: install
+	$(PY) -m agents.scripts.train --config=$(CONFIG) --logdir=$(LOGDIR) $(ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check agents tests bench
+
+test: lint
+	$(PY) -m tests.run_all
+
+clean:
+	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,38 @@
+"""Installs the `agents` package: batched in-graph reinforcement learning on TensorFlow 2."""
+
+import setuptools
+
+setuptools.setup(
+    # The import package is `agents`; the distribution name keeps clear of the
+    # other projects on PyPI that are also called "agents".
+    name='batchppo-agents',
+    version='0.1.0',
+    description=(
+        'Batched in-graph reinforcement learning on TensorFlow 2 (BatchPPO) '
+        'with a fast stratospheric balloon environment.'),
+    python_requires='>=3.10',
+    packages=setuptools.find_packages(include=['agents', 'agents.*']),
+    install_requires=[
+        'tensorflow-cpu>=2.16',
+        'gymnasium>=1.1',
+        'numpy>=1.26',
+        'cloudpickle>=2.0',
+        'ruamel.yaml>=0.18',
+        'tqdm>=4.60',
+    ],
+    extras_require={
+        # Flight plots, videos and the balloon renderer.
+        'viz': ['matplotlib>=3.7', 'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1'],
+        # Everything the test suite and the linter need.
+        'test': ['ruff>=0.6', 'matplotlib>=3.7', 'imageio>=2.30', 'pygame>=2.1'],
+        # Peers that the benchmarks compare against.
+        'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
+    },
+    entry_points={
+        'console_scripts': [
+            'agents-train=agents.scripts.train:main',
+            'agents-visualize=agents.scripts.visualize:main',
+        ],
+        'gymnasium.envs': ['__root__=agents.env.registration:register_all'],
+    },
+)

@@ -1,0 +1,17 @@
+"""Test suites, mirroring the `agents` package (`tests/tools/batch_env_test.py` tests
+`agents/tools/batch_env.py`).
+
+Test files end in `_test.py`. The `load_tests` hook below makes the plain
+`python -m unittest discover` (whose default pattern is `test*.py`) find them.
+"""
+
+import os
+
+_TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load_tests(loader, standard_tests, pattern):
+  del pattern  # Our files follow one naming rule, whatever the caller's default.
+  here = os.path.dirname(os.path.abspath(__file__))
+  standard_tests.addTests(loader.discover(here, pattern='*_test.py', top_level_dir=_TOP))
+  return standard_tests
