@@ -1,10 +1,56 @@
 """The in-graph algorithm interface that `simulate` drives.
 
-Every method is traced into the TensorFlow graph: it takes and returns tensors,
-and addresses environments of the batch by `agent_indices` (an int32 vector),
-so any subset of the batch can begin or end an episode. Algorithm state lives
-in `tf.Variable`s owned by the `tf.Module`, so checkpoints and SavedModel
-export come for free.
+Every method is traced into the TensorFlow graph of the fused step
+(`agents/tools/simulate.py`): it takes and returns tensors, and addresses
+environments of the batch by `agent_indices` (an int32 vector), so any subset
+of the batch can begin or end an episode. Algorithm state lives in
+`tf.Variable`s owned by the `tf.Module`, so checkpoints and SavedModel export
+come for free.
+
+Rules that follow from running inside one traced `tf.function`:
+
+- Create every variable in `__init__`, optimiser state included (build a Keras
+  optimiser there, or use plain variables as `ppo/adam.py` does). The step is
+  traced once; a variable created while tracing would be missed by a checkpoint
+  restored before the first call, and `FusedStep` raises naming it.
+- Branch on tensors with `tf.cond` / `tf.where`, update per-environment state
+  with `tf.gather` and `scatter_nd_update`; Python `if` on a tensor does not
+  work in the graph.
+- Return the op or tensor that finishes the method's work (or a list of them);
+  `simulate` orders the next stage after it. Ops that read or write the same
+  variables are ordered by TensorFlow anyway.
+- Summaries: write `tf.summary` ops directly; `simulate` runs them under the
+  loop's writer, global step and should-log condition.
+- Train versus eval: the `Loop` sets a bool variable, `loop.is_training`, at the
+  start of each phase. Take it as a constructor argument and read it in the
+  graph (e.g. `tf.cond(self._is_training, ...)`) to skip learning in eval.
+
+Worked example: `agents/algorithms/random_agent.py` is a complete, tested
+algorithm in some sixty lines; copy it to start a new one. In short:
+
+    class CountingAgent(InGraphAlgorithm):
+      def __init__(self, batch_size, action_space):
+        super().__init__(name='counting_agent')
+        self._action_space = action_space
+        self.episode_length = tf.Variable(tf.zeros([batch_size], tf.int32))
+        self.finished_lengths = tf.Variable(0, dtype=tf.int64)
+
+      def begin_episode(self, agent_indices):
+        return self.episode_length.scatter_nd_update(
+            agent_indices[:, None], tf.zeros_like(agent_indices))
+
+      def perform(self, agent_indices, observ):
+        shape = tf.concat([tf.shape(agent_indices), self._action_space.shape], 0)
+        return tf.zeros(shape, self._action_space.dtype)
+
+      def experience(self, agent_indices, observ, action, reward, terminated,
+                     truncated, next_observ):
+        return self.episode_length.scatter_nd_add(
+            agent_indices[:, None], tf.ones_like(agent_indices))
+
+      def end_episode(self, agent_indices):
+        lengths = tf.gather(self.episode_length, agent_indices)
+        return self.finished_lengths.assign_add(tf.reduce_sum(tf.cast(lengths, tf.int64)))
 """
 
 import abc
@@ -15,17 +61,20 @@ import tensorflow as tf
 class InGraphAlgorithm(tf.Module, abc.ABC):
   """Base class of algorithms that run inside the fused `simulate` step.
 
-  `simulate` calls, per environment step:
+  `simulate` calls, per environment step of the whole batch:
 
-  1. `begin_episode(indices)` for the environments it has just reset;
-  2. `perform(indices, observ)` for all environments, to choose actions;
-  3. `experience(...)` with the transition every environment just made;
+  1. `begin_episode(indices)` for the environments it has just reset (all of
+     them on the first step and at the start of every Loop phase);
+  2. `perform(all_indices, observ)` for all environments, to choose actions;
+  3. `experience(all_indices, ...)` with the transition every environment just
+     made, terminated and truncated kept apart;
   4. `end_episode(indices)` for the environments whose episode just ended
      (terminated or truncated); an algorithm may run its update here.
 
-  Each method may return a string tensor of serialized summaries or write
-  `tf.summary` ops directly; `simulate` wraps the calls in the loop's step and
-  recording condition.
+  `begin_episode` and `end_episode` are only called with non-empty indices. An
+  episode cut short by a forced reset (a new Loop phase) gets `begin_episode`
+  again without an `end_episode`, so per-episode state must be reset in
+  `begin_episode`. See the module docstring for the rules of tracing.
   """
 
   @abc.abstractmethod
@@ -36,7 +85,7 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
       agent_indices: int32 tensor [N] of batch positions that start an episode.
 
     Returns:
-      An op or tensor; its value is ignored.
+      An op or tensor (or None) that finishes the work; its value is ignored.
     """
 
   @abc.abstractmethod
@@ -48,7 +97,8 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
       observ: tensor [N, ...] of their current observations.
 
     Returns:
-      Tensor [N, ...] of actions matching the environment's action space.
+      Tensor [N, *action_shape] of actions; its dtype must be of the action
+      space's kind (integer or float; it is cast to the exact dtype).
     """
 
   @abc.abstractmethod
@@ -59,7 +109,7 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
     Args:
       agent_indices: int32 tensor [N].
       observ: tensor [N, ...], the observation the action was chosen on.
-      action: tensor [N, ...], the action taken.
+      action: tensor [N, ...], the action taken (cast to the action space dtype).
       reward: float32 tensor [N].
       terminated: bool tensor [N]: the episode reached a terminal state.
       truncated: bool tensor [N]: the episode was cut short (time limit); the
@@ -68,7 +118,7 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
         ended episode, the final observation, before any reset).
 
     Returns:
-      An op or tensor; its value is ignored.
+      An op or tensor (or None) that finishes the work; its value is ignored.
     """
 
   @abc.abstractmethod
@@ -79,5 +129,5 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
       agent_indices: int32 tensor [N] of batch positions whose episode ended.
 
     Returns:
-      An op or tensor; its value is ignored.
+      An op or tensor (or None) that finishes the work; its value is ignored.
     """

@@ -1,4 +1,4 @@
-"""Combines several environments into one batch (minimal in-process version).
+"""Combines several environments, in this process or in worker processes, into one batch.
 
 CONTRACT (other modules rely on it; keep it when extending):
 
@@ -16,49 +16,505 @@ CONTRACT (other modules rely on it; keep it when extending):
   batch.close()
 
 No automatic reset: the caller resets the environments that finished.
+
+Members of the batch are plain `gymnasium.Env`s (one environment each), slabs
+(`gymnasium.vector.VectorEnv`s with autoreset disabled, K environments each),
+or `ExternalProcess` workers hosting either. The batch size is the sum of the
+members' sizes. `BatchEnv.from_constructors` builds the process-parallel
+version: it starts every worker at once, and each `step` sends every request
+before gathering any reply, so the workers step in parallel.
+
+When every member is a worker and the spaces hold plain arrays, the batch owns
+one shared-memory block with the actions, observations, rewards and flags of
+all environments, and each worker reads and writes its own rows. A step then
+costs one copy in, one small message to and from each worker, and one copy
+out, with nothing pickled.
+
+A worker that dies during `step` can be restarted (`max_restarts`); its
+environments then report the interrupted episode as truncated, with reward 0,
+their last observation, and `infos['worker_restarted']` set, and the caller
+resets them like any finished environment.
 """
 
+import weakref
+from multiprocessing import shared_memory
+
+import gymnasium
 import numpy as np
+
+from agents.tools import errors
+from agents.tools import external_process as external_process_lib
+from agents.tools import slab as slab_lib
 
 
 class BatchEnv:
-  """Steps a list of Gymnasium environments as one batch, in this process."""
+  """Steps a list of environments, slabs or worker processes as one batch.
 
-  def __init__(self, envs):
+  Attributes:
+    observation_space: Observation space of one environment.
+    action_space: Action space of one environment.
+    max_restarts: How many dead workers this batch may still replace in total.
+  """
+
+  def __init__(self, envs, max_restarts=0):
+    """Builds the batch from environments, slabs or `ExternalProcess` workers.
+
+    Args:
+      envs: Sequence of `gymnasium.Env`, autoreset-disabled `gymnasium.vector.VectorEnv`
+        or `ExternalProcess` objects; their spaces must agree.
+      max_restarts: Total number of dead workers the batch replaces before it gives up
+        and raises `WorkerDiedError`.
+
+    Raises:
+      ValueError: `envs` is empty.
+      SpaceMismatchError: Two environments have different spaces; names the first odd one.
+    """
     if not envs:
       raise ValueError('BatchEnv needs at least one environment.')
-    self._envs = list(envs)
-    self.observation_space = self._envs[0].observation_space
-    self.action_space = self._envs[0].action_space
+    self._members = [_as_member(env) for env in envs]
+    self._sizes = [member.num_envs for member in self._members]
+    self._starts = np.cumsum([0] + self._sizes)[:-1].tolist()
+    self._size = int(sum(self._sizes))
+    self.observation_space = self._members[0].observation_space
+    self.action_space = self._members[0].action_space
+    for member, start in zip(self._members, self._starts):
+      if isinstance(member, external_process_lib.ExternalProcess):
+        member.index = start  # Errors name the batch index of the worker's first environment.
+      _check_same_space('observation', start, member.observation_space, self.observation_space)
+      _check_same_space('action', start, member.action_space, self.action_space)
+    self.max_restarts = max_restarts
+    self._num_restarts = 0
+    self._array_observ = slab_lib.is_array_space(self.observation_space)
+    self._last_observ = None
+    self._closed = False
+    self._block = None
+    self._block_finalizer = None
+    if all(isinstance(member, external_process_lib.ExternalProcess)
+           and member.supports_fast_step for member in self._members):
+      self._share_one_block()
+
+  def _share_one_block(self):
+    layout, size = external_process_lib.shared_layout(
+        self._size, self.observation_space, self.action_space)
+    memory = shared_memory.SharedMemory(create=True, size=size)
+    self._block_finalizer = weakref.finalize(
+        self, external_process_lib.release_memory, memory)
+    for member, start, count in zip(self._members, self._starts, self._sizes):
+      member.attach_shared_block(
+          memory, external_process_lib.slice_layout(layout, start, count))
+    self._block = external_process_lib.views(memory.buf, layout)
+
+  @classmethod
+  def from_constructors(cls, constructor, num_envs, processes=True, envs_per_process=1,
+                        max_restarts=0, **process_kwargs):
+    """Builds a batch of `num_envs` environments from constructors.
+
+    Args:
+      constructor: Callable returning a `gymnasium.Env`, or a sequence of `num_envs` such
+        callables (for example with different configurations).
+      num_envs: Number of environments in the batch.
+      processes: Whether to run the environments in worker processes.
+      envs_per_process: Environments per slab: each worker (or, in-process, each
+        `SyncVectorEnv`) steps this many environments together. The last slab may be
+        smaller.
+      max_restarts: Total number of dead workers the batch replaces.
+      **process_kwargs: Passed to `ExternalProcess` (context, timeout, start_timeout, ...).
+
+    Returns:
+      A `BatchEnv`.
+    """
+    if callable(constructor):
+      constructors = [constructor] * num_envs
+    else:
+      constructors = list(constructor)
+      if len(constructors) != num_envs:
+        raise ValueError(f'Got {len(constructors)} constructors for {num_envs} environments.')
+    if envs_per_process < 1:
+      raise ValueError(f'envs_per_process must be at least 1, got {envs_per_process}.')
+    groups = [constructors[start:start + envs_per_process]
+              for start in range(0, num_envs, envs_per_process)]
+    slab_constructors = [
+        group[0] if envs_per_process == 1 else _SlabConstructor(group) for group in groups]
+    return cls.from_slab_constructors(
+        slab_constructors, processes=processes, max_restarts=max_restarts, **process_kwargs)
+
+  @classmethod
+  def from_slab_constructors(cls, slab_constructors, processes=True, max_restarts=0,
+                             **process_kwargs):
+    """Builds a batch from constructors of whole slabs, one worker process per slab.
+
+    For environments with a native vector form, e.g.
+    `lambda: gymnasium.make_vec('BalloonLearningEnvironment-v0', num_envs=16)`, whose
+    slab must have autoreset disabled.
+
+    Args:
+      slab_constructors: Callables, each returning a `gymnasium.Env` or an autoreset-
+        disabled `gymnasium.vector.VectorEnv`.
+      processes: Whether to run every slab in its own worker process.
+      max_restarts: Total number of dead workers the batch replaces.
+      **process_kwargs: Passed to `ExternalProcess` (context, timeout, start_timeout, ...).
+
+    Returns:
+      A `BatchEnv` whose size is the sum of the slab sizes.
+    """
+    if not processes:
+      return cls([make() for make in slab_constructors], max_restarts=max_restarts)
+    workers = []
+    try:
+      # Start every worker before waiting for any, so the constructors run in parallel;
+      # indices are fixed once the slab sizes are known.
+      for make in slab_constructors:
+        workers.append(external_process_lib.ExternalProcess(make, wait=False, **process_kwargs))
+      start = 0
+      for worker in workers:
+        worker.index = start
+        worker.wait_ready()
+        start += worker.num_envs
+      return cls(workers, max_restarts=max_restarts)
+    except BaseException:
+      for worker in workers:
+        worker.close()
+      raise
 
   def __len__(self):
-    return len(self._envs)
+    return self._size
+
+  @property
+  def workers(self):
+    """The `ExternalProcess` members of the batch, in batch order."""
+    return [member for member in self._members
+            if isinstance(member, external_process_lib.ExternalProcess)]
+
+  @property
+  def num_restarts(self):
+    """How many dead workers this batch has replaced so far."""
+    return self._num_restarts
 
   def step(self, actions):
-    results = [env.step(action) for env, action in zip(self._envs, actions)]
-    observs, rewards, terminated, truncated, infos = zip(*results)
-    return (np.stack(observs), np.asarray(rewards, np.float32), np.asarray(terminated, bool),
-            np.asarray(truncated, bool), _merge_infos(infos))
+    """Steps every environment of the batch.
+
+    Args:
+      actions: Array of shape [B, *action_shape] (or a sequence of B actions for spaces
+        that are not single arrays).
+
+    Returns:
+      Tuple (observ[B, ...], reward float32[B], terminated bool[B], truncated bool[B],
+      infos in Gymnasium's vector format).
+
+    Raises:
+      ActionError: The actions have the wrong shape or dtype, or one is out of bounds
+        (names the environment).
+      WorkerError: An environment raised in its worker (carries the worker's traceback).
+      WorkerDiedError: A worker died and no restarts are left.
+    """
+    self._check_open()
+    actions = self._check_actions(actions)
+    if self._block is not None:
+      return self._step_shared_block(actions)
+    # Send every request before waiting for any, so the workers step in parallel.
+    promises = [
+        member.step_batch(actions[start:start + size], blocking=False, copy=False)
+        for member, start, size in zip(self._members, self._starts, self._sizes)]
+    results, died = self._gather(promises)
+    for position, error in died:
+      self._restart(position, error)
+      results[position] = self._interrupted_step(position)
+    observ = _concatenate([result[0] for result in results])
+    reward = np.concatenate([result[1] for result in results], dtype=np.float32)
+    terminated = np.concatenate([result[2] for result in results])
+    truncated = np.concatenate([result[3] for result in results])
+    infos = slab_lib.concatenate_infos([result[4] for result in results], self._sizes)
+    if self._array_observ:
+      self._last_observ = observ
+    return observ, reward, terminated, truncated, infos
+
+  def _step_shared_block(self, actions):
+    """The hot path: all workers read actions from and write results to one block."""
+    block = self._block
+    block['actions'][...] = actions
+    # Send every request before waiting for any, so the workers step in parallel.
+    tokens = [member.begin_fast_step() for member in self._members]
+    raw_infos, died, first_error = [], [], None
+    for position, (member, token) in enumerate(zip(self._members, tokens)):
+      try:
+        raw_infos.append(member.end_fast_step(token))
+      except errors.WorkerDiedError as error:
+        raw_infos.append({})
+        died.append((position, error))
+      except Exception as error:  # noqa: BLE001 - re-raised once every reply is read.
+        raw_infos.append({})
+        first_error = first_error or error
+    if first_error is not None:
+      raise first_error
+    observ = block['observ'].copy()
+    reward = block['reward'].astype(np.float32)
+    terminated = block['terminated'].copy()
+    truncated = block['truncated'].copy()
+    infos = [slab_lib.vector_infos(info, member.num_envs, member.is_vector)
+             for info, member in zip(raw_infos, self._members)]
+    for position, error in died:
+      self._restart(position, error)
+      rows = slice(self._starts[position], self._starts[position] + self._sizes[position])
+      observ[rows], reward[rows], terminated[rows], truncated[rows], infos[position] = (
+          self._interrupted_step(position))
+    self._last_observ = observ
+    if not any(infos):
+      return observ, reward, terminated, truncated, {}
+    return observ, reward, terminated, truncated, slab_lib.concatenate_infos(infos, self._sizes)
 
   def reset(self, indices=None, seeds=None):
-    indices = range(len(self._envs)) if indices is None else list(indices)
-    seeds = [None] * len(indices) if seeds is None else list(seeds)
-    results = [self._envs[i].reset(seed=seed) for i, seed in zip(indices, seeds)]
-    observs, infos = zip(*results)
-    return np.stack(observs), _merge_infos(infos)
+    """Resets a subset of the environments.
+
+    Args:
+      indices: Batch indices to reset, in the order the results should have; None
+        resets all.
+      seeds: One seed (int or None) per entry of `indices`, or None.
+
+    Returns:
+      Tuple (observ[len(indices), ...], infos in vector format of length len(indices)).
+
+    Raises:
+      IndexError: An index is outside the batch or repeated.
+      ValueError: `seeds` has a different length than `indices`.
+    """
+    self._check_open()
+    indices = self._check_indices(indices)
+    if seeds is not None:
+      seeds = list(seeds)
+      if len(seeds) != len(indices):
+        raise ValueError(f'Got {len(seeds)} seeds for {len(indices)} indices to reset.')
+    if not len(indices):
+      return gymnasium.vector.utils.create_empty_array(self.observation_space, 0), {}
+    member_of = np.searchsorted(self._starts, indices, side='right') - 1
+    requests, positions = [], []
+    for position, start in enumerate(self._starts):
+      chosen = np.flatnonzero(member_of == position)
+      if not len(chosen):
+        continue
+      local = (indices[chosen] - start).tolist()
+      member_seeds = None if seeds is None else [seeds[i] for i in chosen]
+      requests.append((position, local, member_seeds))
+      positions.append(chosen)
+    promises = [self._members[position].reset_batch(local, member_seeds, blocking=False)
+                for position, local, member_seeds in requests]
+    results, died = self._gather(promises, [position for position, _, _ in requests])
+    for slot, error in died:
+      position, local, member_seeds = requests[slot]
+      self._restart(position, error)
+      results[slot] = self._members[position].reset_batch(local, member_seeds)
+    observ = _concatenate([result[0] for result in results])
+    infos = slab_lib.concatenate_infos(
+        [result[1] for result in results], [len(chosen) for chosen in positions])
+    # Members answer in batch order; put the rows back in the order the caller asked for.
+    order = np.argsort(np.concatenate(positions), kind='stable')
+    if not np.array_equal(order, np.arange(len(order))):
+      observ = slab_lib.select(observ, order)
+      infos = slab_lib.select(infos, order)
+    if self._array_observ:
+      # Kept for environments whose worker dies before their next step completes.
+      if self._last_observ is None:
+        self._last_observ = np.zeros((self._size, *observ.shape[1:]), observ.dtype)
+      else:
+        self._last_observ = self._last_observ.copy()  # The old array is the caller's now.
+      self._last_observ[indices] = observ
+    return observ, infos
 
   def close(self):
-    for env in self._envs:
-      env.close()
+    """Closes every environment and worker. Safe to call more than once."""
+    if self._closed:
+      return
+    self._closed = True
+    first_error = None
+    for member in self._members:
+      try:
+        member.close()
+      except Exception as error:  # noqa: BLE001 - close the rest, then report the first.
+        first_error = first_error or error
+    self._block = None
+    if self._block_finalizer is not None:
+      self._block_finalizer()
+    if first_error is not None:
+      raise first_error
+
+  def __enter__(self):
+    return self
+
+  def __exit__(self, *exc_info):
+    self.close()
+
+  # Helpers.
+
+  def _check_open(self):
+    if self._closed:
+      raise errors.ClosedError('BatchEnv is closed.')
+
+  def _gather(self, promises, positions=None):
+    """Resolves every promise before raising, so no worker is left with an unread reply."""
+    positions = range(len(promises)) if positions is None else positions
+    results, died, first_error = [], [], None
+    for slot, (position, promise) in enumerate(zip(positions, promises)):
+      try:
+        results.append(promise())
+      except errors.WorkerDiedError as error:
+        results.append(None)
+        died.append((slot, error))
+      except Exception as error:  # noqa: BLE001 - re-raised below once all replies are in.
+        results.append(None)
+        first_error = first_error or _name_environment(error, self._starts[position],
+                                                       self._sizes[position])
+    if first_error is not None:
+      raise first_error
+    return results, died
+
+  def _restart(self, position, error):
+    member = self._members[position]
+    if self._num_restarts >= self.max_restarts:
+      raise error
+    self._num_restarts += 1
+    member.restart()
+
+  def _interrupted_step(self, position):
+    """The step result of environments whose worker died: a truncated episode."""
+    start, size = self._starts[position], self._sizes[position]
+    if self._last_observ is not None:
+      observ = self._last_observ[start:start + size]
+    else:
+      observ = gymnasium.vector.utils.create_empty_array(self.observation_space, size, np.zeros)
+    flags = np.ones(size, bool)
+    infos = {'worker_restarted': flags, '_worker_restarted': flags.copy()}
+    return observ, np.zeros(size), np.zeros(size, bool), np.ones(size, bool), infos
+
+  def _check_indices(self, indices):
+    if indices is None:
+      return np.arange(self._size)
+    indices = np.asarray(indices).reshape(-1)
+    if indices.size and indices.dtype.kind not in 'iu':
+      raise IndexError(f'Indices to reset must be integers, got dtype {indices.dtype}.')
+    indices = indices.astype(np.int64)
+    outside = indices[(indices < 0) | (indices >= self._size)]
+    if outside.size:
+      raise IndexError(
+          f'Index {outside[0]} to reset is outside the batch of {self._size} environments.')
+    if len(np.unique(indices)) != len(indices):
+      raise IndexError(f'Indices to reset repeat an environment: {indices.tolist()}.')
+    return indices
+
+  def _check_actions(self, actions):
+    """Returns the actions as an array of the space's dtype, or raises ActionError."""
+    space, size = self.action_space, self._size
+    if not slab_lib.is_array_space(space):
+      actions = list(actions)
+      if len(actions) != size:
+        raise errors.ActionError(f'expected {size} actions, one per environment, '
+                                 f'got {len(actions)}.')
+      for index, action in enumerate(actions):
+        if not space.contains(action):
+          raise errors.ActionError(f'{action!r} is not in the action space {space}.', index)
+      return actions
+    actions = np.asarray(actions)
+    expected = (size, *space.shape)
+    if actions.shape != expected:
+      raise errors.ActionError(
+          f'expected an array of shape {expected} (batch of {size}, action shape '
+          f'{space.shape}), got shape {actions.shape}.')
+    if isinstance(space, gymnasium.spaces.Box):
+      if actions.dtype.kind not in 'fiu':
+        raise errors.ActionError(f'expected numeric actions for {space}, got dtype '
+                                 f'{actions.dtype}.')
+      bad = ~np.isfinite(actions.reshape(size, -1)).all(1)
+      if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise errors.ActionError(f'action {actions[index]} is not finite.', index)
+      return actions.astype(space.dtype, copy=False)
+    if actions.dtype.kind not in 'iub':
+      raise errors.ActionError(f'expected integer actions for {space}, got dtype '
+                               f'{actions.dtype}.')
+    low, high = _integer_bounds(space)
+    flat = actions.reshape(size, -1)
+    bad = ((flat < low.reshape(1, -1)) | (flat > high.reshape(1, -1))).any(1)
+    if bad.any():
+      index = int(np.flatnonzero(bad)[0])
+      raise errors.ActionError(f'action {actions[index]} is outside {space}.', index)
+    return actions.astype(space.dtype, copy=False)
 
 
-def _merge_infos(infos):
-  merged = {}
-  for index, info in enumerate(infos):
-    for key, value in info.items():
-      if key not in merged:
-        merged[key] = np.zeros(len(infos), np.asarray(value).dtype)
-        merged['_' + key] = np.zeros(len(infos), bool)
-      merged[key][index] = value
-      merged['_' + key][index] = True
-  return merged
+class _InProcessSlab:
+  """An in-process member with the promise interface of `ExternalProcess`."""
+
+  def __init__(self, env):
+    self._slab = slab_lib.Slab(env)
+    self.num_envs = self._slab.num_envs
+    self.observation_space = self._slab.observation_space
+    self.action_space = self._slab.action_space
+
+  def step_batch(self, actions, blocking=True, copy=True):
+    del copy  # Results are fresh arrays already.
+    num_envs, is_vector = self.num_envs, self._slab.is_vector
+
+    def run():
+      observ, reward, terminated, truncated, info = self._slab.step(actions)
+      return (observ, reward, terminated, truncated,
+              slab_lib.vector_infos(info, num_envs, is_vector))
+
+    return run() if blocking else run
+
+  def reset_batch(self, indices=None, seeds=None, blocking=True):
+    run = lambda: self._slab.reset(indices, seeds)
+    return run() if blocking else run
+
+  def restart(self):
+    raise errors.WorkerError('an in-process environment cannot be restarted.')
+
+  def close(self):
+    self._slab.close()
+
+
+class _SlabConstructor:
+  """Picklable constructor of a `SyncVectorEnv` slab from per-environment constructors."""
+
+  def __init__(self, constructors):
+    self._constructors = list(constructors)
+
+  def __call__(self):
+    return slab_lib.make_sync_slab(self._constructors)
+
+
+def _as_member(env):
+  if isinstance(env, external_process_lib.ExternalProcess):
+    return env
+  return _InProcessSlab(env)
+
+
+def _check_same_space(kind, index, space, expected):
+  if space != expected:
+    raise errors.SpaceMismatchError(
+        f'Environment {index} has {kind} space {space}, but environment 0 has {expected}; '
+        f'all environments of a batch must agree.')
+
+
+def _integer_bounds(space):
+  if isinstance(space, gymnasium.spaces.Discrete):
+    return np.asarray(space.start), np.asarray(space.start + space.n - 1)
+  if isinstance(space, gymnasium.spaces.MultiDiscrete):
+    return np.asarray(space.start), np.asarray(space.start + space.nvec - 1)
+  return np.zeros(space.shape, np.int64), np.ones(space.shape, np.int64)  # MultiBinary.
+
+
+def _concatenate(pieces):
+  """Joins batched observations of several members; nested ones go through `tf.nest`."""
+  if isinstance(pieces[0], np.ndarray):
+    return np.concatenate(pieces)
+  import tensorflow as tf  # Only nested observations need it; keep plain batches light.
+  return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *pieces)
+
+
+def _name_environment(error, start, size):
+  """Makes an in-process environment's error say which environment raised it."""
+  if isinstance(error, errors.WorkerError):
+    return error  # Already names its environments.
+  if isinstance(error, errors.NonFiniteError) and size == 1 and error.index is None:
+    return error.with_index(start)
+  if hasattr(error, 'add_note'):
+    where = f'environment {start}' if size == 1 else f'environments {start}..{start + size - 1}'
+    error.add_note(f'Raised by {where} of the batch.')
+  return error

@@ -1,0 +1,1 @@
+"""BatchPPO: proximal policy optimisation that runs inside the fused step."""

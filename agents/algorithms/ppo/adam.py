@@ -1,0 +1,61 @@
+"""Adam with gradient-norm clipping, as a `tf.Module` of plain variables.
+
+A small optimiser of our own rather than a Keras one: its moments are ordinary
+`tf.Variable`s owned by the algorithm, so checkpoints restore the optimiser
+state exactly and the update traces into the fused step without Keras.
+"""
+
+import tensorflow as tf
+
+
+class Adam(tf.Module):
+  """Adam (Kingma & Ba, 2015) over a fixed list of variables."""
+
+  def __init__(self, variables, learning_rate, max_grad_norm=None, beta1=0.9, beta2=0.999,
+               epsilon=1e-5, name='adam'):
+    """Creates the moment variables.
+
+    Args:
+      variables: the trainable variables to optimise.
+      learning_rate: step size.
+      max_grad_norm: clip the global gradient norm to this value; None disables.
+      beta1: decay of the first moment.
+      beta2: decay of the second moment.
+      epsilon: added to the root of the second moment (1e-5 as in PPO
+        implementations, not Adam's 1e-8).
+      name: module name.
+    """
+    super().__init__(name=name)
+    self._variables = list(variables)
+    self._learning_rate = learning_rate
+    self._max_grad_norm = max_grad_norm
+    self._beta1, self._beta2, self._epsilon = beta1, beta2, epsilon
+    self.iterations = tf.Variable(0, dtype=tf.int64, trainable=False, name='iterations')
+    self.first_moments = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self._variables]
+    self.second_moments = [tf.Variable(tf.zeros_like(v), trainable=False)
+                           for v in self._variables]
+
+  def apply(self, gradients):
+    """Clips the gradients by their global norm and takes one Adam step.
+
+    Args:
+      gradients: one gradient per variable (None counts as zero).
+
+    Returns:
+      The global gradient norm before clipping.
+    """
+    gradients = [tf.zeros_like(v) if g is None else g
+                 for g, v in zip(gradients, self._variables)]
+    global_norm = tf.linalg.global_norm(gradients)
+    if self._max_grad_norm:
+      # Gradient clipping: rescale all gradients together when their norm is large.
+      gradients, _ = tf.clip_by_global_norm(gradients, self._max_grad_norm, global_norm)
+    step = tf.cast(self.iterations.assign_add(1), tf.float32)
+    correction = tf.sqrt(1.0 - self._beta2 ** step) / (1.0 - self._beta1 ** step)
+    for variable, gradient, first, second in zip(self._variables, gradients,
+                                                 self.first_moments, self.second_moments):
+      first.assign(self._beta1 * first + (1.0 - self._beta1) * gradient)
+      second.assign(self._beta2 * second + (1.0 - self._beta2) * tf.square(gradient))
+      variable.assign_sub(self._learning_rate * correction * first /
+                          (tf.sqrt(second) + self._epsilon))
+    return global_norm

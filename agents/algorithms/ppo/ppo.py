@@ -1,0 +1,407 @@
+"""BatchPPO: proximal policy optimisation as an in-graph algorithm.
+
+Reads top to bottom as one training iteration:
+
+1. `perform` normalises the observations with the streaming statistics, runs
+   the policy and samples an action (the mode when not training). Box actions
+   are clipped to the bounds for the environment, but the unclipped sample is
+   what the memory stores, so log-probabilities stay correct.
+2. `experience` stores the transition in the fixed-length `SegmentMemory`,
+   together with the value of the observation and of the next observation
+   (needed to bootstrap on truncation), updates the observation normaliser and
+   the reward scale, and runs `update` inside the same fused step when the
+   memory is full.
+3. `update` computes GAE(lambda) advantages, then runs several epochs of Adam
+   over shuffled mini-batches (feed-forward policy) or shuffled chunks of whole
+   environment rows (recurrent policy), with BatchPPO's adaptive KL penalty or
+   the clipped surrogate, a value loss and an optional entropy bonus, and
+   finally adapts the KL penalty.
+
+Summaries go through `tf.summary` (a no-op without a default writer); the last
+update's metrics are also kept in variables (`metrics`) so a driver can log
+them without a summary writer.
+"""
+
+import importlib.util
+
+import gymnasium
+import numpy as np
+import tensorflow as tf
+
+from agents.algorithms import algorithm
+from agents.algorithms.ppo import adam, memory, normalize, utility
+
+POLICY_OBJECTIVES = ('kl_penalty', 'clipped')
+
+# tf.summary needs the tensorboard package for its ops; without it the metrics
+# variables still hold every statistic.
+_HAS_TENSORBOARD = importlib.util.find_spec('tensorboard') is not None
+
+METRIC_NAMES = (
+    'policy_loss', 'value_loss', 'entropy', 'kl', 'kl_penalty', 'clip_fraction',
+    'explained_variance', 'gradient_norm', 'advantage_mean', 'return_mean', 'observ_mean',
+    'observ_std', 'reward_scale_std')
+
+
+def adapt_kl_penalty(penalty, kl, kl_target):
+  """BatchPPO's adaptive KL penalty: x1.5 above 1.3 target, /1.5 below 0.7 target.
+
+  Args:
+    penalty: current penalty coefficient (scalar tensor).
+    kl: mean KL divergence between the policy before and after the update.
+    kl_target: desired KL divergence per update.
+
+  Returns:
+    The new penalty coefficient.
+  """
+  penalty = tf.convert_to_tensor(penalty, tf.float32)
+  return tf.where(kl > 1.3 * kl_target, penalty * 1.5,
+                  tf.where(kl < 0.7 * kl_target, penalty / 1.5, penalty))
+
+
+def kl_penalty_loss(kl, penalty, kl_target, cutoff_factor, cutoff_coef):
+  """Adaptive penalty term plus BatchPPO's quadratic cutoff above `cutoff_factor * kl_target`."""
+  threshold = cutoff_factor * kl_target
+  cutoff = cutoff_coef * tf.square(tf.nn.relu(kl - threshold))
+  return penalty * kl + cutoff
+
+
+class PPO(algorithm.InGraphAlgorithm):
+  """Proximal policy optimisation over a batch of environments."""
+
+  def __init__(self, batch_size, observation_space, action_space, network, *,
+               segment_length=256, update_epochs=10, num_minibatches=32, discount=0.99,
+               gae_lambda=0.95, learning_rate=3e-4, max_grad_norm=0.5,
+               policy_objective='kl_penalty', kl_target=1e-2, kl_init_penalty=1.0,
+               kl_cutoff_factor=2.0, kl_cutoff_coef=1000.0, clip_ratio=0.2, value_coef=0.5,
+               entropy_coef=0.0, normalize_observ=True, observ_clip=10.0, normalize_reward=True,
+               reward_clip=10.0, normalize_advantage=True, seed=0, is_training=None,
+               name='ppo'):
+    """Creates the variables of the algorithm.
+
+    Args:
+      batch_size: number of environments B.
+      observation_space: gymnasium Box of one environment (flattened).
+      action_space: gymnasium Box or Discrete of one environment.
+      network: a network from `agents.scripts.networks` for these spaces.
+      segment_length: steps per environment between updates (memory capacity).
+      update_epochs: passes over the memory per update.
+      num_minibatches: mini-batches per epoch (for a recurrent network, chunks
+        of environment rows; must divide B).
+      discount: gamma.
+      gae_lambda: GAE lambda.
+      learning_rate: Adam step size.
+      max_grad_norm: global gradient-norm clip; 0 disables.
+      policy_objective: 'kl_penalty' (BatchPPO) or 'clipped' (surrogate clipping).
+      kl_target: target KL per update for the adaptive penalty.
+      kl_init_penalty: initial penalty coefficient.
+      kl_cutoff_factor: the quadratic cutoff starts at this multiple of kl_target.
+      kl_cutoff_coef: weight of the quadratic cutoff.
+      clip_ratio: epsilon of the clipped surrogate; also defines clip_fraction.
+      value_coef: weight of the value loss.
+      entropy_coef: weight of the entropy bonus.
+      normalize_observ: centre, scale and clip observations.
+      observ_clip: clip of normalised observations.
+      normalize_reward: divide rewards by the running std of the return.
+      reward_clip: clip of scaled rewards.
+      normalize_advantage: normalise advantages per mini-batch.
+      seed: seed of the action sampling and shuffling generator.
+      is_training: optional bool Variable (the `Loop`'s) that says whether to
+        sample and learn (True) or act by the mode without learning (False);
+        None creates one, set to True.
+      name: module name.
+    """
+    super().__init__(name=name)
+    if policy_objective not in POLICY_OBJECTIVES:
+      raise ValueError(f'Unknown policy_objective {policy_objective!r}; expected one of '
+                       f'{POLICY_OBJECTIVES}.')
+    rows = batch_size if network.recurrent else batch_size * segment_length
+    if rows % num_minibatches:
+      unit = 'num_agents' if network.recurrent else 'num_agents * segment_length'
+      raise ValueError(f'num_minibatches={num_minibatches} must divide {unit}={rows}.')
+    self._batch_size = batch_size
+    self._network = network
+    self._observ_size = int(np.prod(observation_space.shape))
+    self._update_epochs = update_epochs
+    self._num_minibatches = num_minibatches
+    self._discount = discount
+    self._gae_lambda = gae_lambda
+    self._policy_objective = policy_objective
+    self._kl_target = kl_target
+    self._kl_cutoff_factor = kl_cutoff_factor
+    self._kl_cutoff_coef = kl_cutoff_coef
+    self._clip_ratio = clip_ratio
+    self._value_coef = value_coef
+    self._entropy_coef = entropy_coef
+    self._normalize_observ = normalize_observ
+    self._normalize_reward = normalize_reward
+    self._normalize_advantage = normalize_advantage
+    if isinstance(action_space, gymnasium.spaces.Box):
+      self._action_low = tf.constant(action_space.low, tf.float32)
+      self._action_high = tf.constant(action_space.high, tf.float32)
+    else:
+      self._action_low = self._action_high = None
+
+    self.observ_normalize = normalize.StreamingNormalize(
+        [self._observ_size], center=True, scale=True, clip=observ_clip, name='observ_normalize')
+    self.reward_scale = normalize.RewardScale(batch_size, discount, clip=reward_clip,
+                                              name='reward_scale')
+    self.generator = tf.random.Generator.from_seed(seed)
+    self.training = (is_training if is_training is not None
+                     else tf.Variable(True, trainable=False, name='is_training'))
+    self.kl_penalty = tf.Variable(float(kl_init_penalty), trainable=False, name='kl_penalty')
+    self.num_updates = tf.Variable(0, dtype=tf.int64, trainable=False, name='num_updates')
+    self.metrics = {name: tf.Variable(0.0, trainable=False, name=name) for name in METRIC_NAMES}
+
+    params_size = self._params_size()
+    state_size = network.state_size
+    action_spec = tf.TensorSpec(network.action_shape, network.action_dtype)
+    # Per-environment values cached by `perform` for `experience`.
+    self._policy_state = tf.Variable(tf.zeros([batch_size, state_size]), trainable=False)
+    self._last_state = tf.Variable(tf.zeros([batch_size, state_size]), trainable=False)
+    self._last_params = tf.Variable(tf.zeros([batch_size, params_size]), trainable=False)
+    self._last_action = tf.Variable(
+        tf.zeros([batch_size, *network.action_shape], network.action_dtype), trainable=False)
+    self._episode_start = tf.Variable(tf.ones([batch_size], tf.bool), trainable=False)
+    self.memory = memory.SegmentMemory({
+        'observ': tf.TensorSpec([self._observ_size], tf.float32),
+        'action': action_spec,
+        'params': tf.TensorSpec([params_size], tf.float32),
+        'reward': tf.TensorSpec([], tf.float32),
+        'terminated': tf.TensorSpec([], tf.bool),
+        'truncated': tf.TensorSpec([], tf.bool),
+        'value': tf.TensorSpec([], tf.float32),
+        'next_value': tf.TensorSpec([], tf.float32),
+        'state': tf.TensorSpec([state_size], tf.float32),
+        'reset': tf.TensorSpec([], tf.bool),
+    }, batch_size, segment_length)
+    self.optimizer = adam.Adam(network.trainable_variables, learning_rate, max_grad_norm)
+
+  @property
+  def network(self):
+    return self._network
+
+  def _params_size(self):
+    params, _ = self._network.policy(tf.zeros([1, self._observ_size]),
+                                     self._network.initial_state(1))
+    return int(params.shape[-1])
+
+  def _flatten_observ(self, observ):
+    observ = tf.cast(observ, tf.float32)
+    return tf.reshape(observ, [-1, self._observ_size])
+
+  def normalize_observ(self, observ):
+    """Flattens and (if configured) normalises a batch of raw observations."""
+    observ = self._flatten_observ(observ)
+    return self.observ_normalize.transform(observ) if self._normalize_observ else observ
+
+  def clip_action(self, action):
+    """Clips Box actions to the bounds of the action space; Discrete passes through."""
+    if self._action_low is None:
+      return action
+    return tf.clip_by_value(action, self._action_low, self._action_high)
+
+  def begin_episode(self, agent_indices):
+    agent_indices = tf.convert_to_tensor(agent_indices, tf.int32)
+    # Recurrent state starts from zero in every episode.
+    zero_state = tf.zeros([tf.shape(agent_indices)[0], self._network.state_size])
+    index = agent_indices[:, None]
+    self._policy_state.scatter_nd_update(index, zero_state)
+    self._episode_start.scatter_nd_update(index, tf.ones_like(agent_indices, tf.bool))
+    self.reward_scale.returns.scatter_nd_update(index, tf.zeros_like(agent_indices, tf.float32))
+    # An episode abandoned by a forced reset (phase change, resume) ends here
+    # as if truncated, so advantages do not flow into the next episode.
+    self.memory.truncate_last(agent_indices)
+
+  def perform(self, agent_indices, observ):
+    agent_indices = tf.convert_to_tensor(agent_indices, tf.int32)
+    index = agent_indices[:, None]
+    state = tf.gather(self._policy_state, agent_indices)
+    params, new_state = self._network.policy(self.normalize_observ(observ), state)
+    distribution = self._network.distribution(params)
+    action = tf.cond(self.training, lambda: distribution.sample(self.generator),
+                     distribution.mode)
+    with tf.control_dependencies([
+        self._last_state.scatter_nd_update(index, state),
+        self._policy_state.scatter_nd_update(index, new_state),
+        self._last_params.scatter_nd_update(index, params),
+        # The memory keeps the unclipped sample: its log-probability is what
+        # the policy actually assigned.
+        self._last_action.scatter_nd_update(index, action)]):
+      return tf.identity(self.clip_action(action))
+
+  def experience(self, agent_indices, observ, action, reward, terminated, truncated,
+                 next_observ):
+    """Records the transition (when training); returns whether an update ran."""
+    del action  # The unclipped sample cached by `perform` is stored instead.
+    return tf.cond(self.training,
+                   lambda: self._record(agent_indices, observ, reward, terminated, truncated,
+                                        next_observ),
+                   lambda: tf.constant(False))
+
+  def _record(self, agent_indices, observ, reward, terminated, truncated, next_observ):
+    agent_indices = tf.convert_to_tensor(agent_indices, tf.int32)
+    reward = tf.cast(reward, tf.float32)
+    terminated = tf.cast(terminated, tf.bool)
+    truncated = tf.cast(truncated, tf.bool)
+    observ = self._flatten_observ(observ)
+    count = tf.shape(observ)[0]
+    # Normalise both observations with the statistics the policy acted on,
+    # before they are updated with this step.
+    normalized = self.normalize_observ(tf.concat([observ, self._flatten_observ(next_observ)], 0))
+    values = self._network.value(normalized)
+    transition = {
+        'observ': normalized[:count],
+        'action': tf.gather(self._last_action, agent_indices),
+        'params': tf.gather(self._last_params, agent_indices),
+        'reward': reward,
+        'terminated': terminated,
+        'truncated': truncated,
+        'value': values[:count],
+        # Value of the observation after the step: the bootstrap on
+        # truncation and at the end of the segment.
+        'next_value': values[count:],
+        'state': tf.gather(self._last_state, agent_indices),
+        'reset': tf.gather(self._episode_start, agent_indices),
+    }
+    append = self.memory.append(agent_indices, transition)
+    statistics = [
+        self._episode_start.scatter_nd_update(agent_indices[:, None],
+                                              tf.zeros_like(agent_indices, tf.bool)),
+        self.reward_scale.update(agent_indices, reward, tf.logical_or(terminated, truncated))]
+    if self._normalize_observ:
+      statistics.append(self.observ_normalize.update(observ))
+    with tf.control_dependencies([append] + statistics):
+      # The update runs inside the fused step, as soon as the memory is full.
+      return tf.cond(self.memory.is_full(), self.update, lambda: tf.constant(False))
+
+  def end_episode(self, agent_indices):
+    # Segment memory keeps episode boundaries in its done flags; nothing to do.
+    del agent_indices
+
+  @tf.function
+  def update(self):
+    """Trains on the full memory, adapts the KL penalty and clears the memory.
+
+    Returns:
+      True, so that `experience` can tell whether an update ran.
+    """
+    batch = self.training_batch()
+    rows = tf.shape(batch['advantage'])[0]
+    rows_per_minibatch = rows // self._num_minibatches
+
+    totals = {name: tf.constant(0.0) for name in
+              ('policy_loss', 'value_loss', 'entropy', 'clip_fraction', 'gradient_norm')}
+    for _ in tf.range(self._update_epochs):
+      # Shuffle rows (samples, or whole environment rows for a recurrent
+      # policy) anew every epoch.
+      order = tf.argsort(self.generator.uniform([rows]))
+      for start in tf.range(0, rows, rows_per_minibatch):
+        indices = order[start:start + rows_per_minibatch]
+        minibatch = {key: tf.gather(value, indices) for key, value in batch.items()}
+        step_metrics = self._train_step(minibatch)
+        totals = {name: totals[name] + step_metrics[name] for name in totals}
+    steps = tf.cast(self._update_epochs * self._num_minibatches, tf.float32)
+    metrics = {name: total / steps for name, total in totals.items()}
+
+    # Adaptive KL penalty (BatchPPO): measure the KL of the whole update once.
+    new_params = self._policy_params(batch)
+    old = self._network.distribution(batch['params'])
+    kl = tf.reduce_mean(old.kl(self._network.distribution(new_params)))
+    if self._policy_objective == 'kl_penalty':
+      self.kl_penalty.assign(adapt_kl_penalty(self.kl_penalty, kl, self._kl_target))
+    metrics.update(
+        kl=kl, kl_penalty=self.kl_penalty.read_value(),
+        explained_variance=utility.explained_variance(batch['value'], batch['returns']),
+        advantage_mean=tf.reduce_mean(batch['advantage']),
+        return_mean=tf.reduce_mean(batch['returns']),
+        observ_mean=tf.reduce_mean(self.observ_normalize.mean),
+        observ_std=tf.reduce_mean(self.observ_normalize.std()),
+        reward_scale_std=tf.reduce_mean(self.reward_scale.normalize.std()))
+    for name, value in metrics.items():
+      self.metrics[name].assign(value)
+    self._write_summaries(metrics)
+    self.num_updates.assign_add(1)
+    with tf.control_dependencies([self.memory.clear()]):
+      return tf.constant(True)
+
+  def training_batch(self):
+    """The memory with GAE advantages and return targets, laid out for the update.
+
+    Returns:
+      dict of tensors: [B * T, ...] per sample for a feed-forward policy,
+      [B, T, ...] per environment row for a recurrent one.
+    """
+    data = self.memory.data()
+    reward = data['reward']
+    if self._normalize_reward:
+      # Reward scaling by the running std of the return, applied at update time.
+      reward = self.reward_scale.transform(reward)
+    time_major = [tf.transpose(x) for x in (reward, data['value'], data['next_value'],
+                                              data['terminated'], data['truncated'])]
+    # GAE(lambda), bootstrapping on truncation and at the segment end.
+    advantage = tf.transpose(utility.lambda_advantage(
+        *time_major, self._discount, self._gae_lambda))
+    batch = dict(data, advantage=advantage, returns=advantage + data['value'])
+    if not self._network.recurrent:
+      batch = {key: tf.reshape(value, tf.concat([[-1], tf.shape(value)[2:]], 0))
+               for key, value in batch.items()}
+    return batch
+
+  def _policy_params(self, batch):
+    if self._network.recurrent:
+      return self._network.policy_sequence(batch['observ'], batch['state'][:, 0],
+                                           batch['reset'])
+    params, _ = self._network.policy(batch['observ'], batch['state'])
+    return params
+
+  def _train_step(self, batch):
+    advantage = batch['advantage']
+    if self._normalize_advantage:
+      # Advantage normalisation, per mini-batch.
+      mean, variance = tf.nn.moments(advantage, axes=list(range(len(advantage.shape))))
+      advantage = (advantage - mean) / (tf.sqrt(variance) + 1e-8)
+    old = self._network.distribution(batch['params'])
+    old_log_prob = old.log_prob(batch['action'])
+    with tf.GradientTape() as tape:
+      new = self._network.distribution(self._policy_params(batch))
+      ratio = tf.exp(new.log_prob(batch['action']) - old_log_prob)
+      kl = tf.reduce_mean(old.kl(new))
+      if self._policy_objective == 'kl_penalty':
+        # BatchPPO: surrogate objective plus adaptive KL penalty and a steep
+        # quadratic cutoff when the KL overshoots its target.
+        policy_loss = -tf.reduce_mean(ratio * advantage) + kl_penalty_loss(
+            kl, self.kl_penalty, self._kl_target, self._kl_cutoff_factor, self._kl_cutoff_coef)
+      else:
+        # Clipped surrogate objective (Schulman et al., 2017).
+        clipped = tf.clip_by_value(ratio, 1.0 - self._clip_ratio, 1.0 + self._clip_ratio)
+        policy_loss = -tf.reduce_mean(tf.minimum(ratio * advantage, clipped * advantage))
+      value = self._network.value(batch['observ'])
+      value_loss = 0.5 * tf.reduce_mean(tf.square(value - batch['returns']))
+      entropy = tf.reduce_mean(new.entropy())
+      # Entropy bonus: subtracting it rewards keeping the policy stochastic.
+      loss = policy_loss + self._value_coef * value_loss - self._entropy_coef * entropy
+    gradients = tape.gradient(loss, self._network.trainable_variables)
+    gradient_norm = self.optimizer.apply(gradients)
+    clip_fraction = tf.reduce_mean(
+        tf.cast(tf.abs(ratio - 1.0) > self._clip_ratio, tf.float32))
+    return dict(policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
+                clip_fraction=clip_fraction, gradient_norm=gradient_norm)
+
+  def surrogate_loss(self, batch):
+    """The policy loss of the current policy on a batch of the memory's layout (for tests)."""
+    advantage = batch['advantage']
+    old = self._network.distribution(batch['params'])
+    new = self._network.distribution(self._policy_params(batch))
+    ratio = tf.exp(new.log_prob(batch['action']) - old.log_prob(batch['action']))
+    return -tf.reduce_mean(ratio * advantage)
+
+  def _write_summaries(self, metrics):
+    if not _HAS_TENSORBOARD:
+      return
+    step = tf.summary.experimental.get_step()
+    if step is None:
+      step = self.num_updates
+    with tf.name_scope('ppo'):
+      for name, value in metrics.items():
+        tf.summary.scalar(name, value, step=step)

@@ -1,0 +1,89 @@
+"""Returns and advantages of PPO over time-major segments [T, B].
+
+A segment may hold several episodes of varied lengths per environment: the
+`terminated` and `truncated` flags of step t say that the episode ended after
+it. `next_value[t]` is the value of the observation that followed step t (for
+an ended episode, its final observation, before the reset), so:
+
+- a terminated step gets no bootstrap (a terminal state has value 0);
+- a truncated step bootstraps from `next_value`, because a time limit is not a
+  terminal state;
+- the last step of the segment bootstraps from `next_value` as well;
+- in every case the recursion stops at an episode end, so nothing leaks from
+  the next episode into this one.
+"""
+
+import tensorflow as tf
+
+
+def _reverse_scan(fn, elems, initial):
+  return tf.scan(fn, elems, initializer=initial, reverse=True)
+
+
+def discounted_return(reward, next_value, terminated, truncated, discount):
+  """Monte-Carlo returns within the segment, bootstrapped at cuts.
+
+  Args:
+    reward: float [T, B].
+    next_value: float [T, B], value of the observation after each step.
+    terminated: bool [T, B].
+    truncated: bool [T, B].
+    discount: scalar discount factor.
+
+  Returns:
+    float [T, B] of returns R_t = r_t + discount * (R_{t+1} or the bootstrap).
+  """
+  reward = tf.convert_to_tensor(reward, tf.float32)
+  next_value = tf.convert_to_tensor(next_value, tf.float32)
+  terminated = tf.convert_to_tensor(terminated, tf.bool)
+  truncated = tf.convert_to_tensor(truncated, tf.bool)
+  not_terminal = 1.0 - tf.cast(terminated, tf.float32)
+  done = tf.logical_or(terminated, truncated)
+  # The value beyond the segment end or beyond a truncation is the bootstrap;
+  # inside an episode it is the return of the next step.
+  last = tf.concat([tf.zeros_like(done[:-1]), tf.ones_like(done[-1:])], 0)
+  cut = tf.cast(tf.logical_or(done, last), tf.float32)
+
+  def step(next_return, elems):
+    rew, boot, keep, is_cut = elems
+    future = is_cut * boot + (1.0 - is_cut) * next_return
+    return rew + discount * keep * future
+
+  return _reverse_scan(step, (reward, next_value, not_terminal, cut), tf.zeros_like(reward[0]))
+
+
+def lambda_advantage(reward, value, next_value, terminated, truncated, discount, lambda_):
+  """Generalised advantage estimation, GAE(lambda).
+
+  Args:
+    reward: float [T, B].
+    value: float [T, B], value of the observation each action was chosen on.
+    next_value: float [T, B], value of the observation after each step.
+    terminated: bool [T, B].
+    truncated: bool [T, B].
+    discount: scalar discount factor gamma.
+    lambda_: scalar GAE lambda.
+
+  Returns:
+    float [T, B] advantages; advantage + value is the lambda-return target.
+  """
+  reward = tf.convert_to_tensor(reward, tf.float32)
+  value = tf.convert_to_tensor(value, tf.float32)
+  next_value = tf.convert_to_tensor(next_value, tf.float32)
+  not_terminal = 1.0 - tf.cast(terminated, tf.float32)
+  not_done = 1.0 - tf.cast(tf.logical_or(terminated, truncated), tf.float32)
+  # TD error: bootstrap from the next observation unless the state was terminal
+  # (on truncation next_value is the final observation's value).
+  delta = reward + discount * not_terminal * next_value - value
+
+  def step(next_advantage, elems):
+    delta_t, not_done_t = elems
+    return delta_t + discount * lambda_ * not_done_t * next_advantage
+
+  return _reverse_scan(step, (delta, not_done), tf.zeros_like(reward[0]))
+
+
+def explained_variance(prediction, target):
+  """1 - Var[target - prediction] / Var[target]; 1 is perfect, 0 is the mean."""
+  target_var = tf.math.reduce_variance(target)
+  return 1.0 - tf.math.divide_no_nan(tf.math.reduce_variance(target - prediction), target_var)

@@ -1,0 +1,171 @@
+"""Baseline controllers as numpy policies over a batch of observations (balloon.md §14).
+
+Each policy maps observations float [B, 1099] to actions int [B] (0 DOWN, 1 STAY, 2 UP)
+with array operations over the batch:
+
+- `station_seeker`: BLE's StationSeeker score over the wind column.
+- `RandomWalkPolicy`: steers towards a target pressure that random-walks.
+- `RandomPolicy`: uniform actions.
+
+`time_within_radius` and `evaluate` measure TWR50 (the fraction of the 960 steps
+spent within 50 km) on a vector slab.
+"""
+
+import numpy as np
+
+from agents.env.balloon import constants
+
+_COLUMN = slice(constants.NUM_AMBIENT_FEATURES, None)
+
+# StationSeeker constants (Bellemare et al. 2020; BLE's station_seeker_agent).
+_HALF_RADIUS_KM = 35.0
+_MAGNITUDE_WEIGHT = 0.07
+_CLOSE_BEARING_WEIGHT, _FAR_BEARING_WEIGHT = 0.6, 0.45
+_CLOSE_BEARING_KM, _FAR_BEARING_KM = 250.0, 500.0
+_DEFAULT_SCORE = 0.5
+_HYSTERESIS_K2, _HYSTERESIS_K3 = 0.05, 0.001
+_CONFIDENCE_EPSILON = 0.01
+
+
+def _column(observations):
+  observations = np.asarray(observations, np.float64)
+  if observations.ndim != 2 or observations.shape[1] != constants.OBSERVATION_SIZE:
+    raise ValueError(f'observations must have shape [B, {constants.OBSERVATION_SIZE}], got '
+                     f'{observations.shape}.')
+  column = observations[:, _COLUMN].reshape(len(observations), constants.NUM_COLUMN_LEVELS, 3)
+  return observations, column[..., 0], column[..., 1], column[..., 2]
+
+
+def station_seeker_scores(observations):
+  """The StationSeeker score of every column level, float [B, 361]; −inf where invalid."""
+  observations, uncertainty, bearing_feature, speed_feature = _column(observations)
+  valid = (speed_feature != 1.0) | (bearing_feature != 1.0) | (uncertainty != 0.0)
+  distance_feature = observations[:, 7:8]
+  distance_km = constants.DISTANCE_SQUASH_KM * distance_feature / (1.0 - distance_feature)
+  with np.errstate(divide='ignore'):
+    speed = constants.WIND_SPEED_SQUASH * speed_feature / (1.0 - speed_feature)
+  bearing = bearing_feature * np.pi
+  alpha = np.exp(-distance_km / _HALF_RADIUS_KM)
+  bearing_weight = _CLOSE_BEARING_WEIGHT + np.clip(
+      (distance_km - _CLOSE_BEARING_KM) / (_FAR_BEARING_KM - _CLOSE_BEARING_KM), 0.0, 1.0) * (
+          _FAR_BEARING_WEIGHT - _CLOSE_BEARING_WEIGHT)
+  wind_score = ((1.0 - alpha) * np.exp(-bearing_weight * bearing)
+                + alpha * np.exp(-_MAGNITUDE_WEIGHT * speed))
+  level_distance = np.abs(np.arange(constants.NUM_COLUMN_LEVELS)
+                          - constants.BALLOON_COLUMN_INDEX)
+  score = ((1.0 - uncertainty + _CONFIDENCE_EPSILON) * wind_score + _DEFAULT_SCORE * uncertainty
+           + _HYSTERESIS_K2 * np.exp(-_HYSTERESIS_K3 * level_distance))
+  return np.where(valid, score, -np.inf)
+
+
+def station_seeker(observations):
+  """StationSeeker actions [B]: head for the best-scoring level (STAY if none is valid)."""
+  scores = station_seeker_scores(observations)
+  best = scores.argmax(axis=1)
+  any_valid = np.isfinite(scores).any(axis=1)
+  center = constants.BALLOON_COLUMN_INDEX
+  # Lower column index = lower pressure = higher up.
+  action = np.where(best < center, constants.UP,
+                    np.where(best > center, constants.DOWN, constants.STAY))
+  return np.where(any_valid, action, constants.STAY).astype(np.int64)
+
+
+class RandomWalkPolicy:
+  """BLE's random-walk controller, for a batch of balloons.
+
+  The target pressure starts U(6500, 11400) Pa; every step it moves by a Gaussian step
+  whose standard deviation is 0.1666 Pa/s times the time elapsed in the episode (BLE's
+  rule: the spread grows with time). Command UP if P − 100 > target, DOWN if
+  P + 100 < target, else STAY.
+  """
+
+  def __init__(self, num_balloons, seed=0):
+    self._rng = np.random.default_rng(seed)
+    self._target = np.zeros(num_balloons)
+    self._elapsed_s = np.zeros(num_balloons)
+    self.begin_episode(np.arange(num_balloons))
+
+  def begin_episode(self, indices):
+    """Draws new targets for balloons `indices` (their first action comes from __call__)."""
+    indices = np.asarray(indices, np.intp)
+    self._target[indices] = self._rng.uniform(6500.0, 11400.0, len(indices))
+    self._elapsed_s[indices] = -constants.AGENT_STEP_S  # the first call is not a step
+
+  def __call__(self, observations):
+    """Actions [B] for observations [B, 1099]."""
+    observations = np.asarray(observations)
+    self._elapsed_s += constants.AGENT_STEP_S
+    self._target += self._elapsed_s * 0.1666 * self._rng.standard_normal(len(self._target))
+    pressure = constants.COLUMN_MIN_PRESSURE + observations[:, 0] * (
+        constants.COLUMN_MAX_PRESSURE - constants.COLUMN_MIN_PRESSURE)
+    return np.where(pressure - 100.0 > self._target, constants.UP,
+                    np.where(pressure + 100.0 < self._target, constants.DOWN,
+                             constants.STAY)).astype(np.int64)
+
+
+class RandomPolicy:
+  """Uniformly random actions."""
+
+  def __init__(self, num_balloons, seed=0):
+    self._rng = np.random.default_rng(seed)
+    self._num_balloons = num_balloons
+
+  def begin_episode(self, indices):
+    """Nothing to reset."""
+    del indices
+
+  def __call__(self, observations):
+    return self._rng.integers(0, 3, len(observations)).astype(np.int64)
+
+
+class StationSeekerPolicy:
+  """`station_seeker` with the policy interface of the others."""
+
+  def __init__(self, num_balloons=None, seed=None):
+    del num_balloons, seed
+
+  def begin_episode(self, indices):
+    """Stateless."""
+    del indices
+
+  def __call__(self, observations):
+    return station_seeker(observations)
+
+
+POLICIES = {'station_seeker': StationSeekerPolicy, 'random_walk': RandomWalkPolicy,
+            'random': RandomPolicy}
+
+
+def evaluate(policy, seeds, wind='procedural', steps=constants.EPISODE_STEPS):
+  """Flies one episode per seed as one slab and returns per-episode metrics.
+
+  Args:
+    policy: callable observations [B, 1099] -> actions [B], with begin_episode(indices).
+    seeds: episode seeds, one balloon each.
+    wind: 'procedural' or 'static'.
+    steps: episode length (960 for TWR50).
+
+  Returns:
+    dict of float arrays [len(seeds)]: 'twr50' (fraction of the `steps` steps within
+    50 km; steps after a termination count as outside), 'reward' (sum), 'terminated'.
+  """
+  from agents.env.balloon.env import BalloonVectorEnv
+  seeds = [int(seed) for seed in seeds]
+  env = BalloonVectorEnv(len(seeds), max_episode_steps=steps, wind=wind)
+  observations, _ = env.reset(seed=seeds)
+  policy.begin_episode(np.arange(len(seeds)))
+  within = np.zeros(len(seeds))
+  total_reward = np.zeros(len(seeds))
+  done = np.zeros(len(seeds), bool)
+  terminated_any = np.zeros(len(seeds), bool)
+  for _ in range(steps):
+    observations, reward, terminated, truncated, info = env.step(policy(observations))
+    alive = ~done
+    within += alive & (info['distance_km'] <= constants.STATION_RADIUS_KM) & ~terminated
+    total_reward += np.where(alive, reward, 0.0)
+    terminated_any |= alive & terminated
+    done |= terminated | truncated
+    if done.all():
+      break
+  env.close()
+  return {'twr50': within / steps, 'reward': total_reward, 'terminated': terminated_any}

@@ -1,0 +1,300 @@
+"""Gymnasium faces of the balloon simulator: one balloon, or a vector slab of them.
+
+Both are thin wrappers around the same core, `simulator.BalloonSimulator`: a single
+environment is a slab of one. `BalloonEnv` is registered as
+`BalloonLearningEnvironment-v0` with a 960-step TimeLimit; `BalloonVectorEnv` is its
+vector entry point, applies the 960-step truncation per balloon itself and never resets
+automatically (metadata `autoreset_mode` is `AutoresetMode.DISABLED`): the caller resets
+finished balloons with `reset(seed=..., options={'reset_mask': mask})`.
+
+Observation: Box of 1099 float32 (balloon.md §11); action: Discrete(3), 0 DOWN, 1 STAY,
+2 UP (§13); reward and termination as in §12.
+
+Deviations from BLE (balloon.md §15; keep this list true):
+
+- The wind forecast is generated procedurally (matching the statistics of §10) instead
+  of by BLE's VAE decoder.
+- The forecast error is our own smooth noise with BLE's scales, not OpenSimplex.
+- Random streams are numpy Generators, not JAX keys, so seed N is not BLE's seed N.
+- Gymnasium API (5-tuple step, terminated vs truncated); the 960-step limit comes from
+  the registration (TimeLimit) for the single environment and from the slab itself for
+  the vector environment.
+- Small numerical choices, each far below the model's own resolution: dP/dh is the
+  analytic −ρg of the atmosphere instead of a 1 Pa finite difference (≈1e-4 relative);
+  the ambient temperature of a sub-step is taken at its start pressure (BLE lags it by
+  one sub-step); sunrise and sunset come in closed form instead of BLE's 3-minute search;
+  the reachable pressure range is tabulated hourly at the station instead of recomputed
+  every step at the balloon; the power safety layer follows the balloon's position.
+- The observation space declares the true ranges: features 3–6 (sines and cosines) lie
+  in [−1, 1] and feature 15 (the pressure ratio, unscaled) is ≥ 1 (BLE declares [0, 1]).
+"""
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from agents.env.balloon import constants
+from agents.env.balloon import simulator as simulator_lib
+from agents.env.balloon.simulator import InitialState, check_seed
+
+_MAX_SEED = 2 ** 63
+
+
+def observation_space():
+  """The Box of one balloon's 1099-float observation."""
+  low = np.zeros(constants.OBSERVATION_SIZE, np.float32)
+  high = np.ones(constants.OBSERVATION_SIZE, np.float32)
+  low[3:7] = -1.0
+  low[15], high[15] = 1.0, 2.0  # 1 + sp/P stays far below 2 (burst at 2380 Pa)
+  return gymnasium.spaces.Box(low, high, dtype=np.float32)
+
+
+def _initial_state(value, where):
+  if value is None or isinstance(value, InitialState):
+    return value
+  if isinstance(value, dict):
+    try:
+      return InitialState(**value)
+    except TypeError as error:
+      raise TypeError(f'{where}: {error}') from error
+  raise TypeError(f'{where} must be an InitialState or a dict of its fields, got '
+                  f'{type(value).__name__}.')
+
+
+class BalloonEnv(gymnasium.Env):
+  """One stratospheric balloon station-keeping near its ground station.
+
+  reset(seed=..., options={'initial_state': InitialState | dict}) starts an episode;
+  step(action) advances 180 s. `step_with_wind(action, u, v)` steps with an explicit
+  wind; `read_state()` returns the physical state; `simulator` is the core (a slab of one).
+  """
+
+  metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 10}
+
+  def __init__(self, render_mode=None, wind='procedural'):
+    """Creates the environment.
+
+    Args:
+      render_mode: None, 'human' (draws a matplotlib figure) or 'rgb_array'.
+      wind: 'procedural' (§10 forecast + error field) or 'static' (§10 static field).
+    """
+    if render_mode is not None and render_mode not in self.metadata['render_modes']:
+      raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
+                       f'got {render_mode!r}.')
+    self.render_mode = render_mode
+    self.observation_space = observation_space()
+    self.action_space = gymnasium.spaces.Discrete(3)
+    self.simulator = simulator_lib.BalloonSimulator(1, wind=wind)
+    self._renderer = None
+    if render_mode is not None:
+      from agents.env.balloon import renderer
+      self._renderer = renderer.FlightRenderer(self.simulator, 0)
+
+  def reset(self, *, seed=None, options=None):
+    """Starts an episode.
+
+    Args:
+      seed: a non-negative int: the episode seed (same seed, same episode). None draws
+        the episode seed from the environment's generator.
+      options: optional dict; 'initial_state' (InitialState or dict of its fields) sets
+        the start explicitly (the wind still comes from the seed).
+
+    Returns:
+      (observation float32 [1099], info dict).
+    """
+    if seed is not None:
+      seed = check_seed(seed)
+    super().reset(seed=seed)
+    episode_seed = seed if seed is not None else int(self.np_random.integers(_MAX_SEED))
+    options = dict(options or {})
+    initial_state = _initial_state(options.pop('initial_state', None), 'initial_state')
+    if options:
+      raise ValueError(f'Unknown reset options {sorted(options)}; expected initial_state.')
+    observation = self.simulator.reset(seeds=[episode_seed], initial_states=[initial_state])
+    if self._renderer is not None:
+      self._renderer.reset()
+    return observation[0], self._reset_info()
+
+  def step(self, action):
+    """Advances 180 s; returns (observation, reward, terminated, truncated, info)."""
+    return self._step(action, None)
+
+  def step_with_wind(self, action, wind_u, wind_v):
+    """`step` with an explicit wind (m/s) at the balloon held over the step."""
+    return self._step(action, (np.array([wind_u], np.float64).reshape(-1),
+                               np.array([wind_v], np.float64).reshape(-1)))
+
+  def _step(self, action, wind):
+    observation, reward, terminated, truncated, info = self.simulator.step(
+        np.array([_check_action(action)]), wind=wind)
+    if self._renderer is not None:
+      self._renderer.record()
+    info = {key: value[0].item() for key, value in info.items()}
+    return observation[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
+
+  def read_state(self):
+    """The physical state after the last step: a dict of Python scalars."""
+    return {key: value[0].item() for key, value in self.simulator.read_state().items()}
+
+  def render(self):
+    """Draws the flight so far: an RGB array in 'rgb_array' mode, a figure in 'human' mode."""
+    if self._renderer is None:
+      return None
+    return self._renderer.render(self.render_mode)
+
+  def close(self):
+    if self._renderer is not None:
+      self._renderer.close()
+
+  def _reset_info(self):
+    state = self.simulator.read_state()
+    return {'episode_seed': int(state['episode_seed'][0]),
+            'pressure': float(state['pressure'][0]),
+            'superpressure': float(state['superpressure'][0]),
+            'battery_soc': float(state['battery_soc'][0]),
+            'distance_km': float(np.hypot(state['x'][0], state['y'][0]) / 1000.0),
+            'time_elapsed_s': 0.0}
+
+
+class BalloonVectorEnv(VectorEnv):
+  """A slab of balloons as a Gymnasium vector environment (no autoreset).
+
+  reset(seed=int | list, options={'reset_mask': bool[B], 'initial_states': list}) resets
+  all balloons or those in the mask; step(actions int[B]) steps all of them. Balloons
+  truncate after `max_episode_steps` steps. Infos are dicts of [B] arrays with '_key' masks.
+  """
+
+  metadata = {'autoreset_mode': AutoresetMode.DISABLED, 'render_modes': ['rgb_array'],
+              'render_fps': 10}
+
+  def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS, wind='procedural',
+               render_mode=None, seed=None):
+    """Creates the slab.
+
+    Args:
+      num_envs: number of balloons B.
+      max_episode_steps: steps before truncation (None: never).
+      wind: 'procedural' or 'static'.
+      render_mode: None or 'rgb_array' (draws balloon 0).
+      seed: seeds the stream of episode seeds used when reset gets no seed.
+    """
+    if render_mode is not None and render_mode not in self.metadata['render_modes']:
+      raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
+                       f'got {render_mode!r}.')
+    self.simulator = simulator_lib.BalloonSimulator(
+        num_envs, wind=wind, max_episode_steps=max_episode_steps, seed=seed)
+    self.num_envs = self.simulator.num_balloons
+    self.render_mode = render_mode
+    self.single_observation_space = observation_space()
+    self.single_action_space = gymnasium.spaces.Discrete(3)
+    self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+    self.action_space = batch_space(self.single_action_space, self.num_envs)
+    self._renderer = None
+    if render_mode is not None:
+      from agents.env.balloon import renderer
+      self._renderer = renderer.FlightRenderer(self.simulator, 0)
+
+  def reset(self, *, seed=None, options=None):
+    """Resets all balloons, or those in options['reset_mask'].
+
+    Args:
+      seed: None; an int (balloon i gets seed + i, as Gymnasium does); or a list of B
+        entries, each a non-negative int or None.
+      options: optional dict with 'reset_mask' (bool [B]) and 'initial_states' (list of B
+        InitialState / dict / None).
+
+    Returns:
+      (observation float32 [B, 1099], infos with '_key' masks marking the reset balloons).
+    """
+    options = dict(options or {})
+    mask = options.pop('reset_mask', None)
+    initial_states = options.pop('initial_states', None)
+    if options:
+      raise ValueError(f'Unknown reset options {sorted(options)}; expected reset_mask, '
+                       'initial_states.')
+    if mask is None:
+      mask = np.ones(self.num_envs, bool)
+    mask = np.asarray(mask)
+    if mask.shape != (self.num_envs,) or mask.dtype != bool:
+      raise ValueError(f'reset_mask must be a bool array of shape ({self.num_envs},), got '
+                       f'{mask.dtype} {mask.shape}.')
+    indices = np.flatnonzero(mask)
+    if seed is None:
+      seeds = [None] * self.num_envs
+    elif isinstance(seed, (list, tuple, np.ndarray)):
+      if len(seed) != self.num_envs:
+        raise ValueError(f'seed list must have {self.num_envs} entries, got {len(seed)}.')
+      seeds = [None if value is None else check_seed(value, f'seed[{index}]')
+               for index, value in enumerate(seed)]
+    else:
+      base = check_seed(seed)
+      seeds = [base + index for index in range(self.num_envs)]
+      self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(base)
+    if initial_states is None:
+      initial_states = [None] * self.num_envs
+    if len(initial_states) != self.num_envs:
+      raise ValueError(f'initial_states must have {self.num_envs} entries, got '
+                       f'{len(initial_states)}.')
+    states = [_initial_state(initial_states[index], f'initial_states[{index}]')
+              for index in indices]
+    observation = self.simulator.reset(indices, [seeds[index] for index in indices], states)
+    if self._renderer is not None and mask[0]:
+      self._renderer.reset()
+    state = self.simulator.read_state()
+    infos = {}
+    for key, value in (('episode_seed', state['episode_seed']), ('pressure', state['pressure']),
+                       ('superpressure', state['superpressure']),
+                       ('battery_soc', state['battery_soc'])):
+      infos[key] = value
+      infos['_' + key] = mask.copy()
+    return observation, infos
+
+  def step(self, actions):
+    """Steps every balloon; returns (obs [B, 1099], reward, terminated, truncated, infos)."""
+    return self._step(actions, None)
+
+  def step_with_wind(self, actions, wind_u, wind_v):
+    """`step` with explicit winds (m/s), arrays [B], held over the step."""
+    return self._step(actions, (wind_u, wind_v))
+
+  def _step(self, actions, wind):
+    observation, reward, terminated, truncated, info = self.simulator.step(actions, wind=wind)
+    if self._renderer is not None:
+      self._renderer.record()
+    mask = np.ones(self.num_envs, bool)
+    infos = {}
+    for key, value in info.items():
+      infos[key] = value
+      infos['_' + key] = mask
+    return observation, reward, terminated, truncated, infos
+
+  def read_state(self):
+    """The physical state of every balloon after the last step: dict of [B] arrays."""
+    return self.simulator.read_state()
+
+  def render(self):
+    """An RGB array of balloon 0's flight ('rgb_array' mode), else None."""
+    if self._renderer is None:
+      return None
+    return self._renderer.render(self.render_mode)
+
+  def close_extras(self, **kwargs):
+    if self._renderer is not None:
+      self._renderer.close()
+
+
+def _check_action(action):
+  """Returns a single action as an int in {0, 1, 2}; raises a clear error otherwise."""
+  value = np.asarray(action)
+  if value.size != 1 or value.dtype.kind not in 'iub':
+    if not (value.size == 1 and value.dtype.kind == 'f' and np.isfinite(value).all()
+            and float(value.reshape(())) == round(float(value.reshape(())))):
+      raise TypeError(f'action must be an integer in {{0, 1, 2}} (0 DOWN, 1 STAY, 2 UP), got '
+                      f'{action!r}.')
+  if value.dtype.kind == 'b':
+    raise TypeError(f'action must be an integer in {{0, 1, 2}}, got the bool {action!r}.')
+  number = int(value.reshape(()))
+  if number not in (0, 1, 2):
+    raise ValueError(f'action must be 0 (DOWN), 1 (STAY) or 2 (UP), got {number}.')
+  return number

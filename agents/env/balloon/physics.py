@@ -1,0 +1,238 @@
+"""The 10 s physics sub-step and the 180 s agent step of a slab of balloons (balloon.md §4).
+
+One sub-step (explicit Euler) computes every update from the state at its start and
+applies them together: drift, terminal-velocity ascent converted to a pressure change,
+the thermal balance, envelope volume and superpressure, the ACS flow, and the battery.
+An agent step holds the wind and the effective action for 18 sub-steps and stops a
+balloon's sub-stepping as soon as its status is not OK.
+
+Everything that depends only on time and horizontal position (the sun) is computed for
+all 18 sub-steps of an agent step at once (`SunForcing`): with the wind held constant a
+balloon's position at sub-step k is x0 + k·u·dt, known in advance. What depends on the
+pressure (attenuation, buoyancy, temperatures) is done per sub-step on arrays over the
+slab; a slab of one runs the same equations on Python floats (see array_math).
+
+Deviation, documented: the pressure change uses the analytic local dP/dh = −ρ·g of the
+atmosphere model (hydrostatic, exact for its barometric layers) instead of BLE's 1 Pa
+finite difference; the two differ by about 1e-4 relative.
+"""
+
+import numpy as np
+
+from agents.env.balloon import acs, array_math, constants, solar, thermal
+
+_DT = constants.SUBSTEP_S
+_DENSITY_FACTOR = constants.AIR_MOLAR_MASS / constants.GAS_CONSTANT
+_CLIMB_FACTOR = 2.0 * constants.GRAVITY / constants.DRAG_COEFFICIENT
+_MOLS_PER_KG_STEP = _DT / constants.AIR_MOLAR_MASS
+_HOURS_PER_SUBSTEP = _DT / 3600.0
+_K = constants.ENVELOPE_VOLUME_PER_PA
+_V0 = constants.ENVELOPE_BASE_VOLUME
+
+
+def volume_and_superpressure(m, total_mols, internal_temperature, pressure):
+  """Envelope volume (m³) and superpressure (Pa) of a gas load at a pressure (§4.4).
+
+  Slack (free volume ≤ V0): V = V_free and superpressure 0. Otherwise the envelope
+  stretches, V = V0 + k·(P_gas − P), the positive root of V² − (V0 − kP)V − k·V_free·P = 0.
+  """
+  free_volume = total_mols * constants.GAS_CONSTANT * internal_temperature / pressure
+  half_b = 0.5 * (_K * pressure - _V0)
+  c = _K * free_volume * pressure
+  stretched = -half_b + m.sqrt(half_b * half_b + c)
+  stretched_superpressure = pressure * free_volume / stretched - pressure
+  is_stretched = free_volume > _V0
+  return (m.where(is_stretched, stretched, free_volume),
+          m.where(is_stretched, stretched_superpressure, 0.0))
+
+
+def substep(m, temperature_at, pressure, internal_temperature, mols_air, volume, superpressure,
+            charge, pump_on, vent_on, airmass_per_pascal, panel_power, sun_heat_factor,
+            hotel_load, earth_heat):
+  """One 10 s Euler sub-step (§4), excluding the horizontal drift (done per agent step).
+
+  Args:
+    m: math namespace (array_math.NUMPY for a slab, array_math.SCALAR for one balloon).
+    temperature_at: ambient temperature as a function of pressure.
+    pressure, internal_temperature, mols_air, volume, superpressure, charge: the state at
+      the start of the sub-step (Pa, K, mol, m³, Pa, Wh).
+    pump_on, vent_on: 1.0 where the effective action is DOWN (pump) or UP (vent), else 0.0.
+    airmass_per_pascal: the sun's airmass divided by pressure (solar.airmass_per_pascal).
+    panel_power: unattenuated panel power (W), 0 at night.
+    sun_heat_factor: flux·0.25·α_tot(0.01435) (W/m²), 0 at night.
+    hotel_load: 120.4 W by day, 183.7 W at night.
+    earth_heat: upwelling-infrared heating per area (thermal.earth_heat_per_area).
+
+  Returns:
+    (pressure, internal_temperature, mols_air, volume, superpressure, charge, acs_power,
+    solar_power, ambient_temperature) after the sub-step; the last three are the values
+    used during it.
+  """
+  ambient_temperature = temperature_at(pressure)
+  density = pressure * _DENSITY_FACTOR / ambient_temperature
+  # §4.2 terminal velocity: dh/dt = dir·sqrt(|2(ρV − m)g / (ρ·Cd·V^(2/3))|).
+  cube_root_volume = m.cbrt(volume)
+  net_lift = density * volume - (constants.EMPTY_MASS + constants.AIR_MOLAR_MASS * mols_air)
+  climb_rate = m.copysign(
+      m.sqrt(m.abs(net_lift) * _CLIMB_FACTOR / (density * cube_root_volume * cube_root_volume)),
+      net_lift)
+  new_pressure = pressure - density * (constants.GRAVITY * _DT) * climb_rate
+  # §5 attenuation at the start-of-sub-step pressure, shared by panels and film heating.
+  airmass = airmass_per_pascal * pressure
+  attenuation = 0.5 * (m.exp(-0.65 * airmass) + m.exp(-0.95 * airmass))
+  solar_power = attenuation * panel_power
+  # §4.3 thermal balance.
+  new_internal_temperature = internal_temperature + _DT * thermal.temperature_rate(
+      m, volume, internal_temperature, ambient_temperature, density,
+      sun_heat_factor * attenuation, earth_heat)
+  # §4.4 volume and superpressure from the start-of-sub-step gas state.
+  new_volume, new_superpressure = volume_and_superpressure(
+      m, constants.HELIUM_MOLS + mols_air, internal_temperature, pressure)
+  # §4.5 ACS.
+  if m.is_scalar and not pump_on:
+    acs_power = pump_flow = 0.0
+  else:
+    acs_power, pump_flow = acs.pump_mass_flow(m, acs.pressure_ratio(m, pressure, superpressure))
+    acs_power = pump_on * acs_power
+  if m.is_scalar and not vent_on:
+    vent_flow = 0.0
+  else:
+    vent_flow = acs.vent_mass_flow(m, pressure, superpressure, internal_temperature)
+  flow = pump_on * pump_flow + vent_on * vent_flow
+  new_mols_air = m.maximum(mols_air + flow * _MOLS_PER_KG_STEP, 0.0)
+  # §4.6 energy.
+  new_charge = m.clip(charge + (solar_power - hotel_load - acs_power) * _HOURS_PER_SUBSTEP,
+                      0.0, constants.BATTERY_CAPACITY_WH)
+  return (new_pressure, new_internal_temperature, new_mols_air, new_volume, new_superpressure,
+          new_charge, acs_power, solar_power, ambient_temperature)
+
+
+def status_of(superpressure, charge):
+  """Balloon status after a sub-step, numpy [B]: OUT_OF_POWER over ZEROPRESSURE over BURST."""
+  status = np.where(superpressure > constants.BURST_SUPERPRESSURE, constants.STATUS_BURST,
+                    constants.STATUS_OK)
+  status = np.where(superpressure <= 0.0, constants.STATUS_ZEROPRESSURE, status)
+  return np.where(charge <= 0.0, constants.STATUS_OUT_OF_POWER, status).astype(np.int8)
+
+
+def scalar_status_of(superpressure, charge):
+  """`status_of` for Python floats."""
+  if charge <= 0.0:
+    return constants.STATUS_OUT_OF_POWER
+  if superpressure <= 0.0:
+    return constants.STATUS_ZEROPRESSURE
+  if superpressure > constants.BURST_SUPERPRESSURE:
+    return constants.STATUS_BURST
+  return constants.STATUS_OK
+
+
+class SunForcing:
+  """The sun over the 18 sub-steps of one agent step, arrays [18, B].
+
+  Attributes:
+    airmass_per_pascal, panel_power, sun_heat_factor, hotel_load: see `substep`.
+  """
+
+  def __init__(self, unix_time_s, station_lat_deg, station_lng_deg, x, y, drift_x, drift_y):
+    """Computes the sun for each sub-step.
+
+    Args:
+      unix_time_s: UTC time of each balloon at the start of the agent step, [B].
+      station_lat_deg, station_lng_deg: station position of each balloon, [B].
+      x, y: balloon position at the start of the agent step (m), [B].
+      drift_x, drift_y: displacement per sub-step, u·dt and v·dt (m), [B].
+    """
+    offsets = np.arange(constants.SUBSTEPS_PER_STEP, dtype=np.float64)[:, None]
+    latitude, longitude = solar.latlng_from_offset(
+        station_lat_deg, station_lng_deg, x + offsets * drift_x, y + offsets * drift_y)
+    elevation, flux = solar.solar_elevation_deg(unix_time_s + _DT * offsets, latitude, longitude)
+    is_day = elevation > constants.DAYTIME_MIN_ELEVATION_DEG
+    self.airmass_per_pascal = solar.airmass_per_pascal(elevation)
+    self.panel_power = np.where(is_day, solar.unattenuated_panel_power(elevation), 0.0)
+    self.sun_heat_factor = np.where(is_day, flux * thermal.SOLAR_HEAT_PER_FLUX_AREA, 0.0)
+    self.hotel_load = np.where(is_day, constants.HOTEL_LOAD_DAY_W, constants.HOTEL_LOAD_NIGHT_W)
+
+
+# The state fields one sub-step updates, in `substep`'s argument and return order.
+_EVOLVED = ('pressure', 'internal_temperature', 'mols_air', 'volume', 'superpressure',
+            'battery_charge')
+_REPORTED = ('acs_power', 'solar_power', 'ambient_temperature')
+
+
+def advance_slab(state, pump_on, vent_on, sun, temperature_at, earth_heat):
+  """Runs the 18 sub-steps of an agent step on numpy arrays, in place.
+
+  Args:
+    state: object with float64 [B] arrays named as in `_EVOLVED` and `_REPORTED`, and an
+      int8 [B] `status`; balloons whose status is not OK are left unchanged.
+    pump_on, vent_on: float64 [B], 1.0 where the effective action pumps or vents.
+    sun: SunForcing of this agent step.
+    temperature_at: T_amb(P) on [B] arrays.
+    earth_heat: float64 [B], thermal.earth_heat_per_area of each balloon.
+
+  Returns:
+    float64 [B]: the number of sub-steps each balloon ran (for the drift and the clock).
+  """
+  m = array_math.NUMPY
+  alive = state.status == constants.STATUS_OK
+  substeps = np.zeros(len(alive))
+  for k in range(constants.SUBSTEPS_PER_STEP):
+    all_alive = bool(alive.all())
+    if not all_alive and not alive.any():
+      break
+    outputs = substep(
+        m, temperature_at, *(getattr(state, name) for name in _EVOLVED), pump_on, vent_on,
+        sun.airmass_per_pascal[k], sun.panel_power[k], sun.sun_heat_factor[k],
+        sun.hotel_load[k], earth_heat)
+    new_status = status_of(outputs[4], outputs[5])
+    if all_alive:
+      for name, value in zip(_EVOLVED + _REPORTED, outputs):
+        setattr(state, name, value)
+      state.status = new_status
+      substeps += 1.0
+    else:
+      for name, value in zip(_EVOLVED + _REPORTED, outputs):
+        np.copyto(getattr(state, name), value, where=alive)
+      np.copyto(state.status, new_status, where=alive)
+      substeps += alive
+    alive = state.status == constants.STATUS_OK
+  return substeps
+
+
+def advance_one(state, index, pump_on, vent_on, sun, temperature_at, earth_heat):
+  """`advance_slab` for balloon `index` alone, on Python floats (the one-balloon fast path).
+
+  Args:
+    state: as for `advance_slab`; only row `index` is read and written.
+    index: the balloon.
+    pump_on, vent_on: 1.0 or 0.0.
+    sun: SunForcing of this agent step (column `index` is used).
+    temperature_at: T_amb(P) on floats, e.g. Atmosphere.scalar_temperature_function.
+    earth_heat: float.
+
+  Returns:
+    The number of sub-steps run (float).
+  """
+  m = array_math.SCALAR
+  if state.status[index] != constants.STATUS_OK:
+    return 0.0
+  values = [float(getattr(state, name)[index]) for name in _EVOLVED]
+  airmass = sun.airmass_per_pascal[:, index].tolist()
+  panel = sun.panel_power[:, index].tolist()
+  heat = sun.sun_heat_factor[:, index].tolist()
+  hotel = sun.hotel_load[:, index].tolist()
+  status = constants.STATUS_OK
+  substeps = 0.0
+  outputs = None
+  for k in range(constants.SUBSTEPS_PER_STEP):
+    outputs = substep(m, temperature_at, *values, pump_on, vent_on, airmass[k], panel[k],
+                      heat[k], hotel[k], earth_heat)
+    values = list(outputs[:len(_EVOLVED)])
+    substeps += 1.0
+    status = scalar_status_of(outputs[4], outputs[5])
+    if status != constants.STATUS_OK:
+      break
+  for name, value in zip(_EVOLVED + _REPORTED, outputs):
+    getattr(state, name)[index] = value
+  state.status[index] = status
+  return substeps

@@ -1,0 +1,147 @@
+"""The three safety layers' state machines, vectorised over a slab (balloon.md §8).
+
+Once per agent step, in this order, each layer may change the commanded action:
+
+1. Power: keeps the next sunrise (+30 min) and sunset ahead of now. At night, unless
+   already paused, it pauses when (charge − 183.7 W × hours to sunrise+30 min)/capacity
+   < 0.025; by day it unpauses unless paused with charge below 5 %. While paused, DOWN
+   becomes STAY.
+2. Envelope, on superpressure with hysteresis (states NOMINAL, LOW_CRITICAL, LOW, HIGH,
+   HIGH_CRITICAL): critical states force UP, LOW and HIGH turn DOWN into STAY.
+3. Altitude (NOMINAL, LOW, VERY_LOW): below 50,000 ft force UP, below 50,500 ft DOWN
+   becomes STAY, below 51,000 ft stay LOW if already there.
+
+The altitude thresholds are compared in pressure (altitude falls as pressure rises),
+with each balloon's pressures at 50,000, 50,500 and 51,000 ft precomputed per episode.
+"""
+
+import numpy as np
+
+from agents.env.balloon import constants
+
+ENVELOPE_NOMINAL, ENVELOPE_LOW_CRITICAL, ENVELOPE_LOW, ENVELOPE_HIGH, ENVELOPE_HIGH_CRITICAL = (
+    0, 1, 2, 3, 4)
+ALTITUDE_NOMINAL, ALTITUDE_LOW, ALTITUDE_VERY_LOW = 0, 1, 2
+
+_CRITICAL = constants.ENVELOPE_CRITICAL_BUFFER_PA
+_BUFFER = constants.ENVELOPE_BUFFER_PA
+_HYSTERESIS = constants.ENVELOPE_RESTART_HYSTERESIS_PA
+_MAX = constants.BURST_SUPERPRESSURE
+# Superpressure thresholds, ascending: 150, 250, 300, 2080, 2130, 2230 Pa.
+ENVELOPE_THRESHOLDS = (_CRITICAL, _BUFFER, _BUFFER + _HYSTERESIS, _MAX - _BUFFER - _HYSTERESIS,
+                       _MAX - _BUFFER, _MAX - _CRITICAL)
+ALTITUDE_THRESHOLDS_M = (
+    constants.ALTITUDE_MIN_M, constants.ALTITUDE_MIN_M + constants.ALTITUDE_BUFFER_M,
+    constants.ALTITUDE_MIN_M + constants.ALTITUDE_BUFFER_M
+    + constants.ALTITUDE_RESTART_HYSTERESIS_M)
+
+
+class SafetyLayers:
+  """State of the three layers for a slab of balloons.
+
+  Attributes:
+    power_paused: bool [B].
+    envelope_state: int8 [B], one of the ENVELOPE_* states.
+    altitude_state: int8 [B], one of the ALTITUDE_* states.
+    altitude_pressures: float64 [B, 3], pressures at 50,000, 50,500 and 51,000 ft.
+  """
+
+  def __init__(self, num_balloons):
+    self.power_paused = np.zeros(num_balloons, bool)
+    self.envelope_state = np.zeros(num_balloons, np.int8)
+    self.altitude_state = np.zeros(num_balloons, np.int8)
+    self.altitude_pressures = np.zeros((num_balloons, 3))
+
+  def reset(self, indices, altitude_pressures):
+    """Puts balloons `indices` back in the nominal states (new episodes)."""
+    self.power_paused[indices] = False
+    self.envelope_state[indices] = ENVELOPE_NOMINAL
+    self.altitude_state[indices] = ALTITUDE_NOMINAL
+    self.altitude_pressures[indices] = altitude_pressures
+
+  @property
+  def navigation_paused(self):
+    """bool [B]: whether any layer is not nominal (observation features 11, 12)."""
+    return (self.power_paused | (self.envelope_state != ENVELOPE_NOMINAL)
+            | (self.altitude_state != ALTITUDE_NOMINAL))
+
+  def apply(self, action, seconds_to_sunset, seconds_to_sunrise, battery_charge,
+            superpressure, pressure, active=None):
+    """Advances the three state machines and returns the effective action.
+
+    Args:
+      action: int [B] commanded actions (0 DOWN, 1 STAY, 2 UP).
+      seconds_to_sunset, seconds_to_sunrise: float64 [B], to the next sunset and sunrise.
+      battery_charge: float64 [B], Wh.
+      superpressure, pressure: float64 [B], Pa.
+      active: optional bool [B]; balloons outside it keep their layer states.
+
+    Returns:
+      int64 [B]: the effective action.
+    """
+    action = np.asarray(action, np.int64)
+    paused = power_layer_paused(self.power_paused, seconds_to_sunset, seconds_to_sunrise,
+                                battery_charge)
+    envelope = envelope_layer_state(self.envelope_state, superpressure)
+    altitude = altitude_layer_state(self.altitude_state, pressure, self.altitude_pressures)
+    if active is None:
+      self.power_paused, self.envelope_state, self.altitude_state = paused, envelope, altitude
+    else:
+      np.copyto(self.power_paused, paused, where=active)
+      np.copyto(self.envelope_state, envelope, where=active)
+      np.copyto(self.altitude_state, altitude, where=active)
+    return effective_action(action, self.power_paused, self.envelope_state, self.altitude_state)
+
+
+def power_layer_paused(paused, seconds_to_sunset, seconds_to_sunrise, battery_charge):
+  """The power layer's next paused flag (§8.1)."""
+  seconds_to_sunrise_delayed = np.mod(seconds_to_sunrise + constants.POWER_SAFETY_SUNRISE_DELAY_S,
+                                      86400.0)
+  # Night: the next sunset comes after the next (sunrise + 30 min).
+  night = seconds_to_sunset > seconds_to_sunrise_delayed
+  needed = constants.HOTEL_LOAD_NIGHT_W * seconds_to_sunrise_delayed / 3600.0
+  low_reserve = ((battery_charge - needed) / constants.BATTERY_CAPACITY_WH
+                 < constants.POWER_SAFETY_MIN_SOC)
+  pause = night & ~paused & low_reserve
+  still_low = paused & (battery_charge / constants.BATTERY_CAPACITY_WH
+                        < constants.POWER_SAFETY_RESTART_SOC)
+  unpause = ~night & ~still_low
+  return (paused | pause) & ~unpause
+
+
+def envelope_layer_state(state, superpressure):
+  """The envelope layer's next state (§8.2); transitions in BLE's first-match order."""
+  low_side = (state == ENVELOPE_LOW_CRITICAL) | (state == ENVELOPE_LOW)
+  high_side = (state == ENVELOPE_HIGH) | (state == ENVELOPE_HIGH_CRITICAL)
+  band = np.searchsorted(np.asarray(ENVELOPE_THRESHOLDS), superpressure, side='right')
+  # band 0: < 150, 1: < 250, 2: < 300, 3: < 2080, 4: < 2130, 5: < 2230, 6: above.
+  choices = np.stack([
+      np.full_like(state, ENVELOPE_LOW_CRITICAL),
+      np.full_like(state, ENVELOPE_LOW),
+      np.where(low_side, ENVELOPE_LOW, ENVELOPE_NOMINAL).astype(np.int8),
+      np.full_like(state, ENVELOPE_NOMINAL),
+      np.where(high_side, ENVELOPE_HIGH, ENVELOPE_NOMINAL).astype(np.int8),
+      np.full_like(state, ENVELOPE_HIGH),
+      np.full_like(state, ENVELOPE_HIGH_CRITICAL)])
+  return np.take_along_axis(choices, band[None], axis=0)[0]
+
+
+def altitude_layer_state(state, pressure, altitude_pressures):
+  """The altitude layer's next state (§8.3), comparing pressure with the thresholds."""
+  very_low = pressure > altitude_pressures[:, 0]
+  low = pressure > altitude_pressures[:, 1]
+  low_nominal = pressure > altitude_pressures[:, 2]
+  was_low = state != ALTITUDE_NOMINAL
+  return np.where(very_low, ALTITUDE_VERY_LOW,
+                  np.where(low | (low_nominal & was_low), ALTITUDE_LOW,
+                           ALTITUDE_NOMINAL)).astype(np.int8)
+
+
+def effective_action(action, power_paused, envelope_state, altitude_state):
+  """Combines the layers in order: power, envelope, altitude (later layers override)."""
+  no_descent = (power_paused | (envelope_state == ENVELOPE_LOW)
+                | (envelope_state == ENVELOPE_HIGH) | (altitude_state == ALTITUDE_LOW))
+  force_up = ((envelope_state == ENVELOPE_LOW_CRITICAL)
+              | (envelope_state == ENVELOPE_HIGH_CRITICAL) | (altitude_state == ALTITUDE_VERY_LOW))
+  action = np.where(no_descent & (action == constants.DOWN), constants.STAY, action)
+  return np.where(force_up, constants.UP, action)

@@ -1,0 +1,525 @@
+"""The slab core: state arrays for B balloons, reset from seeds or explicit states, and step.
+
+`BalloonSimulator` holds every balloon's state as float64 arrays (structure of arrays).
+One `step(actions)` runs the safety layers, the 18 physics sub-steps, the wind
+measurement and GP update, the 1099-float observation and the reward for the whole
+slab, with no Python loop over balloons or levels. The Gymnasium faces in env.py (one
+balloon, or a vector slab) are thin wrappers around it.
+
+Episode randomness (balloon.md §9) comes from one numpy Generator per balloon, seeded by
+that balloon's episode seed, so the same seed gives the same episode on every machine and
+in any slab position. Draw order: α, start time, station latitude, longitude, start
+radius (Beta), start angle, start pressure, then the forecast field and the error field.
+"""
+
+import dataclasses
+import datetime
+import time
+
+import numpy as np
+
+from agents.env.balloon import (
+  atmosphere as atmosphere_lib,
+)
+from agents.env.balloon import (
+  constants,
+  features,
+  physics,
+  reachable_range,
+  safety,
+  solar,
+  stable_start,
+  thermal,
+)
+from agents.env.balloon import (
+  reward as reward_lib,
+)
+from agents.env.balloon.array_math import NUMPY
+
+_START_MIN_S = datetime.datetime.fromisoformat(constants.START_TIME_MIN).replace(
+    tzinfo=datetime.timezone.utc).timestamp()
+_START_MAX_S = datetime.datetime.fromisoformat(constants.START_TIME_MAX).replace(
+    tzinfo=datetime.timezone.utc).timestamp()
+_MAX_SEED = 2 ** 63
+
+INFO_KEYS = ('distance_km', 'out_of_power', 'envelope_burst', 'zeropressure', 'time_elapsed_s',
+             'battery_soc', 'pressure', 'superpressure', 'status', 'effective_action',
+             'acs_power', 'solar_power', 'internal_temperature', 'volume', 'mols_air')
+
+
+@dataclasses.dataclass
+class InitialState:
+  """An explicit episode start, overriding the seeded draws of §9.
+
+  Attributes:
+    start_time: UTC start as an aware datetime, or Unix seconds.
+    station_lat_deg, station_lng_deg: the station.
+    x, y: start offset from the station (m, east and north).
+    pressure: start pressure (Pa).
+    atmosphere_alpha: α in [0, 1] of the episode's atmosphere.
+    upwelling_infrared: W/m².
+  """
+  start_time: object
+  station_lat_deg: float
+  station_lng_deg: float
+  x: float
+  y: float
+  pressure: float
+  atmosphere_alpha: float = 0.5
+  upwelling_infrared: float = constants.UPWELLING_INFRARED
+
+  def unix_time(self):
+    """The start time as Unix seconds."""
+    if isinstance(self.start_time, datetime.datetime):
+      if self.start_time.tzinfo is None:
+        raise ValueError('InitialState.start_time must be timezone-aware (UTC), got a naive '
+                         f'datetime {self.start_time!r}.')
+      return self.start_time.timestamp()
+    return float(self.start_time)
+
+
+def check_seed(seed, where='seed'):
+  """Returns `seed` as an int if it is a non-negative integer; raises otherwise."""
+  if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+    raise TypeError(f'{where} must be a non-negative integer, got {seed!r} '
+                    f'({type(seed).__name__}).')
+  if seed < 0 or seed >= _MAX_SEED:
+    raise ValueError(f'{where} must be a non-negative integer below 2**63, got {seed}.')
+  return int(seed)
+
+
+class _Wind:
+  """The wind fields of a slab: forecast, forecast error (or none) and the GP."""
+
+  def __init__(self, num_balloons, wind):
+    from agents.env.balloon import forecast_error, wind_forecast, wind_gp
+    if wind == 'procedural':
+      self.forecast = wind_forecast.WindForecast(num_balloons)
+      self.error = forecast_error.ForecastError(num_balloons)
+    elif wind == 'static':
+      self.forecast = wind_forecast.StaticWind(num_balloons)
+      self.error = None
+    else:
+      raise ValueError(f"wind must be 'procedural' or 'static', got {wind!r}.")
+    self.gp = wind_gp.WindGP(num_balloons)
+
+  def sample(self, indices, rngs):
+    self.forecast.sample(indices, rngs)
+    if self.error is not None:
+      self.error.sample(indices, rngs)
+
+  def truth(self, indices, x, y, pressure, t):
+    """(u, v) of the true wind (forecast + error) at points [N]."""
+    u, v = self.forecast.query(indices, x, y, pressure, t)
+    if self.error is not None:
+      error_u, error_v = self.error.query(indices, x, y, pressure, t)
+      return u + error_u, v + error_v
+    return u, v
+
+
+class BalloonSimulator:
+  """A slab of B balloons stepped together.
+
+  Attributes (float64 [B] unless stated; read them after `step`, or use `read_state`):
+    x, y: position relative to the station (m).
+    pressure, superpressure (Pa), volume (m³), internal_temperature, ambient_temperature (K),
+    mols_air (ballonet air, mol), battery_charge (Wh), solar_power, acs_power (W).
+    status: int8, constants.STATUS_*.
+    last_command: int8, the last commanded action.
+    effective_action: int8, what the safety layers let through.
+    time_elapsed_s: seconds since the episode start. steps: int64 agent steps taken.
+    atmosphere: the slab's Atmosphere. safety: the SafetyLayers.
+    timings: seconds spent per part of `step` ('physics', 'wind', 'gp', 'features',
+      'other') since construction; benchmarks read it.
+  """
+
+  def __init__(self, num_balloons, wind='procedural', max_episode_steps=None, seed=None):
+    """Creates the slab; call `reset` before `step`.
+
+    Args:
+      num_balloons: B ≥ 1.
+      wind: 'procedural' (§10 forecast + error field) or 'static' (§10 static field).
+      max_episode_steps: if set, a balloon is truncated after this many steps (the vector
+        face uses 960); None leaves truncation to a TimeLimit wrapper.
+      seed: seeds the stream of episode seeds used when `reset` gets no seed.
+    """
+    if isinstance(num_balloons, bool) or not isinstance(num_balloons, (int, np.integer)) or (
+        num_balloons < 1):
+      raise ValueError(f'num_balloons must be a positive integer, got {num_balloons!r}.')
+    if max_episode_steps is not None and max_episode_steps < 1:
+      raise ValueError(f'max_episode_steps must be positive or None, got {max_episode_steps}.')
+    count = self.num_balloons = int(num_balloons)
+    self.max_episode_steps = max_episode_steps
+    self._wind = _Wind(count, wind)
+    self._seed_stream = np.random.default_rng(None if seed is None else check_seed(seed))
+    self.atmosphere = atmosphere_lib.Atmosphere(np.full(count, 0.5))
+    self.safety = safety.SafetyLayers(count)
+    zeros = lambda: np.zeros(count)
+    self.start_unix_s, self.station_lat_deg, self.station_lng_deg = zeros(), zeros(), zeros()
+    self.x, self.y, self.time_elapsed_s = zeros(), zeros(), zeros()
+    self.pressure, self.superpressure, self.volume = zeros(), zeros(), zeros()
+    self.internal_temperature, self.ambient_temperature, self.mols_air = zeros(), zeros(), zeros()
+    self.battery_charge, self.solar_power, self.acs_power = zeros(), zeros(), zeros()
+    self.hotel_load = np.full(count, constants.HOTEL_LOAD_NIGHT_W)
+    self.upwelling_infrared, self.earth_heat = zeros(), zeros()
+    self.wind_u, self.wind_v = zeros(), zeros()
+    self.status = np.full(count, constants.STATUS_OK, np.int8)
+    self.last_command = np.full(count, constants.STAY, np.int8)
+    self.effective_action = np.full(count, constants.STAY, np.int8)
+    self.steps = np.zeros(count, np.int64)
+    self.episode_seeds = np.zeros(count, np.int64)
+    self._seconds_to_sunset, self._seconds_to_sunrise = zeros(), zeros()
+    self._excess_energy = np.zeros(count, bool)
+    self._range_table = np.zeros((count, reachable_range.TABLE_TIMES, 2))
+    self._observation = np.zeros((count, constants.OBSERVATION_SIZE), np.float32)
+    self._scalar_temperature = None
+    self._has_reset = np.zeros(count, bool)
+    self.timings = dict.fromkeys(('physics', 'wind', 'gp', 'features', 'other'), 0.0)
+
+  # ---------------------------------------------------------------- reset
+
+  def reset(self, indices=None, seeds=None, initial_states=None):
+    """Starts new episodes for balloons `indices`.
+
+    Args:
+      indices: int balloons to reset (None: all).
+      seeds: per index a non-negative int or None (drawn from the seed stream); or None.
+      initial_states: per index an InitialState or None (seeded draws); or None.
+
+    Returns:
+      float32 [B, 1099]: the observation of the whole slab (rows not reset unchanged).
+    """
+    indices = self._check_indices(indices)
+    count = len(indices)
+    seeds = [None] * count if seeds is None else list(seeds)
+    states = [None] * count if initial_states is None else list(initial_states)
+    if len(seeds) != count or len(states) != count:
+      raise ValueError(f'reset got {count} indices but {len(seeds)} seeds and '
+                       f'{len(states)} initial states.')
+    episode_seeds = np.array([
+        int(self._seed_stream.integers(_MAX_SEED)) if seed is None
+        else check_seed(seed, f'seed for balloon {index}') for index, seed in zip(indices, seeds)],
+        np.int64)
+    for index, state in zip(indices, states):
+      if state is not None and not isinstance(state, InitialState):
+        raise TypeError(f'initial state for balloon {index} must be an InitialState, got '
+                        f'{type(state).__name__}.')
+    rngs = [np.random.default_rng(int(seed)) for seed in episode_seeds]
+    draws = np.array([_draw_episode(rng) for rng in rngs]).reshape(count, 7)
+    alpha, start, latitude, longitude = draws[:, 0], draws[:, 1], draws[:, 2], draws[:, 3]
+    radius, angle = draws[:, 4] * constants.START_RADIUS_M, draws[:, 5]
+    x, y = radius * np.sin(angle), radius * np.cos(angle)
+    infrared = np.full(count, constants.UPWELLING_INFRARED)
+    episode_atmosphere = atmosphere_lib.Atmosphere(alpha)
+    bottom = episode_atmosphere.pressure_at_height(np.full(count, constants.ALTITUDE_MIN_M))
+    pressure = constants.START_MIN_PRESSURE + draws[:, 6] * (bottom - constants.START_MIN_PRESSURE)
+    explicit = [row for row, state in enumerate(states) if state is not None]
+    for row in explicit:
+      state = states[row]
+      alpha[row], start[row] = state.atmosphere_alpha, state.unix_time()
+      latitude[row], longitude[row] = state.station_lat_deg, state.station_lng_deg
+      x[row], y[row], pressure[row] = state.x, state.y, state.pressure
+      infrared[row] = state.upwelling_infrared
+    if explicit:
+      for name, values in (('x', x), ('y', y), ('pressure', pressure), ('start_time', start),
+                           ('upwelling_infrared', infrared), ('station_lat_deg', latitude),
+                           ('station_lng_deg', longitude)):
+        if not np.all(np.isfinite(values)):
+          raise ValueError(f'initial state {name} must be finite, got {values.tolist()}.')
+      if np.any(pressure <= 0) or np.any(infrared <= 0):
+        raise ValueError('initial state pressure and upwelling_infrared must be positive, got '
+                         f'{pressure.tolist()} and {infrared.tolist()}.')
+      episode_atmosphere = atmosphere_lib.Atmosphere(alpha)
+    self._wind.sample(indices, rngs)
+    self.atmosphere.set_alphas(indices, alpha)
+    altitude_pressures = episode_atmosphere.pressure_at_height(
+        np.broadcast_to(np.asarray(safety.ALTITUDE_THRESHOLDS_M), (count, 3)))
+    self.safety.reset(indices, altitude_pressures)
+    earth_heat = thermal.earth_heat_per_area(NUMPY, infrared)
+    # §7 stable start at the start pressure, in the sun of the start place and time.
+    lat, lng = solar.latlng_from_offset(latitude, longitude, x, y)
+    elevation, _, flux = solar.solar_position(start, lat, lng)
+    _, ambient_temperature, _ = episode_atmosphere.at_pressure(pressure)
+    mols_air, internal_temperature, volume, superpressure = stable_start.stable_state(
+        pressure, ambient_temperature,
+        stable_start.sun_heat_per_area(elevation, flux, pressure), earth_heat)
+    self._range_table[indices] = reachable_range.build_table(
+        episode_atmosphere, start, latitude, longitude, earth_heat)
+    for name, values in (
+        ('start_unix_s', start), ('station_lat_deg', latitude), ('station_lng_deg', longitude),
+        ('x', x), ('y', y), ('pressure', pressure), ('upwelling_infrared', infrared),
+        ('earth_heat', earth_heat), ('mols_air', mols_air),
+        ('internal_temperature', internal_temperature), ('ambient_temperature',
+                                                         ambient_temperature),
+        ('volume', volume), ('superpressure', superpressure)):
+      getattr(self, name)[indices] = values
+    self.time_elapsed_s[indices] = 0.0
+    self.battery_charge[indices] = constants.BATTERY_START_FRACTION * (
+        constants.BATTERY_CAPACITY_WH)
+    self.acs_power[indices] = 0.0
+    self.solar_power[indices] = 0.0
+    self.status[indices] = constants.STATUS_OK
+    self.last_command[indices] = constants.STAY
+    self.effective_action[indices] = constants.STAY
+    self.steps[indices] = 0
+    self.episode_seeds[indices] = episode_seeds
+    self._has_reset[indices] = True
+    if self.num_balloons == 1:
+      self._scalar_temperature = self.atmosphere.scalar_temperature_function(0)
+    self._wind.gp.reset(indices)
+    self._measure_wind(indices)
+    self._update_observation(indices)
+    return self._observation.copy()
+
+  # ---------------------------------------------------------------- step
+
+  def step(self, actions, wind=None):
+    """Advances every balloon by one 180 s agent step.
+
+    Args:
+      actions: int [B] in {0 DOWN, 1 STAY, 2 UP}.
+      wind: optional (u, v), each float [B] in m/s: an explicit wind held over this step
+        instead of the true wind at the balloon (the GP still measures the wind fields).
+
+    Returns:
+      (observation float32 [B, 1099], reward float64 [B], terminated bool [B],
+      truncated bool [B], info dict of [B] arrays; keys INFO_KEYS).
+      Balloons already terminated or truncated are left unchanged (reset them).
+    """
+    clock = time.perf_counter()
+    if not self._has_reset.all():
+      raise RuntimeError('BalloonSimulator.step called before every balloon was reset; '
+                         f'balloons never reset: {np.flatnonzero(~self._has_reset).tolist()}.')
+    actions = self._check_actions(actions)
+    active = self.status == constants.STATUS_OK
+    if self.max_episode_steps is not None:
+      active &= self.steps < self.max_episode_steps
+    all_active = bool(active.all())
+    if wind is None:
+      wind_u, wind_v = self.wind_u, self.wind_v
+    else:
+      wind_u, wind_v = self._check_wind(wind)
+    np.copyto(self.last_command, actions, where=active, casting='unsafe')
+    effective = self.safety.apply(actions, self._seconds_to_sunset, self._seconds_to_sunrise,
+                                  self.battery_charge, self.superpressure, self.pressure,
+                                  None if all_active else active)
+    np.copyto(self.effective_action, effective, where=active, casting='unsafe')
+    pump_on = (effective == constants.DOWN).astype(np.float64)
+    vent_on = (effective == constants.UP).astype(np.float64)
+    drift_x, drift_y = wind_u * constants.SUBSTEP_S, wind_v * constants.SUBSTEP_S
+    now = time.perf_counter()
+    self.timings['other'] += now - clock
+    clock = now
+    sun = physics.SunForcing(self.start_unix_s + self.time_elapsed_s, self.station_lat_deg,
+                             self.station_lng_deg, self.x, self.y, drift_x, drift_y)
+    if self.num_balloons == 1:
+      substeps = np.array([physics.advance_one(
+          self, 0, float(pump_on[0]), float(vent_on[0]), sun, self._scalar_temperature,
+          float(self.earth_heat[0])) if active[0] else 0.0])
+    else:
+      if not all_active:
+        # Inactive-but-OK balloons (truncated) are frozen like terminated ones.
+        frozen = ~active & (self.status == constants.STATUS_OK)
+        self.status[frozen] = -1
+      substeps = physics.advance_slab(self, pump_on, vent_on, sun,
+                                      self.atmosphere.temperature_at_pressure, self.earth_heat)
+      if not all_active:
+        self.status[frozen] = constants.STATUS_OK
+    last = np.maximum(substeps.astype(np.intp) - 1, 0)
+    self.hotel_load = np.where(substeps > 0, sun.hotel_load[last, np.arange(len(last))],
+                               self.hotel_load)
+    self.x += drift_x * substeps
+    self.y += drift_y * substeps
+    self.time_elapsed_s += constants.SUBSTEP_S * substeps
+    self.steps += active
+    now = time.perf_counter()
+    self.timings['physics'] += now - clock
+    self._measure_wind(None if all_active else np.flatnonzero(active))
+    self._update_observation(None)
+    clock = time.perf_counter()
+    distance_km = np.hypot(self.x, self.y) / 1000.0
+    reward = reward_lib.station_keeping_reward(distance_km, self.last_command,
+                                               self._excess_energy, self.acs_power)
+    terminated = self.status != constants.STATUS_OK
+    if self.max_episode_steps is None:
+      truncated = np.zeros(self.num_balloons, bool)
+    else:
+      truncated = (self.steps >= self.max_episode_steps) & ~terminated
+    info = self._info(distance_km)
+    self.timings['other'] += time.perf_counter() - clock
+    return self._observation.copy(), reward, terminated, truncated, info
+
+  def read_state(self):
+    """A snapshot (copies) of the state after the last step or reset, arrays [B]."""
+    return {
+        'x': self.x.copy(), 'y': self.y.copy(), 'pressure': self.pressure.copy(),
+        'superpressure': self.superpressure.copy(), 'volume': self.volume.copy(),
+        'internal_temperature': self.internal_temperature.copy(),
+        'ambient_temperature': self.ambient_temperature.copy(),
+        'mols_air': self.mols_air.copy(), 'mols_helium': np.full(
+            self.num_balloons, constants.HELIUM_MOLS),
+        'battery_charge': self.battery_charge.copy(),
+        'battery_soc': self.battery_charge / constants.BATTERY_CAPACITY_WH,
+        'solar_power': self.solar_power.copy(), 'acs_power': self.acs_power.copy(),
+        'power_load': self.hotel_load + self.acs_power, 'status': self.status.copy(),
+        'last_command': self.last_command.copy(),
+        'effective_action': self.effective_action.copy(),
+        'navigation_paused': self.safety.navigation_paused,
+        'time_elapsed_s': self.time_elapsed_s.copy(),
+        'unix_time_s': self.start_unix_s + self.time_elapsed_s,
+        'station_lat_deg': self.station_lat_deg.copy(),
+        'station_lng_deg': self.station_lng_deg.copy(),
+        'atmosphere_alpha': self.atmosphere.alphas.copy(),
+        'upwelling_infrared': self.upwelling_infrared.copy(),
+        'wind_u': self.wind_u.copy(), 'wind_v': self.wind_v.copy(),
+        'steps': self.steps.copy(), 'episode_seed': self.episode_seeds.copy(),
+    }
+
+  def true_wind(self, indices, x, y, pressure, t):
+    """The true wind (forecast + error) of balloons `indices` at points (for renderers)."""
+    return self._wind.truth(indices, x, y, pressure, t)
+
+  @property
+  def observation(self):
+    """float32 [B, 1099], the current observation (a copy)."""
+    return self._observation.copy()
+
+  # ---------------------------------------------------------------- internals
+
+  def _info(self, distance_km):
+    return {
+        'distance_km': distance_km,
+        'out_of_power': self.status == constants.STATUS_OUT_OF_POWER,
+        'envelope_burst': self.status == constants.STATUS_BURST,
+        'zeropressure': self.status == constants.STATUS_ZEROPRESSURE,
+        'time_elapsed_s': self.time_elapsed_s.copy(),
+        'battery_soc': self.battery_charge / constants.BATTERY_CAPACITY_WH,
+        'pressure': self.pressure.copy(), 'superpressure': self.superpressure.copy(),
+        'status': self.status.copy(), 'effective_action': self.effective_action.copy(),
+        'acs_power': self.acs_power.copy(), 'solar_power': self.solar_power.copy(),
+        'internal_temperature': self.internal_temperature.copy(),
+        'volume': self.volume.copy(), 'mols_air': self.mols_air.copy(),
+    }
+
+  def _measure_wind(self, indices):
+    """Measures the true wind at the balloons and feeds the forecast error to the GP (§11)."""
+    clock = time.perf_counter()
+    rows = slice(None) if indices is None else indices
+    x, y, pressure, t = self.x[rows], self.y[rows], self.pressure[rows], self.time_elapsed_s[rows]
+    forecast_u, forecast_v = self._wind.forecast.query(indices, x, y, pressure, t)
+    if self._wind.error is None:
+      error_u, error_v = np.zeros_like(forecast_u), np.zeros_like(forecast_v)
+    else:
+      error_u, error_v = self._wind.error.query(indices, x, y, pressure, t)
+    self.wind_u[rows] = forecast_u + error_u
+    self.wind_v[rows] = forecast_v + error_v
+    now = time.perf_counter()
+    self.timings['wind'] += now - clock
+    if indices is None or len(indices):
+      self._wind.gp.observe(x, y, pressure, t, error_u, error_v, indices=indices)
+    self.timings['gp'] += time.perf_counter() - now
+
+  def _update_observation(self, indices):
+    """Recomputes the observation rows `indices` (None: all) from the current state."""
+    clock = time.perf_counter()
+    count = self.num_balloons
+    unix_time = self.start_unix_s + self.time_elapsed_s
+    latitude, longitude = solar.latlng_from_offset(self.station_lat_deg, self.station_lng_deg,
+                                                   self.x, self.y)
+    elevation, _ = solar.solar_elevation_deg(unix_time, latitude, longitude)
+    _, phase, self._seconds_to_sunset, self._seconds_to_sunrise = solar.sun_cycle(
+        unix_time, latitude, longitude)
+    soc = self.battery_charge / constants.BATTERY_CAPACITY_WH
+    solar_power_now = np.where(elevation > constants.DAYTIME_MIN_ELEVATION_DEG,
+                               solar.solar_power(elevation, self.pressure), 0.0)
+    self._excess_energy = (solar_power_now > constants.HOTEL_LOAD_DAY_W) & (soc > 0.99)
+    pressure_ratio = (self.pressure + np.maximum(self.superpressure, 0.0)) / self.pressure
+    observation = np.empty((count, constants.OBSERVATION_SIZE), np.float32)
+    features.ambient_features(observation, self.pressure, soc, elevation, phase, self.x, self.y,
+                              self.last_command, self.safety.navigation_paused,
+                              self._excess_energy, pressure_ratio)
+    lowest, highest = reachable_range.lookup(self._range_table, self.time_elapsed_s)
+    levels = np.broadcast_to(features.LEVEL_PRESSURES, (count, constants.NUM_LEVELS))
+    reachable = (levels >= lowest[:, None]) & (levels <= highest[:, None])
+    now = time.perf_counter()
+    self.timings['features'] += now - clock
+    forecast_u, forecast_v = self._wind.forecast.query(None, self.x, self.y, levels,
+                                                       self.time_elapsed_s)
+    clock = time.perf_counter()
+    self.timings['wind'] += clock - now
+    error_u, error_v, variance = self._wind.gp.predict(self.x, self.y, levels,
+                                                       self.time_elapsed_s)
+    now = time.perf_counter()
+    self.timings['gp'] += now - clock
+    triples = features.level_triples(self.x, self.y, forecast_u + error_u, forecast_v + error_v,
+                                     variance, reachable)
+    features.place_column(observation, features.balloon_level(self.pressure), triples)
+    if indices is None:
+      self._observation = observation
+    else:
+      self._observation[indices] = observation[indices]
+    self.timings['features'] += time.perf_counter() - now
+
+  def _check_indices(self, indices):
+    if indices is None:
+      return np.arange(self.num_balloons)
+    indices = np.asarray(indices)
+    if indices.ndim != 1 or (indices.size and not np.issubdtype(indices.dtype, np.integer)):
+      raise TypeError(f'indices must be a 1-D integer array, got {indices!r}.')
+    if indices.size and (indices.min() < 0 or indices.max() >= self.num_balloons):
+      raise IndexError(f'indices must lie in [0, {self.num_balloons}), got {indices.tolist()}.')
+    if len(np.unique(indices)) != len(indices):
+      raise ValueError(f'indices must not repeat, got {indices.tolist()}.')
+    return indices.astype(np.intp)
+
+  def _check_actions(self, actions):
+    actions = np.asarray(actions)
+    if actions.shape != (self.num_balloons,):
+      raise ValueError(f'actions must have shape ({self.num_balloons},), got {actions.shape}.')
+    if actions.dtype.kind not in 'iu':
+      if actions.dtype.kind == 'f' and np.all(np.isfinite(actions)) and np.all(
+          actions == np.round(actions)):
+        actions = actions.astype(np.int64)
+      else:
+        raise TypeError(f'actions must be integers in {{0, 1, 2}}, got dtype {actions.dtype}: '
+                        f'{actions.tolist()}.')
+    bad = np.flatnonzero((actions < 0) | (actions > 2))
+    if bad.size:
+      raise ValueError(f'actions must be 0 (DOWN), 1 (STAY) or 2 (UP); balloons '
+                       f'{bad.tolist()} got {actions[bad].tolist()}.')
+    return actions.astype(np.int64)
+
+  def _check_wind(self, wind):
+    try:
+      wind_u, wind_v = wind
+    except (TypeError, ValueError) as error:
+      raise TypeError(f'wind must be a pair (u, v) of arrays [B], got {wind!r}.') from error
+    wind_u = np.asarray(wind_u, np.float64).reshape(-1)
+    wind_v = np.asarray(wind_v, np.float64).reshape(-1)
+    if wind_u.shape != (self.num_balloons,) or wind_v.shape != (self.num_balloons,):
+      raise ValueError(f'explicit wind u and v must each have shape ({self.num_balloons},), got '
+                       f'{wind_u.shape} and {wind_v.shape}.')
+    bad = np.flatnonzero(~(np.isfinite(wind_u) & np.isfinite(wind_v)))
+    if bad.size:
+      raise ValueError(f'explicit wind must be finite; balloons {bad.tolist()} got '
+                       f'u={wind_u[bad].tolist()}, v={wind_v[bad].tolist()}.')
+    return wind_u, wind_v
+
+
+def _draw_episode(rng):
+  """The seeded draws of §9 for one balloon, in their fixed order.
+
+  Returns:
+    (α, start Unix s, station latitude, station longitude, radius fraction (Beta),
+    angle (rad), pressure fraction in [0, 1)).
+  """
+  alpha = rng.uniform(0.0, 1.0)
+  start = float(rng.integers(int(_START_MIN_S), int(_START_MAX_S)))
+  latitude = rng.uniform(-constants.STATION_MAX_ABS_LATITUDE_DEG,
+                         constants.STATION_MAX_ABS_LATITUDE_DEG)
+  longitude = rng.uniform(-constants.STATION_MAX_ABS_LONGITUDE_DEG,
+                          constants.STATION_MAX_ABS_LONGITUDE_DEG)
+  radius = rng.beta(*constants.START_RADIUS_BETA)
+  angle = rng.uniform(0.0, 2.0 * np.pi)
+  pressure_fraction = rng.uniform(0.0, 1.0)
+  return alpha, start, latitude, longitude, radius, angle, pressure_fraction

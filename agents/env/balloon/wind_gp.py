@@ -1,0 +1,345 @@
+"""Gaussian-process estimate of the forecast error from a balloon's own measurements (§11).
+
+Each agent step a balloon measures the forecast error at its position (truth -
+forecast). The wind column of its observation is the forecast plus the GP
+posterior mean of those errors, and the column's uncertainty is the GP
+posterior variance / 3.6^2. Spec §11:
+
+- kernel 3.6^2 exp(-r), r the Euclidean distance after dividing by the length
+  scales (357 km, 357 km, 326 Pa, 9.6 h) -- Matern nu = 1/2;
+- observation noise 0.05 on the diagonal; u and v share the kernel;
+- only measurements from the last 6 hours count (at most 120 points at one per
+  180 s step);
+- with no measurements the estimate is the forecast (mean 0) and the
+  uncertainty 0 (variance 0) -- as the spec says, although the prior variance
+  would be 3.6^2.
+
+  gp = WindGP(num_balloons)
+  gp.reset(indices)                                    # forget those balloons' points
+  gp.observe(x, y, pressure, t, error_u, error_v)      # arrays [B], one point each
+  mean_u, mean_v, variance = gp.predict(x, y, pressures, t)   # pressures [B, L]
+
+Cost. BLE refits a GP from scratch every step. Here every balloon keeps the
+inverse Q = (K + 0.05 I)^-1 of its window's kernel matrix in a fixed block of
+`max_points` slots (unused slots hold zero rows and columns) and updates it
+exactly as points come and go:
+
+- removing slot s (Schur complement): Q <- Q - Q[:, s] Q[s, :] / Q[s, s];
+- adding a point with kernel column c and prior variance d (block inverse):
+  g = Q c, e = d - c.g, Q <- Q + g g^T / e, Q[s, :] = Q[:, s] = -g / e,
+  Q[s, s] = 1 / e.
+
+Both are O(n^2) per balloon and batched over the slab; every
+`refresh_interval` observations a balloon's Q is recomputed from scratch to
+stop round-off from accumulating. The weights alpha = Q y give the mean; the
+variance at query levels is 3.6^2 - k*^T Q k*. All levels of a column share
+(x, y, t), so the horizontal-and-time part of r^2 is computed once per point
+and only the pressure term varies by level. Work is done in chunks of balloons
+so that the [chunk, n, n] and [chunk, L, n] blocks stay in cache.
+"""
+
+import numpy as np
+
+from agents.env.balloon import wind_forecast
+
+KERNEL_VARIANCE = 3.6 ** 2
+OBSERVATION_NOISE = 0.05
+# Length scales of (x, y, pressure, time) in SI units (m, m, Pa, s), §11.
+LENGTH_SCALES = np.array([357e3, 357e3, 326.0, 9.6 * 3600.0])
+WINDOW_S = 6 * 3600.0
+MAX_POINTS = 120
+
+
+class WindGP:
+  """Batched GP over the forecast errors each balloon of a slab has measured (§11)."""
+
+  def __init__(self, num_balloons, max_points=MAX_POINTS, refresh_interval=MAX_POINTS,
+               chunk_size=16, predict_dtype=np.float32):
+    """Creates a slab with no measurements.
+
+    Args:
+      num_balloons: number of balloons B in the slab.
+      max_points: window capacity per balloon; when full the oldest point drops.
+      refresh_interval: recompute a balloon's inverse from scratch after this
+        many observations (0 or None: never).
+      chunk_size: balloons processed together (keeps the work in cache).
+      predict_dtype: float type of predict's [chunk, L, n] kernel block and
+        its products with Q. float32 is about twice as fast; against float64
+        its errors are ~1e-4 (m/s)^2 in variance and ~1e-4 m/s in mean. The
+        window's state and its updates are always float64.
+    """
+    if num_balloons < 1:
+      raise ValueError(f'WindGP needs num_balloons >= 1, got {num_balloons}.')
+    if max_points < 1:
+      raise ValueError(f'WindGP needs max_points >= 1, got {max_points}.')
+    if chunk_size < 1:
+      raise ValueError(f'WindGP needs chunk_size >= 1, got {chunk_size}.')
+    self.num_balloons = int(num_balloons)
+    self.max_points = int(max_points)
+    self._refresh_interval = int(refresh_interval or 0)
+    self._chunk_size = int(chunk_size)
+    self._dtype = np.dtype(predict_dtype)
+    if self._dtype not in (np.float32, np.float64):
+      raise ValueError(f'WindGP predict_dtype must be float32 or float64, got {self._dtype}.')
+    b, n = self.num_balloons, self.max_points
+    self._points = np.zeros((b, n, 4))          # scaled (x, y, p, t) of each slot
+    self._times = np.zeros((b, n))              # raw t (s), for the 6 h window
+    self._errors = np.zeros((b, n, 2))          # measured (error_u, error_v)
+    self._valid = np.zeros((b, n), bool)
+    self._precision = np.zeros((b, n, n))       # Q = (K + noise I)^-1 on valid slots
+    self._alpha = np.zeros((b, n, 2))           # Q @ errors
+    self._since_refresh = np.zeros(b, np.int64)
+
+  @property
+  def num_points(self):
+    """Number of measurements in each balloon's window, int [B]."""
+    return self._valid.sum(axis=1)
+
+  def reset(self, indices=None):
+    """Forgets all measurements of the balloons in `indices` (None: all)."""
+    indices = wind_forecast.query_indices(indices, self.num_balloons, 'WindGP.reset')
+    self._valid[indices] = False
+    self._precision[indices] = 0.0
+    self._alpha[indices] = 0.0
+    self._errors[indices] = 0.0
+    self._since_refresh[indices] = 0
+
+
+  def observe(self, x, y, pressure, t, error_u, error_v, indices=None):
+    """Adds one measurement per balloon and slides its 6-hour window.
+
+    Points more than 6 hours older than t are dropped first; if the window is
+    then still full, its oldest point is dropped.
+
+    Args:
+      x, y, pressure, t: position (m, m, Pa) and time (s) of the measurements.
+      error_u, error_v: measured forecast errors (truth - forecast) in m/s.
+      indices: balloons that measure (None: all), each listed once. Every
+        array has one entry per measuring balloon.
+    """
+    if indices is not None:
+      indices = wind_forecast.check_indices(indices, self.num_balloons, 'WindGP.observe')
+      if len(np.unique(indices)) != len(indices):
+        raise ValueError('WindGP.observe: a balloon index appears twice in indices.')
+    count = self.num_balloons if indices is None else len(indices)
+    new_points, times, new_errors = self._check_observation(
+        count, x, y, pressure, t, error_u, error_v, 'WindGP.observe')
+    for start in range(0, count, self._chunk_size):
+      part = slice(start, start + self._chunk_size)
+      # Basic slices give views (updated in place); index arrays give copies.
+      rows = part if indices is None else indices[part]
+      self._observe_chunk(rows, new_points[part], times[part], new_errors[part])
+
+  def predict(self, x, y, pressures, t, needed=None):
+    """Posterior of the forecast error over a pressure column per balloon.
+
+    Args:
+      x, y, t: position (m) and time (s) of each balloon, [B].
+      pressures: query pressures [B, L] in Pa.
+      needed: optional bool [B, L], the levels the caller will use. Work is
+        skipped for levels no balloon of a chunk needs; skipped levels read
+        mean 0 and variance 3.6^2 (the prior). Levels are cheapest to skip when
+        the needed ones are contiguous in each column (e.g. a reachable range).
+
+    Returns:
+      (mean_error_u, mean_error_v, variance), each float64 [B, L]. The variance
+      is in (m/s)^2, within [0, 3.6^2]; it is 0 for a balloon with no
+      measurements (§11: the estimate is then the forecast, uncertainty 0).
+    """
+    query, levels, needed = self._check_prediction(x, y, pressures, t, needed, 'WindGP.predict')
+    mean, variance = self._empty_prediction(levels.shape)
+    for start in range(0, self.num_balloons, self._chunk_size):
+      part = slice(start, start + self._chunk_size)
+      self._predict_chunk(part, query, levels, needed, mean, variance)
+    return self._finish_prediction(mean, variance)
+
+  def observe_and_predict(self, x, y, pressure, t, error_u, error_v, pressures, needed=None):
+    """`observe` for every balloon, then `predict` at the same (x, y, t).
+
+    Same results as the two calls, but done chunk by chunk, so each balloon's
+    window (115 KB of inverse at 120 points) is read from memory once per step
+    instead of twice -- the usual agent step: measure where the balloon is,
+    then build its wind column there.
+
+    Args:
+      x, y, pressure, t, error_u, error_v: as in `observe`, [B].
+      pressures, needed: as in `predict`, [B, L].
+
+    Returns:
+      As `predict`.
+    """
+    where = 'WindGP.observe_and_predict'
+    new_points, times, new_errors = self._check_observation(
+        self.num_balloons, x, y, pressure, t, error_u, error_v, where)
+    query, levels, needed = self._check_prediction(x, y, pressures, t, needed, where)
+    mean, variance = self._empty_prediction(levels.shape)
+    for start in range(0, self.num_balloons, self._chunk_size):
+      part = slice(start, start + self._chunk_size)
+      self._observe_chunk(part, new_points[part], times[part], new_errors[part])
+      self._predict_chunk(part, query, levels, needed, mean, variance)
+    return self._finish_prediction(mean, variance)
+
+  def _check_observation(self, count, x, y, pressure, t, error_u, error_v, where):
+    """Validates measurement arrays; returns scaled points, times and errors."""
+    arrays = [np.asarray(a, np.float64) for a in (x, y, pressure, t, error_u, error_v)]
+    for name, array in zip(('x', 'y', 'pressure', 't', 'error_u', 'error_v'), arrays):
+      if array.shape != (count,):
+        raise ValueError(f'{where}: {name} must have shape ({count},), got {array.shape}.')
+    x, y, pressure, t, error_u, error_v = arrays
+    new_points = np.stack([x, y, pressure, t], axis=-1) / LENGTH_SCALES
+    return new_points, t, np.stack([error_u, error_v], axis=-1)
+
+  def _check_prediction(self, x, y, pressures, t, needed, where):
+    """Validates query arrays; returns scaled (x, y, t) [B, 3], levels [B, L], needed."""
+    b = self.num_balloons
+    x, y, t = (np.asarray(a, np.float64) for a in (x, y, t))
+    pressures = np.asarray(pressures, np.float64)
+    for name, array in (('x', x), ('y', y), ('t', t)):
+      if array.shape != (b,):
+        raise ValueError(f'{where}: {name} must have shape ({b},), got {array.shape}.')
+    if pressures.ndim != 2 or pressures.shape[0] != b:
+      raise ValueError(f'{where}: pressures must have shape ({b}, L), got {pressures.shape}.')
+    if needed is not None:
+      needed = np.asarray(needed, bool)
+      if needed.shape != pressures.shape:
+        raise ValueError(f'{where}: needed must have shape {pressures.shape}, '
+                         f'got {needed.shape}.')
+    query = np.stack([x, y, t], axis=-1) / LENGTH_SCALES[[0, 1, 3]]
+    levels = (pressures / LENGTH_SCALES[2]).astype(self._dtype)
+    return query, levels, needed
+
+  @staticmethod
+  def _empty_prediction(shape):
+    return np.zeros((*shape, 2)), np.full(shape, KERNEL_VARIANCE)
+
+  def _finish_prediction(self, mean, variance):
+    # §11: with no measurements the uncertainty is 0 (and the mean already 0).
+    variance[~self._valid.any(axis=1)] = 0.0
+    return mean[..., 0], mean[..., 1], variance
+
+  def _predict_chunk(self, part, query, levels, needed, mean, variance):
+    """Fills mean[part] and variance[part] (a slice of balloons)."""
+    band = slice(0, levels.shape[1])
+    if needed is not None:
+      used = np.flatnonzero(needed[part].any(axis=0))
+      if not len(used):
+        return
+      band = slice(used[0], used[-1] + 1)
+    points = self._points[part]
+    # r^2 = the horizontal-and-time part, shared by every level of the column,
+    # plus the pressure part; only the latter is computed per level.
+    shared = ((query[part, None, :] - points[..., [0, 1, 3]]) ** 2).sum(-1)
+    shared = shared.astype(self._dtype)
+    point_levels = points[..., 2].astype(self._dtype)
+    r2 = levels[part, band, None] - point_levels[:, None, :]
+    np.square(r2, out=r2)
+    r2 += shared[:, None, :]
+    cross = np.sqrt(r2, out=r2)
+    np.negative(cross, out=cross)
+    np.exp(cross, out=cross)
+    cross *= (KERNEL_VARIANCE * self._valid[part, None, :]).astype(self._dtype)
+    precision = self._precision[part].astype(self._dtype)
+    alpha = self._alpha[part].astype(self._dtype)
+    mean[part, band] = cross @ alpha
+    explained = np.einsum('cln,cln->cl', cross @ precision, cross)
+    variance[part, band] = np.clip(KERNEL_VARIANCE - explained, 0.0, KERNEL_VARIANCE)
+
+  def _observe_chunk(self, rows, new_points, new_times, new_errors):
+    """observe() for a chunk of balloons `rows` (a slice or an index array)."""
+    times = self._times[rows]
+    # Drop every point older than the 6 h window: none or one per balloon when
+    # observe is called every step, so this loop rarely runs more than once.
+    while True:
+      valid = self._valid[rows]
+      expired = valid & (new_times[:, None] - times > WINDOW_S)
+      has_expired = expired.any(axis=1)
+      if not has_expired.any():
+        break
+      which = np.flatnonzero(has_expired)
+      all_rows = np.arange(self.num_balloons)[rows]
+      self._remove(all_rows[which], expired[which].argmax(axis=1))
+    full = valid.all(axis=1)
+    oldest = np.where(valid, times, np.inf).argmin(axis=1)
+    first_free = (~valid).argmax(axis=1)
+    slots = np.where(full, oldest, first_free)
+    self._slide(rows, slots, full, new_points, new_times, new_errors)
+    self._since_refresh[rows] += 1
+    if self._refresh_interval:
+      due = np.arange(self.num_balloons)[rows][self._since_refresh[rows] >= self._refresh_interval]
+      if len(due):
+        self._refresh(due)
+
+  def _slide(self, rows, slots, full, new_points, new_times, new_errors):
+    """Puts a new point in slot `slots[i]` of each balloon, first removing the
+    point there where `full[i]`; one symmetric rank-2 update of Q.
+
+    With q = Q[:, s] of the removed point (0 if none), c the new point's kernel
+    column over the remaining points and g = Q' c = Q c - q (q.c) / q_ss its
+    gain under the downdated inverse Q', e = d - c.g, and h = g with h[s] = -1,
+    the new inverse is Q - q q^T / q_ss + h h^T / e (row and column s then hold
+    -g / e and 1 / e, the block-inverse formula).
+    """
+    precision = self._precision[rows]
+    arange = np.arange(len(slots))
+    removed = np.where(full[:, None], precision[arange, :, slots], 0.0)
+    removed_pivot = np.where(full, removed[arange, slots], 1.0)
+    valid = self._valid[rows]
+    valid[arange, slots] = False
+    distance = np.sqrt(((self._points[rows] - new_points[:, None, :]) ** 2).sum(-1))
+    cross = KERNEL_VARIANCE * np.exp(-distance) * valid
+    gain = np.matmul(precision, cross[:, :, None])[:, :, 0]
+    gain -= removed * ((removed * cross).sum(-1) / removed_pivot)[:, None]
+    gain[arange, slots] = 0.0
+    schur = KERNEL_VARIANCE + OBSERVATION_NOISE - (cross * gain).sum(-1)
+    update = gain.copy()
+    update[arange, slots] = -1.0
+    factors = np.stack([removed, update], axis=-1)                    # [R, n, 2]
+    weights = np.stack([-1.0 / removed_pivot * full, 1.0 / schur], axis=-1)
+    precision += np.matmul(factors * weights[:, None, :], factors.transpose(0, 2, 1))
+    # Write row and column s exactly (the rank-2 form gives them up to round-off).
+    precision[arange, slots, :] = -gain / schur[:, None]
+    precision[arange, :, slots] = -gain / schur[:, None]
+    precision[arange, slots, slots] = 1.0 / schur
+    valid[arange, slots] = True
+    errors = self._errors[rows]
+    errors[arange, slots] = new_errors
+    points = self._points[rows]
+    points[arange, slots] = new_points
+    times = self._times[rows]
+    times[arange, slots] = new_times
+    if not isinstance(rows, slice):
+      self._precision[rows] = precision
+      self._valid[rows] = valid
+      self._errors[rows] = errors
+      self._points[rows] = points
+      self._times[rows] = times
+    self._alpha[rows] = np.matmul(precision, errors)
+
+  def _remove(self, rows, slots):
+    """Removes slot `slots[i]` of balloon `rows[i]` (Schur-complement downdate)."""
+    precision = self._precision[rows]
+    arange = np.arange(len(rows))
+    column = precision[arange, :, slots]
+    pivot = column[arange, slots]
+    precision -= column[:, :, None] * (column / pivot[:, None])[:, None, :]
+    precision[arange, slots, :] = 0.0
+    precision[arange, :, slots] = 0.0
+    self._precision[rows] = precision
+    self._valid[rows, slots] = False
+    self._errors[rows, slots] = 0.0
+    self._alpha[rows] = np.matmul(precision, self._errors[rows])
+
+  def _refresh(self, rows):
+    """Recomputes Q from scratch for balloons `rows` (bounds accumulated round-off)."""
+    valid = self._valid[rows]
+    points = self._points[rows]
+    distance = np.sqrt(((points[:, :, None, :] - points[:, None, :, :]) ** 2).sum(-1))
+    both_valid = valid[:, :, None] & valid[:, None, :]
+    kernel = np.where(both_valid, KERNEL_VARIANCE * np.exp(-distance), 0.0)
+    # Unused slots get an identity block so the matrix stays invertible, then zeroed.
+    diagonal = np.where(valid, OBSERVATION_NOISE, 1.0)
+    kernel += diagonal[:, :, None] * np.eye(self.max_points)
+    precision = np.linalg.inv(kernel) * both_valid
+    self._precision[rows] = precision
+    self._alpha[rows] = np.matmul(precision, self._errors[rows])
+    self._since_refresh[rows] = 0

@@ -1,0 +1,224 @@
+"""Policy and value networks of PPO, as `tf.Module`s.
+
+Every network has the same interface, which `agents.algorithms.ppo.PPO` calls:
+
+- `policy(observ [N, O], state [N, S]) -> (params [N, P], new_state [N, S])`
+- `policy_sequence(observ [N, T, O], state [N, S], reset [N, T]) -> params [N, T, P]`,
+  the same policy over whole sequences, resetting the state where `reset` is
+  true (an episode began there); used by the update.
+- `value(observ [..., O]) -> [...]`, always feed-forward (as in BatchPPO, the
+  recurrent policy keeps a feed-forward value function).
+- `distribution(params)`, the action distribution built from the parameters;
+  `action_dtype` and `action_shape` say what one action looks like.
+
+Box actions use a diagonal Gaussian whose log std is a state-independent
+variable; Discrete actions use a categorical. Weights use orthogonal
+initialisation (gain sqrt(2) for hidden layers, 0.01 for the policy output,
+1 for the value output), a standard PPO implementation detail.
+"""
+
+import gymnasium
+import numpy as np
+import tensorflow as tf
+
+from agents.algorithms.ppo import distributions
+
+_ACTIVATIONS = {'tanh': tf.tanh, 'relu': tf.nn.relu, 'elu': tf.nn.elu}
+
+
+def _orthogonal(shape, gain, rng):
+  flat = rng.standard_normal((max(shape), min(shape)))
+  q, r = np.linalg.qr(flat)
+  q *= np.sign(np.diag(r))
+  if shape[0] < shape[1]:
+    q = q.T
+  return (gain * q[:shape[0], :shape[1]]).astype(np.float32)
+
+
+class Dense(tf.Module):
+  """Affine layer with orthogonal initial weights and an optional activation."""
+
+  def __init__(self, in_size, out_size, gain, rng, activation=None, name=None):
+    super().__init__(name=name)
+    self.kernel = tf.Variable(_orthogonal((in_size, out_size), gain, rng), name='kernel')
+    self.bias = tf.Variable(tf.zeros([out_size]), name='bias')
+    self._activation = activation
+
+  def __call__(self, inputs):
+    outputs = tf.matmul(inputs, self.kernel) + self.bias
+    return self._activation(outputs) if self._activation else outputs
+
+
+class MLP(tf.Module):
+  """Stack of hidden `Dense` layers followed by a linear output layer."""
+
+  def __init__(self, in_size, hidden_sizes, out_size, output_gain, activation, rng, name=None):
+    super().__init__(name=name)
+    self.layers = []
+    size = in_size
+    for index, hidden in enumerate(hidden_sizes):
+      self.layers.append(Dense(size, hidden, np.sqrt(2.0), rng, activation, name=f'hidden{index}'))
+      size = hidden
+    self.output_size = size
+    self.head = Dense(size, out_size, output_gain, rng, name='output') if out_size else None
+
+  def __call__(self, inputs):
+    for layer in self.layers:
+      inputs = layer(inputs)
+    return self.head(inputs) if self.head is not None else inputs
+
+
+def _apply_over_leading_axes(fn, inputs):
+  """Applies a [N, F] -> [N, G] function to [..., F], keeping the leading axes."""
+  shape = tf.shape(inputs)
+  outputs = fn(tf.reshape(inputs, [-1, inputs.shape[-1]]))
+  return tf.reshape(outputs, tf.concat([shape[:-1], tf.shape(outputs)[-1:]], 0))
+
+
+class GRUCell(tf.Module):
+  """Gated recurrent unit (Cho et al., 2014)."""
+
+  def __init__(self, in_size, units, rng, name=None):
+    super().__init__(name=name)
+    self.units = units
+    self.input_kernel = tf.Variable(_orthogonal((in_size, 3 * units), 1.0, rng))
+    self.state_kernel = tf.Variable(
+        np.concatenate([_orthogonal((units, units), 1.0, rng) for _ in range(3)], 1))
+    self.bias = tf.Variable(tf.zeros([3 * units]))
+
+  def __call__(self, inputs, state):
+    x_update, x_reset, x_candidate = tf.split(tf.matmul(inputs, self.input_kernel) + self.bias,
+                                              3, -1)
+    u_update, u_reset, u_candidate = tf.split(self.state_kernel, 3, -1)
+    update = tf.sigmoid(x_update + tf.matmul(state, u_update))
+    reset = tf.sigmoid(x_reset + tf.matmul(state, u_reset))
+    candidate = tf.tanh(x_candidate + tf.matmul(reset * state, u_candidate))
+    return (1.0 - update) * state + update * candidate
+
+
+class _PolicyValueNetwork(tf.Module):
+  """Shared parts: value MLP, the distribution head, the feed-forward policy."""
+
+  recurrent = False
+
+  def __init__(self, observ_size, action_space, policy_layers, value_layers, activation,
+               init_std, seed, name):
+    super().__init__(name=name)
+    if activation not in _ACTIVATIONS:
+      raise ValueError(f'Unknown activation {activation!r}; expected one of '
+                       f'{sorted(_ACTIVATIONS)} (config key "activation").')
+    self._rng = np.random.default_rng(seed)
+    self._activation = _ACTIVATIONS[activation]
+    if isinstance(action_space, gymnasium.spaces.Box):
+      self.distribution_class = distributions.DiagonalGaussian
+      self.action_shape = tuple(action_space.shape)
+      self.action_dtype = tf.float32
+      self._head_size = int(np.prod(action_space.shape))
+      self.log_std = tf.Variable(np.full([self._head_size], np.log(init_std), np.float32),
+                                 name='log_std')
+    elif isinstance(action_space, gymnasium.spaces.Discrete):
+      self.distribution_class = distributions.Categorical
+      self.action_shape = ()
+      self.action_dtype = tf.int32
+      self._head_size = int(action_space.n)
+      self.log_std = None
+    else:
+      raise ValueError(f'Unsupported action space {action_space}; PPO supports Box and '
+                       'Discrete.')
+    self.value_mlp = MLP(observ_size, value_layers, 1, 1.0, self._activation, self._rng,
+                         name='value')
+    self.state_size = 1
+
+  def value(self, observ):
+    return _apply_over_leading_axes(self.value_mlp, observ)[..., 0]
+
+  def distribution(self, params):
+    return self.distribution_class.from_params(params)
+
+  def _head_to_params(self, head):
+    if self.log_std is None:
+      return head
+    # State-independent log std: one learned variable, broadcast over the batch.
+    return tf.concat([head, tf.zeros_like(head) + self.log_std], -1)
+
+  def initial_state(self, batch_size):
+    return tf.zeros([batch_size, self.state_size])
+
+
+class FeedForwardPolicy(_PolicyValueNetwork):
+  """Feed-forward policy for Box (Gaussian) or Discrete (categorical) actions."""
+
+  def __init__(self, observ_size, action_space, policy_layers=(64, 64), value_layers=(64, 64),
+               activation='tanh', init_std=1.0, seed=0, name='feed_forward_policy', **unused):
+    super().__init__(observ_size, action_space, policy_layers, value_layers, activation,
+                     init_std, seed, name)
+    self.policy_mlp = MLP(observ_size, policy_layers, self._head_size, 0.01, self._activation,
+                          self._rng, name='policy')
+
+  def policy(self, observ, state):
+    return self._head_to_params(self.policy_mlp(observ)), state
+
+  def policy_sequence(self, observ, state, reset):
+    del state, reset  # A feed-forward policy has no memory across steps.
+    return self._head_to_params(_apply_over_leading_axes(self.policy_mlp, observ))
+
+
+class RecurrentPolicy(_PolicyValueNetwork):
+  """Policy with hidden layers, then a GRU, then a linear head (BatchPPO's recurrent_gaussian)."""
+
+  recurrent = True
+
+  def __init__(self, observ_size, action_space, policy_layers=(64,), value_layers=(64, 64),
+               activation='tanh', init_std=1.0, seed=0, gru_units=64, name='recurrent_policy',
+               **unused):
+    super().__init__(observ_size, action_space, policy_layers, value_layers, activation,
+                     init_std, seed, name)
+    self.encoder = MLP(observ_size, policy_layers, 0, 1.0, self._activation, self._rng,
+                       name='encoder')
+    self.cell = GRUCell(self.encoder.output_size, gru_units, self._rng, name='gru')
+    self.head = Dense(gru_units, self._head_size, 0.01, self._rng, name='head')
+    self.state_size = gru_units
+
+  def policy(self, observ, state):
+    state = self.cell(self.encoder(observ), state)
+    return self._head_to_params(self.head(state)), state
+
+  def policy_sequence(self, observ, state, reset):
+    features = _apply_over_leading_axes(self.encoder, observ)
+
+    def step(previous, elems):
+      feature, reset_t = elems
+      # An episode that begins here starts from the zero state.
+      previous = tf.where(reset_t[:, None], tf.zeros_like(previous), previous)
+      return self.cell(feature, previous)
+
+    time_major = (tf.transpose(features, [1, 0, 2]), tf.transpose(reset, [1, 0]))
+    states = tf.scan(step, time_major, initializer=state)
+    head = _apply_over_leading_axes(self.head, tf.transpose(states, [1, 0, 2]))
+    return self._head_to_params(head)
+
+
+NETWORKS = {
+    'feed_forward': FeedForwardPolicy,
+    'recurrent': RecurrentPolicy,
+}
+
+
+def make_network(name, observation_space, action_space, seed=0, **kwargs):
+  """Builds the network registered under `name` for the given spaces.
+
+  Args:
+    name: a key of `NETWORKS` (config key "network").
+    observation_space: a gymnasium Box; observations are flattened.
+    action_space: a gymnasium Box or Discrete.
+    seed: seed of the initial weights.
+    **kwargs: layer sizes, activation, init_std, gru_units.
+
+  Returns:
+    The network module.
+  """
+  if name not in NETWORKS:
+    raise ValueError(f'Unknown network {name!r} (config key "network"); '
+                     f'expected one of {sorted(NETWORKS)}.')
+  observ_size = int(np.prod(observation_space.shape))
+  return NETWORKS[name](observ_size, action_space, seed=seed, **kwargs)

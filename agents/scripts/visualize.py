@@ -1,0 +1,184 @@
+"""Runs the deterministic policy of a trained run; writes videos and episode statistics.
+
+    python -m agents.scripts.visualize --logdir=RUN_DIR --outdir=DIR [--num_episodes=N]
+        [--checkpoint=PATH] [--format=mp4|gif] [--max_steps=N] [--frame_every=K] [--seed=S]
+
+It loads the run's `config.yaml` and its latest (or given) checkpoint, plays
+`num_episodes` episodes with the policy's mode, and writes:
+
+- `episode-<i>.mp4` (or `.gif`) for environments that render rgb arrays, one
+  frame every `frame_every` steps (default: every step for episodes of up to
+  500 steps, else about 120 frames per episode);
+- `episodes.json` with the return and length of every episode;
+- `infos-<i>.png`, one panel per scalar the environment reports in its step
+  infos (for the balloon: pressure, battery, distance, power, ...);
+- for the balloon, `flight-<i>.png`: the environment's own flight plot (ground
+  track, altitude over the wind column, battery) at the end of the episode.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+
+class _OneLineArgumentParser(argparse.ArgumentParser):
+  def error(self, message):
+    self.exit(2, f'{self.prog}: error: {message}\n')
+
+
+def _video_writer_format(requested):
+  if requested:
+    return requested
+  try:
+    import imageio_ffmpeg  # noqa: F401
+  except ImportError:
+    return 'gif'
+  return 'mp4'
+
+
+def _write_video(frames, path, fps):
+  import imageio.v2 as imageio
+  if path.endswith('.gif'):
+    imageio.mimsave(path, frames, duration=1000.0 / fps, loop=0)
+  else:
+    imageio.mimsave(path, frames, fps=fps, macro_block_size=1)
+
+
+def _numeric_infos(info):
+  values = {}
+  for key, value in info.items():
+    array = np.asarray(value)
+    if array.shape == () and np.issubdtype(array.dtype, np.number):
+      values[key] = float(array)
+  return values
+
+
+def _plot_infos(trace, rewards, path):
+  """Plots every scalar the episode reported in its infos, one panel each, against time."""
+  import matplotlib
+  matplotlib.use('Agg')
+  import matplotlib.pyplot as plt
+  keys = sorted(trace)
+  panels = keys + ['reward']
+  figure, axes = plt.subplots(len(panels), 1, figsize=(8, 1.6 * len(panels)), sharex=True,
+                              squeeze=False)
+  for axis, key in zip(axes[:, 0], panels):
+    axis.plot(trace[key] if key != 'reward' else rewards)
+    axis.set_ylabel(key, rotation=0, ha='right', fontsize=8)
+  axes[-1, 0].set_xlabel('step')
+  figure.tight_layout()
+  figure.savefig(path, dpi=80)
+  plt.close(figure)
+
+
+def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=None,
+              max_steps=None, seed=0, frame_every=None):
+  """Plays episodes with the deterministic policy and writes their records.
+
+  Args:
+    run_dir: the run directory of a training run.
+    outdir: where to write videos, plots and episodes.json.
+    num_episodes: number of episodes.
+    checkpoint: checkpoint prefix; None takes the latest.
+    video_format: 'mp4' or 'gif'; None picks mp4 when imageio-ffmpeg exists.
+    max_steps: cut episodes after this many steps; None lets them end.
+    seed: seed of the first episode's reset (episode i uses seed + i).
+    frame_every: render one video frame every this many steps; None picks.
+
+  Returns:
+    The dict written to episodes.json.
+  """
+  import tensorflow as tf
+
+  from agents.scripts import configs, export, train
+  config, algorithm, _, _ = export.restore_algorithm(run_dir, checkpoint)
+  algorithm.training.assign(False)
+  os.makedirs(outdir, exist_ok=True)
+  probe = train.make_env(config)
+  render_modes = probe.metadata.get('render_modes', [])
+  probe.close()
+  can_render = 'rgb_array' in render_modes
+  env = train.make_env(dict(config, env_kwargs=dict(
+      config['env_kwargs'], **({'render_mode': 'rgb_array'} if can_render else {}))))
+  fps = env.metadata.get('render_fps') or 30
+  horizon = max_steps or (env.spec.max_episode_steps if env.spec else None) or 500
+  if frame_every is None:
+    frame_every = 1 if horizon <= 500 else -(-horizon // 120)
+  is_balloon = config['env'] == configs.BALLOON_ENV_ID
+  video_format = _video_writer_format(video_format)
+  index = tf.constant([0], tf.int32)
+  perform = tf.function(lambda observ: algorithm.perform(index, observ))
+  episodes = []
+  for episode in range(num_episodes):
+    algorithm.begin_episode(index)
+    observ, info = env.reset(seed=seed + episode)
+    frames = [env.render()] if can_render else []
+    trace, rewards = {}, []
+    total, length, done = 0.0, 0, False
+    while not done and (max_steps is None or length < max_steps):
+      action = perform(tf.convert_to_tensor(observ[None], tf.float32)).numpy()[0]
+      observ, reward, terminated, truncated, info = env.step(action)
+      total += float(reward)
+      length += 1
+      done = terminated or truncated
+      rewards.append(float(reward))
+      for key, value in _numeric_infos(info).items():
+        trace.setdefault(key, []).append(value)
+      if can_render and (length % frame_every == 0 or done):
+        frames.append(env.render())
+    record = {'episode': episode, 'return': total, 'length': length}
+    if frames:
+      path = os.path.join(outdir, f'episode-{episode}.{video_format}')
+      _write_video(frames, path, fps)
+      record['video'] = os.path.basename(path)
+    if trace:
+      path = os.path.join(outdir, f'infos-{episode}.png')
+      _plot_infos(trace, rewards, path)
+      record['infos_plot'] = os.path.basename(path)
+    if is_balloon and frames:
+      import imageio.v2 as imageio
+      path = os.path.join(outdir, f'flight-{episode}.png')
+      imageio.imwrite(path, frames[-1])  # The renderer's flight plot at the episode's end.
+      record['flight_plot'] = os.path.basename(path)
+    episodes.append(record)
+  env.close()
+  returns = [record['return'] for record in episodes]
+  result = {'run_dir': os.path.abspath(run_dir), 'config': config['env'],
+            'mean_return': float(np.mean(returns)), 'std_return': float(np.std(returns)),
+            'mean_length': float(np.mean([record['length'] for record in episodes])),
+            'episodes': episodes}
+  with open(os.path.join(outdir, 'episodes.json'), 'w', encoding='utf-8') as file:
+    json.dump(result, file, indent=2)
+  return result
+
+
+def main(argv=None):
+  """Console entry point `agents-visualize`; returns the exit code."""
+  parser = _OneLineArgumentParser(prog='agents.scripts.visualize', description=__doc__.split(
+      '\n')[0])
+  parser.add_argument('--logdir', required=True, help='Run directory <logdir>/<time>-<config>.')
+  parser.add_argument('--outdir', required=True, help='Where to write videos and statistics.')
+  parser.add_argument('--num_episodes', type=int, default=5)
+  parser.add_argument('--checkpoint', default=None, help='Checkpoint prefix; default latest.')
+  parser.add_argument('--format', dest='video_format', choices=('mp4', 'gif'), default=None)
+  parser.add_argument('--max_steps', type=int, default=None, help='Cut episodes at this length.')
+  parser.add_argument('--frame_every', type=int, default=None,
+                      help='Video frame every K steps; default picks by episode length.')
+  parser.add_argument('--seed', type=int, default=0)
+  args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+  if not os.path.exists(os.path.join(args.logdir, 'config.yaml')):
+    print(f'agents.scripts.visualize: error: {args.logdir} has no config.yaml; pass a run '
+          'directory <logdir>/<timestamp>-<config>.', file=sys.stderr)
+    return 2
+  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+  result = visualize(args.logdir, args.outdir, args.num_episodes, args.checkpoint,
+                     args.video_format, args.max_steps, args.seed, args.frame_every)
+  print(json.dumps({key: result[key] for key in ('mean_return', 'std_return', 'mean_length')}))
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -1,0 +1,199 @@
+"""A uniform batched view of one environment or of a vector environment ("slab").
+
+BatchEnv and the worker processes of ExternalProcess both step groups of
+environments. A group is either a plain `gymnasium.Env` (a slab of one) or a
+`gymnasium.vector.VectorEnv` whose autoreset is disabled, so the caller decides
+when each environment resets (`reset(seed=[...], options={'reset_mask': mask})`).
+`Slab` hides the difference: actions, observations, rewards and flags always
+carry a leading axis of the slab's size.
+
+Infos stay in each environment's own form ("raw"): a plain dict for a single
+environment, Gymnasium's vector format (key -> array, '_key' -> mask) for a
+vector environment. `vector_infos` turns raw infos into the vector format and
+`concatenate_infos` joins the vector infos of several slabs into one batch.
+"""
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+# Spaces whose values are single numpy arrays of a fixed shape and dtype; only these
+# travel through shared memory and get validated as one array.
+ARRAY_SPACES = (gymnasium.spaces.Box, gymnasium.spaces.Discrete,
+                gymnasium.spaces.MultiDiscrete, gymnasium.spaces.MultiBinary)
+
+
+def is_array_space(space):
+  """Returns whether values of `space` are single numpy arrays of a fixed shape."""
+  return isinstance(space, ARRAY_SPACES)
+
+
+class Slab:
+  """Steps a `gymnasium.Env` or an autoreset-disabled `VectorEnv` as K environments.
+
+  Attributes:
+    env: The wrapped environment.
+    is_vector: Whether `env` is a `VectorEnv`.
+    num_envs: Number of environments K (1 for a plain environment).
+    observation_space: The observation space of one environment.
+    action_space: The action space of one environment.
+  """
+
+  def __init__(self, env):
+    self.env = env
+    self.is_vector = isinstance(env, VectorEnv)
+    if self.is_vector:
+      mode = env.metadata.get('autoreset_mode')
+      if mode not in (AutoresetMode.DISABLED, AutoresetMode.DISABLED.value):
+        raise ValueError(
+            f'A vector environment used as a slab must disable autoreset '
+            f"(metadata['autoreset_mode'] == AutoresetMode.DISABLED), got {mode!r}; "
+            'the batch resets finished environments itself.')
+      self.num_envs = env.num_envs
+      self.observation_space = env.single_observation_space
+      self.action_space = env.single_action_space
+    elif isinstance(env, gymnasium.Env):
+      self.num_envs = 1
+      self.observation_space = env.observation_space
+      self.action_space = env.action_space
+    else:
+      raise TypeError(f'Expected a gymnasium.Env or gymnasium.vector.VectorEnv, got {type(env)}.')
+
+  def step(self, actions):
+    """Steps every environment of the slab.
+
+    Args:
+      actions: Batched actions with a leading axis of size `num_envs`.
+
+    Returns:
+      Tuple (observ[K, ...], reward float64[K], terminated bool[K], truncated bool[K],
+      raw_info), where raw_info is the environment's own info (dict or vector format).
+    """
+    if self.is_vector:
+      observ, reward, terminated, truncated, info = self.env.step(actions)
+      return (observ, np.asarray(reward, np.float64), np.asarray(terminated, bool),
+              np.asarray(truncated, bool), info)
+    observ, reward, terminated, truncated, info = self.env.step(actions[0])
+    return (batch_single(self.observation_space, observ), np.array([reward], np.float64),
+            np.array([terminated], bool), np.array([truncated], bool), info)
+
+  def reset(self, indices=None, seeds=None):
+    """Resets some environments of the slab.
+
+    Args:
+      indices: Positions within the slab to reset; None resets all of them.
+      seeds: One seed (or None) per entry of `indices`, or None.
+
+    Returns:
+      Tuple (observ[len(indices), ...], infos in vector format of length len(indices)).
+    """
+    indices = np.arange(self.num_envs) if indices is None else np.asarray(indices, np.int64)
+    seeds = [None] * len(indices) if seeds is None else [_plain_seed(s) for s in seeds]
+    if not self.is_vector:
+      if len(indices) != 1 or indices[0] != 0:
+        raise IndexError(f'A single environment has only index 0, got {indices.tolist()}.')
+      observ, info = self.env.reset(seed=seeds[0])
+      return batch_single(self.observation_space, observ), vector_infos(info, 1, False)
+    mask = np.zeros(self.num_envs, bool)
+    mask[indices] = True
+    all_seeds = [None] * self.num_envs
+    for index, seed in zip(indices, seeds):
+      all_seeds[index] = seed
+    observ, info = self.env.reset(seed=all_seeds, options={'reset_mask': mask})
+    return select(observ, indices), select(info, indices)
+
+  def close(self):
+    self.env.close()
+
+
+def make_sync_slab(constructors):
+  """Builds a slab of environments stepped together in one process.
+
+  Args:
+    constructors: Callables that each return a `gymnasium.Env`.
+
+  Returns:
+    A `SyncVectorEnv` with autoreset disabled, so the caller decides when to reset.
+  """
+  return gymnasium.vector.SyncVectorEnv(
+      list(constructors), copy=False, autoreset_mode=AutoresetMode.DISABLED)
+
+
+def batch_single(space, value):
+  """Adds a leading axis of size one to one environment's value of `space`."""
+  if isinstance(value, np.ndarray):
+    return value[None]
+  if is_array_space(space):
+    return np.asarray(value, space.dtype)[None]
+  out = gymnasium.vector.utils.create_empty_array(space, 1)
+  return gymnasium.vector.utils.concatenate(space, [value], out)
+
+
+def select(value, indices):
+  """Selects rows of a batched value (array, or dict/tuple of them, e.g. vector infos)."""
+  if isinstance(value, dict):
+    return {key: select(item, indices) for key, item in value.items()}
+  if isinstance(value, tuple):
+    return tuple(select(item, indices) for item in value)
+  return np.asarray(value)[indices]
+
+
+class _InfoBatcher:
+  """Borrows Gymnasium's own merging of per-environment infos into the vector format."""
+
+  _add_info = VectorEnv._add_info
+
+  def __init__(self, num_envs):
+    self.num_envs = num_envs
+
+
+def vector_infos(raw_info, num_envs, is_vector):
+  """Returns a slab's raw info in Gymnasium's vector format (a plain dict becomes length one)."""
+  if is_vector:
+    return raw_info
+  if not raw_info:
+    return {}
+  return _InfoBatcher(num_envs)._add_info({}, raw_info, 0)
+
+
+def concatenate_infos(parts, sizes):
+  """Joins vector-format infos of consecutive slabs into the infos of the whole batch.
+
+  Args:
+    parts: One vector-format info dict per slab.
+    sizes: The number of environments of each slab.
+
+  Returns:
+    A vector-format info dict whose arrays have length `sum(sizes)`; environments whose
+    slab lacked a key hold zeros there and False in the '_key' mask.
+  """
+  if len(parts) == 1:
+    return parts[0]
+  keys = []
+  for part in parts:
+    keys.extend(key for key in part if key not in keys)
+  if not keys:
+    return {}
+  merged = {}
+  for key in keys:
+    present = [(part[key], size) for part, size in zip(parts, sizes) if key in part]
+    if all(isinstance(value, dict) for value, _ in present):
+      merged[key] = concatenate_infos(
+          [part.get(key, {}) for part in parts], sizes)
+      continue
+    template = next(np.asarray(value) for value, _ in present)
+    pieces = []
+    for part, size in zip(parts, sizes):
+      if key in part:
+        pieces.append(np.asarray(part[key]))
+      elif key.startswith('_'):
+        pieces.append(np.zeros(size, bool))
+      else:
+        fill = None if template.dtype == object else 0
+        pieces.append(np.full((size, *template.shape[1:]), fill, template.dtype))
+    merged[key] = np.concatenate(pieces)
+  return merged
+
+
+def _plain_seed(seed):
+  return None if seed is None else int(seed)

@@ -1,0 +1,66 @@
+"""Static TensorFlow shapes and dtypes of Gymnasium spaces, for the in-graph environments.
+
+`tf.numpy_function` needs to know the dtype of every output before it runs, and
+the variables that hold observations and actions need fixed shapes. Both come
+from the spaces: `space_spec` turns a space into a `tf.TensorSpec` of one
+environment's value, and rejects the spaces that have no single array form
+(Dict, Tuple, Text, Graph) with an error that says which space and what to do.
+"""
+
+import gymnasium
+import numpy as np
+import tensorflow as tf
+
+
+def space_spec(space, what):
+  """Returns the `tf.TensorSpec` of one value of a Gymnasium space.
+
+  Args:
+    space: a `gymnasium.Space` whose values are single arrays (Box, Discrete,
+      MultiDiscrete, MultiBinary).
+    what: what the space describes, e.g. 'observation space'; used in errors.
+
+  Returns:
+    `tf.TensorSpec(space.shape, space.dtype)`.
+
+  Raises:
+    TypeError: the space is not a `gymnasium.Space`, or its values are not
+      single arrays of a fixed shape and numeric dtype.
+  """
+  if not isinstance(space, gymnasium.Space):
+    raise TypeError(f'The {what} must be a gymnasium.Space, got {type(space).__name__}.')
+  if space.shape is None or space.dtype is None:
+    raise TypeError(
+        f'The {what} {space} has no fixed array shape and dtype; flatten it first, '
+        'e.g. with gymnasium.wrappers.FlattenObservation.')
+  dtype = np.dtype(space.dtype)
+  if not (np.issubdtype(dtype, np.number) or np.issubdtype(dtype, np.bool_)):
+    raise TypeError(f'The {what} {space} has the non-numeric dtype {dtype}.')
+  return tf.TensorSpec(tuple(space.shape), tf.as_dtype(dtype))
+
+
+def info_spec(key, spec):
+  """Checks one entry of an `info_specs` mapping and returns it as a `tf.TensorSpec`.
+
+  Args:
+    key: the info key, a string.
+    spec: a `tf.TensorSpec` or a `(shape, dtype)` pair for one environment's value.
+
+  Returns:
+    The `tf.TensorSpec`.
+
+  Raises:
+    TypeError: the key is not a string or starts with '_' (reserved for masks),
+      or the spec is neither form.
+  """
+  if not isinstance(key, str) or key.startswith('_'):
+    raise TypeError(f'Info key {key!r} must be a string that does not start with "_" '
+                    '(those are the Gymnasium vector-format masks).')
+  if isinstance(spec, tf.TensorSpec):
+    return spec
+  try:
+    shape, dtype = spec
+    return tf.TensorSpec(tuple(shape), tf.as_dtype(dtype))
+  except (TypeError, ValueError) as error:
+    raise TypeError(f'Spec of info key {key!r} must be a tf.TensorSpec or a (shape, dtype) '
+                    f'pair, got {spec!r}.') from error

@@ -1,0 +1,50 @@
+"""TWR50 of the baseline controllers over N seeds, each flown as one vector slab; prints JSON.
+
+    python -m bench.baselines --seeds 100 [--policies station_seeker,random_walk,random]
+
+TWR50 is the fraction of the 960 agent steps (48 h) a balloon spends within 50 km of its
+station (balloon.md §14); a balloon that terminates early counts as outside afterwards.
+Seeds are 0 … N−1 (episode seeds of the procedural environment).
+"""
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from agents.env.balloon import baselines
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__)
+  parser.add_argument('--seeds', type=int, default=100)
+  parser.add_argument('--first_seed', type=int, default=0)
+  parser.add_argument('--policies', default=','.join(baselines.POLICIES))
+  parser.add_argument('--steps', type=int, default=960)
+  parser.add_argument('--wind', default='procedural', choices=('procedural', 'static'))
+  args = parser.parse_args(argv)
+  seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+  results = {}
+  for name in args.policies.split(','):
+    policy = baselines.POLICIES[name](len(seeds), seed=0)
+    start = time.perf_counter()
+    metrics = baselines.evaluate(policy, seeds, wind=args.wind, steps=args.steps)
+    seconds = time.perf_counter() - start
+    twr = metrics['twr50']
+    results[name] = {
+        'twr50_mean': round(float(twr.mean()), 4),
+        'twr50_stderr': round(float(twr.std(ddof=1) / np.sqrt(len(twr))), 4) if len(twr) > 1
+        else None,
+        'twr50_median': round(float(np.median(twr)), 4),
+        'mean_reward': round(float(metrics['reward'].mean()), 2),
+        'terminated': int(metrics['terminated'].sum()),
+        'seconds': round(seconds, 1),
+    }
+    print(json.dumps({'policy': name, **results[name]}), flush=True)
+  print(json.dumps({'seeds': len(seeds), 'steps': args.steps, 'wind': args.wind,
+                    'results': results}))
+
+
+if __name__ == '__main__':
+  main()

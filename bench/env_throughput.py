@@ -1,0 +1,246 @@
+"""Environment steps per second: BatchEnv over ExternalProcess vs Gymnasium's vector envs.
+
+Runs, side by side in one process and on the same environment:
+
+  sync         gymnasium.vector.SyncVectorEnv, N environments in this process
+  async        gymnasium.vector.AsyncVectorEnv, N processes (shared memory on)
+  batch_env    BatchEnv.from_constructors, N processes
+  batch_env_kK BatchEnv, N / K processes hosting a slab of K environments each
+
+for CartPole-v1 (crossing processes dominates) and for a synthetic heavy
+environment (about half a millisecond of numpy work per step and an 84x84x4
+uint8 image observation); optionally for the balloon environment, whose slab
+row uses its native `BalloonVectorEnv`. All use the same start method (forkserver). Gym's
+vector envs reset finished environments automatically; the BatchEnv loop
+resets them explicitly, so every row pays for its resets.
+
+The methods are measured in interleaved rounds; each row reports the median
+and the best round. Besides wall-clock throughput, each row reports the CPU
+time the parent and its workers spent per environment step (from
+/proc/<pid>/stat on Linux), which stays meaningful when other jobs share the
+machine and make wall-clock numbers noisy.
+
+    python bench/env_throughput.py [--num-envs 8] [--slab 4] [--steps 1000]
+        [--heavy-steps 150] [--rounds 5] [--envs cartpole,heavy]
+
+Prints one JSON object.
+"""
+
+import argparse
+import functools
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+# BLAS threads in every worker would fight over the cores; the heavy environment uses
+# elementwise numpy work anyway.
+os.environ.setdefault('OMP_NUM_THREADS', '1')
+os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
+
+import gymnasium  # noqa: E402
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from agents.tools.batch_env import BatchEnv  # noqa: E402
+
+CONTEXT = 'forkserver'
+
+
+class HeavyEnv(gymnasium.Env):
+  """Synthetic environment with a fixed amount of numpy work and an image observation."""
+
+  def __init__(self, work_size=30_000, episode_length=500):
+    self.observation_space = gymnasium.spaces.Box(0, 255, (84, 84, 4), np.uint8)
+    self.action_space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    self._work = np.linspace(0.0, 1.0, work_size)
+    self._episode_length = episode_length
+    self._steps = 0
+    self._frame = np.zeros((84, 84, 4), np.uint8)
+
+  def reset(self, *, seed=None, options=None):
+    super().reset(seed=seed)
+    self._steps = 0
+    self._frame[...] = self.np_random.integers(0, 255, self._frame.shape, np.uint8)
+    return self._frame.copy(), {}
+
+  def step(self, action):
+    self._steps += 1
+    # Stand-in for a physics update: a few passes of transcendental math over an array.
+    value = float(np.sum(np.sin(self._work * float(action[0]) + self._steps) ** 2))
+    self._frame = np.roll(self._frame, 1, axis=0)
+    self._frame[0] = int(value) % 255
+    truncated = self._steps >= self._episode_length
+    return self._frame.copy(), value / len(self._work), False, truncated, {}
+
+
+def make_cartpole():
+  return gymnasium.make('CartPole-v1')
+
+
+def make_heavy():
+  return HeavyEnv()
+
+
+def make_balloon():
+  import agents.env  # noqa: F401 - registers the balloon environment.
+  return gymnasium.make('BalloonLearningEnvironment-v0')
+
+
+def make_balloon_slab(num_envs):
+  import agents.env  # noqa: F401 - registers the balloon environment.
+  return gymnasium.make_vec('BalloonLearningEnvironment-v0', num_envs=num_envs)
+
+
+# name -> (environment id, constructor, native slab constructor taking K or None).
+ENVIRONMENTS = {'cartpole': ('CartPole-v1', make_cartpole, None),
+                'heavy': ('Heavy-84x84x4-v0', make_heavy, None),
+                'balloon': ('BalloonLearningEnvironment-v0', make_balloon, make_balloon_slab)}
+
+
+def process_cpu_seconds(pids):
+  """User plus system CPU seconds of the given processes so far (Linux), else None."""
+  total = 0
+  try:
+    for pid in pids:
+      with open(f'/proc/{pid}/stat') as stat:
+        fields = stat.read().rsplit(')', 1)[1].split()
+      total += int(fields[11]) + int(fields[12])
+  except OSError:
+    return None
+  return total / os.sysconf('SC_CLK_TCK')
+
+
+class GymRunner:
+  """Steps a Gymnasium vector env (autoreset on) with precomputed actions."""
+
+  def __init__(self, env):
+    self.env = env
+    self.env.reset(seed=0)
+    self.pids = [process.pid for process in getattr(env, 'processes', [])]
+
+  def run(self, actions):
+    start = time.perf_counter()
+    for action in actions:
+      self.env.step(action)
+    return time.perf_counter() - start
+
+  def close(self):
+    self.env.close()
+
+
+class BatchRunner:
+  """Steps a BatchEnv with precomputed actions, resetting finished environments."""
+
+  def __init__(self, batch):
+    self.env = batch
+    self.env.reset(seeds=list(range(len(batch))))
+    self.pids = [worker.pid for worker in batch.workers]
+
+  def run(self, actions):
+    start = time.perf_counter()
+    for action in actions:
+      _, _, terminated, truncated, _ = self.env.step(action)
+      done = terminated | truncated
+      if done.any():
+        self.env.reset(np.flatnonzero(done))
+    return time.perf_counter() - start
+
+  def close(self):
+    self.env.close()
+
+
+def make_runners(constructor, num_envs, slab, slab_constructor=None):
+  runners = {
+      'sync': GymRunner(gymnasium.vector.SyncVectorEnv([constructor] * num_envs)),
+      'async': GymRunner(gymnasium.vector.AsyncVectorEnv(
+          [constructor] * num_envs, shared_memory=True, context=CONTEXT)),
+      'batch_env': BatchRunner(BatchEnv.from_constructors(
+          constructor, num_envs, context=CONTEXT)),
+  }
+  if slab > 1 and slab_constructor is not None:
+    sizes = [min(slab, num_envs - start) for start in range(0, num_envs, slab)]
+    runners[f'batch_env_k{slab}'] = BatchRunner(BatchEnv.from_slab_constructors(
+        [functools.partial(slab_constructor, size) for size in sizes], context=CONTEXT))
+  elif slab > 1:
+    runners[f'batch_env_k{slab}'] = BatchRunner(BatchEnv.from_constructors(
+        constructor, num_envs, envs_per_process=slab, context=CONTEXT))
+  return runners
+
+
+def measure(name, num_envs, slab, steps, rounds):
+  env_id, constructor, slab_constructor = ENVIRONMENTS[name]
+  runners = make_runners(constructor, num_envs, slab, slab_constructor)
+  space = runners['sync'].env.action_space
+  space.seed(0)
+  actions = [space.sample() for _ in range(steps)]
+  warmup = actions[:max(10, steps // 20)]
+  timings = {key: [] for key in runners}
+  cpu_seconds = {key: 0.0 for key in runners}
+  try:
+    for runner in runners.values():
+      runner.run(warmup)
+    for _ in range(rounds):
+      for key, runner in runners.items():
+        workers_before = process_cpu_seconds(runner.pids)
+        parent_before = time.process_time()
+        timings[key].append(runner.run(actions))
+        workers_after = process_cpu_seconds(runner.pids)
+        cpu_seconds[key] += time.process_time() - parent_before
+        if workers_before is not None and workers_after is not None:
+          cpu_seconds[key] += workers_after - workers_before
+  finally:
+    for runner in runners.values():
+      runner.close()
+  processes = {'sync': 0, 'async': num_envs, 'batch_env': num_envs,
+               f'batch_env_k{slab}': -(-num_envs // slab)}
+  rows = {}
+  for key, values in timings.items():
+    rows[key] = {
+        'steps_per_second': round(steps * num_envs / statistics.median(values)),
+        'best_steps_per_second': round(steps * num_envs / min(values)),
+        'cpu_us_per_step': round(cpu_seconds[key] / (rounds * steps * num_envs) * 1e6, 1),
+        'processes': processes[key],
+    }
+  reference = rows['async']
+  for row in rows.values():
+    row['vs_async'] = round(row['steps_per_second'] / reference['steps_per_second'], 2)
+    row['best_vs_async'] = round(
+        row['best_steps_per_second'] / reference['best_steps_per_second'], 2)
+    row['cpu_vs_async'] = round(reference['cpu_us_per_step'] / row['cpu_us_per_step'], 2)
+  return {'env': env_id, 'num_envs': num_envs, 'batch_steps': steps, 'rows': rows}
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--num-envs', type=int, default=8, help='Environments per batch.')
+  parser.add_argument('--slab', type=int, default=4, help='Environments per process (K).')
+  parser.add_argument('--steps', type=int, default=1000, help='Batch steps per round, CartPole.')
+  parser.add_argument('--heavy-steps', type=int, default=150,
+                      help='Batch steps per round, heavy environment.')
+  parser.add_argument('--balloon-steps', type=int, default=20,
+                      help='Batch steps per round, balloon environment.')
+  parser.add_argument('--rounds', type=int, default=5, help='Interleaved rounds per method.')
+  parser.add_argument('--envs', default='cartpole,heavy',
+                      help='Comma-separated: cartpole, heavy, balloon (slow, optional).')
+  args = parser.parse_args(argv)
+  results = []
+  for name in args.envs.split(','):
+    steps = {'heavy': args.heavy_steps, 'balloon': args.balloon_steps}.get(name, args.steps)
+    results.append(measure(name, args.num_envs, args.slab, steps, args.rounds))
+  report = {
+      'benchmark': 'env_throughput',
+      'context': CONTEXT,
+      'cpu_count': os.cpu_count(),
+      'load_average_1min': round(os.getloadavg()[0], 2),
+      'python': platform.python_version(),
+      'gymnasium': gymnasium.__version__,
+      'results': results,
+  }
+  print(json.dumps(report, indent=1))
+
+
+if __name__ == '__main__':
+  main()

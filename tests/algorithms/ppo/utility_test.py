@@ -1,0 +1,106 @@
+"""Tests of agents/algorithms/ppo/utility.py against hand-computed returns and advantages."""
+
+import unittest
+
+import numpy as np
+import tensorflow as tf
+
+from agents.algorithms.ppo import utility
+
+
+def _columns(*columns):
+  """Stacks per-environment sequences into a time-major [T, B] array."""
+  return np.stack(columns, 1)
+
+
+class DiscountedReturnTest(unittest.TestCase):
+
+  def test_single_episode_terminated(self):
+    # r = [1, 2, 3], terminal at the end: R = [1 + .5*2 + .25*3, 2 + .5*3, 3].
+    reward = _columns([1.0, 2.0, 3.0])
+    next_value = _columns([9.0, 9.0, 9.0])  # Must be ignored: the state is terminal.
+    terminated = _columns([False, False, True])
+    truncated = _columns([False, False, False])
+    returns = utility.discounted_return(reward, next_value, terminated, truncated, 0.5)
+    np.testing.assert_allclose(returns.numpy()[:, 0], [2.75, 3.5, 3.0])
+
+  def test_truncation_bootstraps_from_final_observation(self):
+    reward = _columns([1.0, 1.0])
+    next_value = _columns([7.0, 10.0])  # Value of the final observation after the cut.
+    terminated = _columns([False, False])
+    truncated = _columns([False, True])
+    returns = utility.discounted_return(reward, next_value, terminated, truncated, 0.5)
+    # R_1 = 1 + .5 * 10 = 6; R_0 = 1 + .5 * 6 = 4.
+    np.testing.assert_allclose(returns.numpy()[:, 0], [4.0, 6.0])
+
+  def test_varied_lengths_within_segment_and_segment_end_bootstrap(self):
+    # Env 0: episode of length 1 (terminated), then one of length 2 cut by the
+    # segment end (bootstrap 4). Env 1: episode of length 3 truncated at t=2.
+    reward = _columns([1.0, 2.0, 3.0], [1.0, 1.0, 1.0])
+    next_value = _columns([5.0, 6.0, 4.0], [0.0, 0.0, 8.0])
+    terminated = _columns([True, False, False], [False, False, False])
+    truncated = _columns([False, False, False], [False, False, True])
+    returns = utility.discounted_return(reward, next_value, terminated, truncated, 0.9)
+    expected_env0 = [1.0, 2.0 + 0.9 * (3.0 + 0.9 * 4.0), 3.0 + 0.9 * 4.0]
+    expected_env1 = [1.0 + 0.9 * (1.0 + 0.9 * (1.0 + 0.9 * 8.0)), 1.0 + 0.9 * (1.0 + 0.9 * 8.0),
+                     1.0 + 0.9 * 8.0]
+    np.testing.assert_allclose(returns.numpy(), _columns(expected_env0, expected_env1),
+                               rtol=1e-6)
+
+
+class LambdaAdvantageTest(unittest.TestCase):
+
+  def test_lambda_one_equals_return_minus_value(self):
+    rng = np.random.default_rng(0)
+    reward = rng.normal(size=(6, 3)).astype(np.float32)
+    value = rng.normal(size=(6, 3)).astype(np.float32)
+    next_value = rng.normal(size=(6, 3)).astype(np.float32)
+    terminated = np.zeros((6, 3), bool)
+    truncated = np.zeros((6, 3), bool)
+    terminated[2, 0] = True
+    truncated[3, 1] = True
+    # Inside an episode the next observation is the next step's observation.
+    done = terminated | truncated
+    next_value[:-1] = np.where(done[:-1], next_value[:-1], value[1:])
+    advantage = utility.lambda_advantage(reward, value, next_value, terminated, truncated,
+                                         0.95, 1.0)
+    returns = utility.discounted_return(reward, next_value, terminated, truncated, 0.95)
+    np.testing.assert_allclose(advantage.numpy(), returns.numpy() - value, rtol=1e-5,
+                               atol=1e-5)
+
+  def test_lambda_zero_is_td_error(self):
+    reward = _columns([1.0, 2.0])
+    value = _columns([0.5, 1.5])
+    next_value = _columns([1.5, 3.0])
+    terminated = _columns([False, True])
+    truncated = _columns([False, False])
+    advantage = utility.lambda_advantage(reward, value, next_value, terminated, truncated,
+                                         0.9, 0.0)
+    np.testing.assert_allclose(advantage.numpy()[:, 0], [1.0 + 0.9 * 1.5 - 0.5, 2.0 - 1.5])
+
+  def test_hand_computed_gae_with_truncation_and_varied_lengths(self):
+    gamma, lam = 0.9, 0.5
+    # Env 0: steps 0-1 form an episode truncated at t=1 (bootstrap 10), steps
+    # 2-3 a new episode that terminates at t=3.
+    reward = _columns([1.0, 1.0, 2.0, 2.0])
+    value = _columns([2.0, 3.0, 1.0, 1.0])
+    next_value = _columns([3.0, 10.0, 1.0, 99.0])
+    terminated = _columns([False, False, False, True])
+    truncated = _columns([False, True, False, False])
+    delta = [1.0 + gamma * 3.0 - 2.0, 1.0 + gamma * 10.0 - 3.0,
+             2.0 + gamma * 1.0 - 1.0, 2.0 - 1.0]
+    expected = [delta[0] + gamma * lam * delta[1], delta[1],
+                delta[2] + gamma * lam * delta[3], delta[3]]
+    advantage = utility.lambda_advantage(reward, value, next_value, terminated, truncated,
+                                         gamma, lam)
+    np.testing.assert_allclose(advantage.numpy()[:, 0], expected, rtol=1e-6)
+
+  def test_explained_variance(self):
+    target = tf.constant([1.0, 2.0, 3.0, 4.0])
+    self.assertAlmostEqual(float(utility.explained_variance(target, target)), 1.0)
+    mean = tf.fill([4], 2.5)
+    self.assertAlmostEqual(float(utility.explained_variance(mean, target)), 0.0)
+
+
+if __name__ == '__main__':
+  unittest.main()

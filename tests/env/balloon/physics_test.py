@@ -1,0 +1,140 @@
+"""Tests of agents/env/balloon/physics.py: one sub-step, conservation, statuses, both paths."""
+
+import types
+import unittest
+
+import numpy as np
+
+from agents.env.balloon import array_math, constants, physics
+from agents.env.balloon.atmosphere import Atmosphere
+
+
+def _state(count, pressure=8000.0, superpressure=1200.0, mols_air=2000.0):
+  atmosphere = Atmosphere(np.full(count, 0.5))
+  state = types.SimpleNamespace()
+  state.pressure = np.full(count, pressure)
+  state.internal_temperature = np.full(count, 215.0)
+  state.mols_air = np.full(count, mols_air)
+  state.battery_charge = np.full(count, 2000.0)
+  state.volume, state.superpressure = physics.volume_and_superpressure(
+      array_math.NUMPY, constants.HELIUM_MOLS + state.mols_air, state.internal_temperature,
+      state.pressure)
+  if superpressure is not None:
+    state.superpressure = np.full(count, superpressure)
+  state.acs_power = np.zeros(count)
+  state.solar_power = np.zeros(count)
+  state.ambient_temperature = np.zeros(count)
+  state.status = np.zeros(count, np.int8)
+  return state, atmosphere
+
+
+def _sun(count, unix=1.36e9):
+  return physics.SunForcing(np.full(count, unix), np.zeros(count), np.zeros(count),
+                            np.zeros(count), np.zeros(count), np.zeros(count), np.zeros(count))
+
+
+class VolumeTest(unittest.TestCase):
+
+  def test_slack_and_stretched(self):
+    volume, superpressure = physics.volume_and_superpressure(array_math.NUMPY, 8000.0, 200.0,
+                                                             np.array([9000.0, 6000.0]))
+    free = 8000.0 * constants.GAS_CONSTANT * 200.0 / np.array([9000.0, 6000.0])
+    self.assertEqual(superpressure[0], 0.0)
+    self.assertAlmostEqual(volume[0], free[0])
+    self.assertGreater(free[1], constants.ENVELOPE_BASE_VOLUME)
+    # V = V0 + k·(P_gas − P) with P_gas = n·R·T/V.
+    gas_pressure = 6000.0 * free[1] / volume[1]
+    self.assertAlmostEqual(volume[1], constants.ENVELOPE_BASE_VOLUME
+                           + constants.ENVELOPE_VOLUME_PER_PA * (gas_pressure - 6000.0))
+    self.assertAlmostEqual(superpressure[1], gas_pressure - 6000.0)
+
+
+class SubstepTest(unittest.TestCase):
+
+  def test_scalar_and_numpy_substeps_agree(self):
+    state, atmosphere = _state(3)
+    state.pressure = np.array([6500.0, 8000.0, 11000.0])
+    sun = _sun(3)
+    pump = np.array([1.0, 0.0, 0.0])
+    vent = np.array([0.0, 0.0, 1.0])
+    names = ('pressure', 'internal_temperature', 'mols_air', 'volume', 'superpressure',
+             'battery_charge')
+    outputs = physics.substep(
+        array_math.NUMPY, atmosphere.temperature_at_pressure,
+        *(getattr(state, name) for name in names), pump, vent, sun.airmass_per_pascal[0],
+        sun.panel_power[0], sun.sun_heat_factor[0], sun.hotel_load[0], np.full(3, 10.0))
+    for index in range(3):
+      scalar = physics.substep(
+          array_math.SCALAR, atmosphere.scalar_temperature_function(index),
+          *(float(getattr(state, name)[index]) for name in names), float(pump[index]),
+          float(vent[index]), float(sun.airmass_per_pascal[0, index]),
+          float(sun.panel_power[0, index]), float(sun.sun_heat_factor[0, index]),
+          float(sun.hotel_load[0, index]), 10.0)
+      np.testing.assert_allclose([o[index] for o in outputs], scalar, rtol=1e-12)
+
+  def test_heavy_balloon_sinks_light_balloon_rises(self):
+    state, atmosphere = _state(2, superpressure=None)
+    state.mols_air = np.array([4000.0, 0.0])
+    sun = _sun(2)
+    before = state.pressure.copy()
+    physics.advance_slab(state, np.zeros(2), np.zeros(2), sun,
+                         atmosphere.temperature_at_pressure, np.full(2, 10.0))
+    self.assertGreater(state.pressure[0], before[0])  # sinks: pressure rises
+    self.assertLess(state.pressure[1], before[1])
+
+
+class AgentStepTest(unittest.TestCase):
+
+  def test_venting_never_makes_ballonet_negative(self):
+    state, atmosphere = _state(2, pressure=6000.0, superpressure=None, mols_air=30.0)
+    sun = _sun(2)
+    for _ in range(5):
+      physics.advance_slab(state, np.zeros(2), np.ones(2), sun,
+                           atmosphere.temperature_at_pressure, np.full(2, 10.0))
+      self.assertTrue(np.all(state.mols_air >= 0.0))
+    self.assertTrue(np.all(state.mols_air == 0.0))
+
+  def test_out_of_power_stops_substepping(self):
+    state, atmosphere = _state(2)
+    state.battery_charge = np.array([0.05, 2000.0])  # night hotel load drains 0.51 Wh/sub-step
+    sun = _sun(2, unix=1.36e9 - 43200)
+    steps = physics.advance_slab(state, np.zeros(2), np.zeros(2), sun,
+                                 atmosphere.temperature_at_pressure, np.full(2, 10.0))
+    self.assertEqual(state.status[0], constants.STATUS_OUT_OF_POWER)
+    self.assertEqual(state.status[1], constants.STATUS_OK)
+    np.testing.assert_array_equal(steps, [1.0, 18.0])
+    frozen = state.pressure[0]
+    physics.advance_slab(state, np.zeros(2), np.zeros(2), sun,
+                         atmosphere.temperature_at_pressure, np.full(2, 10.0))
+    self.assertEqual(state.pressure[0], frozen)
+
+  def test_status_priority(self):
+    status = physics.status_of(np.array([3000.0, -1.0, 3000.0, 100.0]),
+                               np.array([10.0, 10.0, 0.0, 10.0]))
+    np.testing.assert_array_equal(status, [constants.STATUS_BURST, constants.STATUS_ZEROPRESSURE,
+                                           constants.STATUS_OUT_OF_POWER, constants.STATUS_OK])
+    self.assertEqual(physics.scalar_status_of(3000.0, 0.0), constants.STATUS_OUT_OF_POWER)
+
+  def test_one_balloon_path_matches_slab(self):
+    slab, atmosphere = _state(2)
+    slab.pressure = np.array([7000.0, 9500.0])
+    single = [_state(1)[0] for _ in range(2)]
+    for index in range(2):
+      for name in vars(slab):
+        getattr(single[index], name)[:] = getattr(slab, name)[index]
+    pump, vent = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    sun = _sun(2)
+    physics.advance_slab(slab, pump, vent, sun, atmosphere.temperature_at_pressure,
+                         np.full(2, 10.0))
+    for index in range(2):
+      one_sun = _sun(1)
+      physics.advance_one(single[index], 0, pump[index], vent[index], one_sun,
+                          atmosphere.scalar_temperature_function(index), 10.0)
+      for name in ('pressure', 'internal_temperature', 'mols_air', 'volume', 'superpressure',
+                   'battery_charge', 'acs_power'):
+        self.assertAlmostEqual(getattr(single[index], name)[0], getattr(slab, name)[index],
+                               delta=1e-9 * max(1.0, abs(getattr(slab, name)[index])))
+
+
+if __name__ == '__main__':
+  unittest.main()

@@ -1,0 +1,114 @@
+"""Tests of agents/env/balloon/safety.py: the three safety layers' state machines (§8)."""
+
+import unittest
+
+import numpy as np
+
+from agents.env.balloon import constants, safety
+
+DOWN, STAY, UP = constants.DOWN, constants.STAY, constants.UP
+
+
+def _run_envelope(superpressures, action=DOWN):
+  """Feeds one balloon a sequence of superpressures; returns (states, actions)."""
+  layers = safety.SafetyLayers(1)
+  layers.reset([0], [[1e9, 1e9, 1e9]])  # altitude layer never triggers
+  states, actions = [], []
+  for superpressure in superpressures:
+    actions.append(int(layers.apply(np.array([action]), np.array([3600.0]), np.array([7200.0]),
+                                    np.array([3000.0]), np.array([superpressure]),
+                                    np.array([8000.0]))[0]))
+    states.append(int(layers.envelope_state[0]))
+  return states, actions
+
+
+class EnvelopeLayerTest(unittest.TestCase):
+
+  def test_bands_from_nominal(self):
+    for superpressure, state, action in (
+        (100.0, safety.ENVELOPE_LOW_CRITICAL, UP), (200.0, safety.ENVELOPE_LOW, STAY),
+        (280.0, safety.ENVELOPE_NOMINAL, DOWN), (1000.0, safety.ENVELOPE_NOMINAL, DOWN),
+        (2100.0, safety.ENVELOPE_NOMINAL, DOWN), (2200.0, safety.ENVELOPE_HIGH, STAY),
+        (2300.0, safety.ENVELOPE_HIGH_CRITICAL, UP)):
+      self.assertEqual(_run_envelope([superpressure]), ([state], [action]), superpressure)
+
+  def test_low_hysteresis(self):
+    states, actions = _run_envelope([200.0, 280.0, 290.0, 310.0])
+    self.assertEqual(states, [safety.ENVELOPE_LOW] * 3 + [safety.ENVELOPE_NOMINAL])
+    self.assertEqual(actions, [STAY, STAY, STAY, DOWN])
+    states, _ = _run_envelope([100.0, 280.0])
+    self.assertEqual(states, [safety.ENVELOPE_LOW_CRITICAL, safety.ENVELOPE_LOW])
+
+  def test_high_hysteresis(self):
+    states, actions = _run_envelope([2300.0, 2100.0, 2090.0, 2000.0])
+    self.assertEqual(states, [safety.ENVELOPE_HIGH_CRITICAL, safety.ENVELOPE_HIGH,
+                              safety.ENVELOPE_HIGH, safety.ENVELOPE_NOMINAL])
+    self.assertEqual(actions, [UP, STAY, STAY, DOWN])
+
+  def test_up_and_stay_pass_in_low_band(self):
+    self.assertEqual(_run_envelope([200.0], UP)[1], [UP])
+    self.assertEqual(_run_envelope([200.0], STAY)[1], [STAY])
+
+
+class AltitudeLayerTest(unittest.TestCase):
+
+  def test_states_and_hysteresis(self):
+    thresholds = np.array([[12000.0, 11800.0, 11600.0]])  # 50,000 / 50,500 / 51,000 ft
+    state = np.zeros(1, np.int8)
+    sequence = []
+    for pressure in (11500.0, 11700.0, 12100.0, 11700.0, 11900.0, 11500.0):
+      state = safety.altitude_layer_state(state, np.array([pressure]), thresholds)
+      sequence.append(int(state[0]))
+    self.assertEqual(sequence, [safety.ALTITUDE_NOMINAL, safety.ALTITUDE_NOMINAL,
+                                safety.ALTITUDE_VERY_LOW, safety.ALTITUDE_LOW,
+                                safety.ALTITUDE_LOW, safety.ALTITUDE_NOMINAL])
+    action = safety.effective_action(np.array([DOWN, DOWN]), np.zeros(2, bool),
+                                     np.zeros(2, np.int8),
+                                     np.array([safety.ALTITUDE_VERY_LOW, safety.ALTITUDE_LOW]))
+    np.testing.assert_array_equal(action, [UP, STAY])
+
+
+class PowerLayerTest(unittest.TestCase):
+
+  def test_pauses_at_night_when_reserve_is_low(self):
+    paused = np.zeros(3, bool)
+    # Night: sunset in 20 h, sunrise in 10 h (sunrise + 30 min: 10.5 h).
+    to_sunset, to_sunrise = np.full(3, 20 * 3600.0), np.full(3, 10 * 3600.0)
+    needed = constants.HOTEL_LOAD_NIGHT_W * 10.5
+    charge = np.array([needed + 0.02 * constants.BATTERY_CAPACITY_WH,
+                       needed + 0.03 * constants.BATTERY_CAPACITY_WH, 3000.0])
+    paused = safety.power_layer_paused(paused, to_sunset, to_sunrise, charge)
+    np.testing.assert_array_equal(paused, [True, False, False])
+    # Paused stays paused through the night, whatever the charge.
+    paused = safety.power_layer_paused(paused, to_sunset, to_sunrise, np.full(3, 3000.0))
+    np.testing.assert_array_equal(paused, [True, False, False])
+
+  def test_day_unpauses_unless_charge_below_five_percent(self):
+    paused = np.ones(2, bool)
+    to_sunset, to_sunrise = np.full(2, 5 * 3600.0), np.full(2, 15 * 3600.0)
+    charge = np.array([0.04, 0.06]) * constants.BATTERY_CAPACITY_WH
+    np.testing.assert_array_equal(
+        safety.power_layer_paused(paused, to_sunset, to_sunrise, charge), [True, False])
+
+  def test_first_half_hour_after_sunrise_counts_as_night(self):
+    # 10 minutes after sunrise: next sunrise in ~23.8 h, sunrise + 30 min in 20 min.
+    paused = safety.power_layer_paused(np.zeros(1, bool), np.array([11 * 3600.0]),
+                                       np.array([86400.0 - 600.0]), np.array([10.0]))
+    self.assertTrue(paused[0])
+
+  def test_paused_turns_down_into_stay_only(self):
+    action = safety.effective_action(np.array([DOWN, UP, STAY]), np.ones(3, bool),
+                                     np.zeros(3, np.int8), np.zeros(3, np.int8))
+    np.testing.assert_array_equal(action, [STAY, UP, STAY])
+
+  def test_navigation_paused_and_inactive_balloons(self):
+    layers = safety.SafetyLayers(2)
+    layers.reset([0, 1], [[1e9] * 3] * 2)
+    layers.apply(np.array([DOWN, DOWN]), np.full(2, 3600.0), np.full(2, 7200.0),
+                 np.full(2, 3000.0), np.array([100.0, 100.0]), np.full(2, 8000.0),
+                 active=np.array([True, False]))
+    np.testing.assert_array_equal(layers.navigation_paused, [True, False])
+
+
+if __name__ == '__main__':
+  unittest.main()

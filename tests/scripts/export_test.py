@@ -1,0 +1,64 @@
+"""Tests of agents/scripts/export.py: the SavedModel loads and acts without this package."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+import numpy as np
+import tensorflow as tf
+
+from agents.scripts import export, train
+from tests.scripts import tiny_run
+
+
+class ExportTest(unittest.TestCase):
+
+  def test_gaussian_policy_matches_algorithm_with_normalisation_and_clipping(self):
+    config = tiny_run.tiny_config('pendulum', init_std=0.5)
+    env = train.make_env(config)
+    algorithm = train.build_algorithm(config, env.observation_space, env.action_space)
+    rng = np.random.default_rng(0)
+    algorithm.observ_normalize.update(rng.normal(5.0, 3.0, size=(50, 3)).astype(np.float32))
+    # Scale the output layer up so some actions leave [-2, 2] and get clipped.
+    head = algorithm.network.policy_mlp.head
+    head.kernel.assign(head.kernel * 1000.0)
+    path = export.export_policy(algorithm, env.observation_space,
+                                os.path.join(tempfile.mkdtemp(), 'policy'))
+    observ = rng.normal(5.0, 3.0, size=(16, 3)).astype(np.float32)
+    loaded = tf.saved_model.load(path)
+    actions = loaded.action(observ).numpy()
+    params, _ = algorithm.network.policy(algorithm.normalize_observ(observ),
+                                         algorithm.network.initial_state(16))
+    expected = np.clip(params.numpy()[:, :1], -2.0, 2.0)
+    np.testing.assert_allclose(actions, expected, rtol=1e-5)
+    self.assertTrue(np.any(np.abs(actions) == 2.0))
+    self.assertEqual(loaded.value(observ).shape, (16,))
+
+  def test_trained_policy_loads_without_the_package(self):
+    run_dir, _ = tiny_run.tiny_run()
+    observ = np.random.default_rng(1).normal(size=(5, 4)).astype(np.float32)
+    _, algorithm, _, _ = export.restore_algorithm(run_dir)
+    algorithm.training.assign(False)
+    expected = algorithm.perform(tf.range(2), observ[:2]).numpy()
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules['agents'] = None  # Any import of this package now fails.
+        import numpy as np, tensorflow as tf
+        policy = tf.saved_model.load({os.path.join(run_dir, 'policy')!r})
+        observ = np.array({observ.tolist()!r}, np.float32)
+        print(policy.action(observ).numpy().tolist())
+        """)
+    output = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                            cwd=tempfile.gettempdir(), timeout=120,
+                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+    self.assertEqual(output.returncode, 0, output.stderr[-2000:])
+    actions = eval(output.stdout.strip().splitlines()[-1])  # A plain list of ints.
+    self.assertEqual(len(actions), 5)
+    self.assertEqual(actions[:2], expected.tolist())
+
+
+if __name__ == '__main__':
+  unittest.main()

@@ -1,0 +1,72 @@
+"""Tests of agents/scripts/networks.py."""
+
+import unittest
+
+import gymnasium
+import numpy as np
+import tensorflow as tf
+
+from agents.algorithms.ppo import distributions
+from agents.scripts import networks
+
+OBSERVATION_SPACE = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+
+
+class NetworksTest(unittest.TestCase):
+
+  def test_feed_forward_gaussian_shapes_and_initial_std(self):
+    network = networks.make_network('feed_forward', OBSERVATION_SPACE,
+                                    gymnasium.spaces.Box(-1, 1, (2,)), init_std=0.5)
+    params, state = network.policy(tf.zeros([5, 4]), network.initial_state(5))
+    distribution = network.distribution(params)
+    self.assertIsInstance(distribution, distributions.DiagonalGaussian)
+    self.assertEqual(params.shape, (5, 4))
+    self.assertEqual(state.shape, (5, 1))
+    np.testing.assert_allclose(np.exp(distribution.log_std.numpy()), 0.5, rtol=1e-6)
+    self.assertEqual(network.value(tf.zeros([2, 3, 4])).shape, (2, 3))
+
+  def test_feed_forward_categorical(self):
+    network = networks.make_network('feed_forward', OBSERVATION_SPACE,
+                                    gymnasium.spaces.Discrete(3))
+    params, _ = network.policy(tf.ones([2, 4]), network.initial_state(2))
+    self.assertEqual(params.shape, (2, 3))
+    self.assertIsInstance(network.distribution(params), distributions.Categorical)
+    self.assertEqual(network.action_dtype, tf.int32)
+
+  def test_recurrent_sequence_matches_steps_with_resets(self):
+    network = networks.make_network('recurrent', OBSERVATION_SPACE,
+                                    gymnasium.spaces.Box(-1, 1, (1,)), gru_units=6,
+                                    policy_layers=[8], seed=3)
+    rng = np.random.default_rng(0)
+    observ = rng.normal(size=(2, 5, 4)).astype(np.float32)
+    reset = np.zeros((2, 5), bool)
+    reset[1, 2] = True
+    initial = rng.normal(size=(2, 6)).astype(np.float32)
+    sequence = network.policy_sequence(observ, initial, reset).numpy()
+    state = tf.constant(initial)
+    for t in range(5):
+      state = tf.where(reset[:, t:t + 1], tf.zeros_like(state), state)
+      params, state = network.policy(observ[:, t], state)
+      np.testing.assert_allclose(sequence[:, t], params.numpy(), rtol=1e-5, atol=1e-6)
+
+  def test_unknown_network_and_space_name_the_culprit(self):
+    with self.assertRaisesRegex(ValueError, 'config key "network"'):
+      networks.make_network('transformer', OBSERVATION_SPACE, gymnasium.spaces.Discrete(2))
+    with self.assertRaisesRegex(ValueError, 'Box and Discrete'):
+      networks.make_network('feed_forward', OBSERVATION_SPACE,
+                            gymnasium.spaces.MultiBinary(3))
+    with self.assertRaisesRegex(ValueError, 'config key "activation"'):
+      networks.make_network('feed_forward', OBSERVATION_SPACE, gymnasium.spaces.Discrete(2),
+                            activation='swish')
+
+  def test_same_seed_same_weights(self):
+    first = networks.make_network('feed_forward', OBSERVATION_SPACE,
+                                  gymnasium.spaces.Discrete(2), seed=4)
+    second = networks.make_network('feed_forward', OBSERVATION_SPACE,
+                                   gymnasium.spaces.Discrete(2), seed=4)
+    for a, b in zip(first.trainable_variables, second.trainable_variables):
+      np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+if __name__ == '__main__':
+  unittest.main()

@@ -1,0 +1,43 @@
+"""Tests of agents/scripts/visualize.py on the tiny CartPole run."""
+
+import json
+import os
+import tempfile
+import unittest
+
+from agents.scripts import visualize
+from tests.scripts import tiny_run
+
+
+class VisualizeTest(unittest.TestCase):
+
+  def test_writes_video_and_episode_returns(self):
+    run_dir, _ = tiny_run.tiny_run()
+    outdir = tempfile.mkdtemp()
+    code = visualize.main(['--logdir', run_dir, '--outdir', outdir, '--num_episodes', '2',
+                           '--max_steps', '20', '--format', 'gif'])
+    self.assertEqual(code, 0)
+    with open(os.path.join(outdir, 'episodes.json'), encoding='utf-8') as file:
+      result = json.load(file)
+    self.assertEqual(len(result['episodes']), 2)
+    for record in result['episodes']:
+      # CartPole pays 1 per step, so the return equals the length.
+      self.assertEqual(record['return'], record['length'])
+      self.assertLessEqual(record['length'], 20)
+      self.assertGreater(os.path.getsize(os.path.join(outdir, record['video'])), 1000)
+
+  def test_deterministic_policy_repeats_returns(self):
+    run_dir, _ = tiny_run.tiny_run()
+    first = visualize.visualize(run_dir, tempfile.mkdtemp(), num_episodes=1, max_steps=50,
+                                video_format='gif', seed=5)
+    second = visualize.visualize(run_dir, tempfile.mkdtemp(), num_episodes=1, max_steps=50,
+                                 video_format='gif', seed=5)
+    self.assertEqual(first['episodes'][0]['return'], second['episodes'][0]['return'])
+
+  def test_missing_run_is_exit_2(self):
+    self.assertEqual(visualize.main(['--logdir', tempfile.mkdtemp(), '--outdir',
+                                     tempfile.mkdtemp()]), 2)
+
+
+if __name__ == '__main__':
+  unittest.main()

@@ -1,0 +1,187 @@
+"""Tests of agents/tools/external_process.py: forwarding, promises, faults, cleanup."""
+
+import functools
+import os
+import signal
+import unittest
+
+import gymnasium
+import numpy as np
+
+from agents.tools import errors
+from agents.tools import slab as slab_lib
+from agents.tools.external_process import ExternalProcess
+from tests.tools import fake_envs
+
+
+def pid_exists(pid):
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  return True
+
+
+class ExternalProcessTest(unittest.TestCase):
+
+  def setUp(self):
+    self._processes = []
+
+  def tearDown(self):
+    for process in self._processes:
+      process.close()
+
+  def start(self, constructor, **kwargs):
+    process = ExternalProcess(constructor, **kwargs)
+    self._processes.append(process)
+    return process
+
+  def test_step_and_reset_match_an_in_process_environment(self):
+    remote = self.start(lambda: gymnasium.make('CartPole-v1'))
+    local = gymnasium.make('CartPole-v1')
+    remote_observ, _ = remote.reset(seed=7)
+    local_observ, _ = local.reset(seed=7)
+    np.testing.assert_array_equal(remote_observ, local_observ)
+    for action in [0, 1, 1, 0, 1]:
+      remote_result = remote.step(action)
+      local_result = local.step(action)
+      np.testing.assert_array_equal(remote_result[0], local_result[0])
+      self.assertEqual(remote_result[1:4], local_result[1:4])
+
+  def test_promises_resolved_out_of_order_get_their_own_replies(self):
+    remote = self.start(fake_envs.CountingEnv)
+    local = fake_envs.CountingEnv()
+    reset_promise = remote.reset(seed=3, blocking=False)
+    promises = [remote.step(action, blocking=False) for action in [0, 1, 2, 1]]
+    expected_reset = local.reset(seed=3)[0]
+    expected = [local.step(action) for action in [0, 1, 2, 1]]
+    for position in [3, 0, 2, 1]:
+      observ, reward, terminated, _, _ = promises[position]()
+      np.testing.assert_array_equal(observ, expected[position][0])
+      self.assertAlmostEqual(reward, expected[position][1], places=5)
+      self.assertEqual(terminated, expected[position][2])
+    np.testing.assert_array_equal(reset_promise()[0], expected_reset)
+    with self.assertRaises(ValueError):
+      promises[0]()  # Resolved already.
+
+  def test_closure_constructor_and_attribute_access(self):
+    length = 17
+    remote = self.start(lambda: fake_envs.CountingEnv(length=length))
+    self.assertEqual(remote.length, 17)
+    self.assertEqual(remote.call('double', 21), 42)
+    remote.set_attribute('length', 4)
+    self.assertEqual(remote.length, 4)
+    self.assertEqual(remote.observation_space, fake_envs.CountingEnv().observation_space)
+    with self.assertRaises(AttributeError):
+      remote.no_such_attribute  # noqa: B018 - the access itself is the test.
+    self.assertFalse(hasattr(remote, 'no_such_attribute'))
+
+  def test_exception_carries_traceback_and_index(self):
+    remote = self.start(functools.partial(fake_envs.FaultyEnv, 'raise', 2), index=5)
+    remote.reset(seed=0)
+    remote.step(0)
+    with self.assertRaises(errors.WorkerError) as context:
+      remote.step(0)
+    error = context.exception
+    self.assertEqual(error.index, 5)
+    self.assertEqual(error.remote_type, 'ValueError')
+    self.assertIn('boom at step 2', error.remote_traceback)
+    self.assertIn('fake_envs.py', error.remote_traceback)
+    self.assertIn('Environment 5', str(error))
+    self.assertIsInstance(error.__cause__, ValueError)
+    # The worker survives its environment's exception and keeps serving.
+    self.assertTrue(remote.is_alive())
+    self.assertEqual(remote.call('double', 1), 2)
+
+  def test_constructor_exception_is_reported_and_leaves_no_process(self):
+    def constructor():
+      raise RuntimeError('cannot build')
+    with self.assertRaises(errors.WorkerError) as context:
+      ExternalProcess(constructor, index=2)
+    self.assertIn('cannot build', context.exception.remote_traceback)
+    self.assertEqual(context.exception.index, 2)
+
+  def test_sigkilled_worker_is_reported_with_index(self):
+    remote = self.start(fake_envs.CountingEnv, index=3)
+    remote.reset(seed=0)
+    pid = remote.pid
+    os.kill(pid, signal.SIGKILL)
+    with self.assertRaises(errors.WorkerDiedError) as context:
+      remote.step(1)
+    self.assertEqual(context.exception.index, 3)
+    self.assertEqual(context.exception.exitcode, -signal.SIGKILL)
+    # Later requests fail the same way instead of waiting.
+    with self.assertRaises(errors.WorkerDiedError):
+      remote.reset()
+    remote.restart()
+    self.assertNotEqual(remote.pid, pid)
+    remote.reset(seed=0)
+    self.assertEqual(remote.step(1)[0].shape, (3,))
+
+  def test_worker_dying_inside_step_is_reported(self):
+    for fault, exitcode in [('sigkill', -signal.SIGKILL), ('exit', 3)]:
+      remote = self.start(functools.partial(fake_envs.FaultyEnv, fault, 1), index=1)
+      remote.reset(seed=0)
+      with self.assertRaises(errors.WorkerDiedError) as context:
+        remote.step(0)
+      self.assertEqual(context.exception.exitcode, exitcode)
+      self.assertIn('Environment 1', str(context.exception))
+
+  def test_hung_worker_times_out_and_is_killed(self):
+    remote = self.start(functools.partial(fake_envs.FaultyEnv, 'hang', 1), timeout=0.5)
+    remote.reset(seed=0)
+    with self.assertRaises(errors.WorkerTimeoutError):
+      remote.step(0)
+    self.assertFalse(remote.is_alive())
+
+  def test_close_is_idempotent_and_ends_the_process(self):
+    remote = self.start(fake_envs.CountingEnv)
+    pid = remote.pid
+    remote.close()
+    remote.close()
+    self.assertFalse(pid_exists(pid))
+    with self.assertRaises(errors.ClosedError):
+      remote.step(0)
+
+  def test_slab_of_several_environments(self):
+    constructors = [fake_envs.CountingEnv] * 3
+    remote = self.start(functools.partial(slab_lib.make_sync_slab, constructors))
+    self.assertEqual(remote.num_envs, 3)
+    self.assertTrue(remote.is_vector)
+    local = slab_lib.make_sync_slab(constructors)
+    np.testing.assert_array_equal(remote.reset(seed=[1, 2, 3])[0], local.reset(seed=[1, 2, 3])[0])
+    actions = np.array([0, 1, 2])
+    remote_result = remote.step_batch(actions)
+    local_result = local.step(actions)
+    for remote_value, local_value in zip(remote_result[:4], local_result[:4]):
+      np.testing.assert_allclose(remote_value, local_value, rtol=1e-6)
+
+  def test_nested_observations_travel_without_shared_memory(self):
+    remote = self.start(fake_envs.DictObservationEnv)
+    local = fake_envs.DictObservationEnv()
+    np.testing.assert_array_equal(
+        remote.reset(seed=4)[0]['position'], local.reset(seed=4)[0]['position'])
+    action = np.array([0.5, -0.25], np.float32)
+    observ = remote.step(action)[0]
+    expected = local.step(action)[0]
+    np.testing.assert_array_equal(observ['position'], expected['position'])
+    self.assertEqual(observ['count'], 1)
+
+  def test_shared_memory_can_be_disabled(self):
+    remote = self.start(fake_envs.CountingEnv, use_shared_memory=False)
+    local = fake_envs.CountingEnv()
+    np.testing.assert_array_equal(remote.reset(seed=1)[0], local.reset(seed=1)[0])
+    np.testing.assert_array_equal(remote.step(2)[0], local.step(2)[0])
+
+  def test_requests_before_wait_ready_wait_for_the_environment(self):
+    remote = self.start(fake_envs.CountingEnv, wait=False)
+    observ, _ = remote.reset(seed=2)
+    np.testing.assert_array_equal(observ, fake_envs.CountingEnv().reset(seed=2)[0])
+
+  def test_fork_is_refused(self):
+    with self.assertRaises(ValueError):
+      ExternalProcess(fake_envs.CountingEnv, context='fork')
+
+
+if __name__ == '__main__':
+  unittest.main()

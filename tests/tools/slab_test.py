@@ -1,0 +1,54 @@
+"""Tests of agents/tools/slab.py."""
+
+import unittest
+
+import numpy as np
+from gymnasium.vector import SyncVectorEnv
+
+from agents.tools import slab as slab_lib
+from tests.tools import fake_envs
+
+
+class SlabTest(unittest.TestCase):
+
+  def test_plain_environment_is_a_slab_of_one(self):
+    slab = slab_lib.Slab(fake_envs.CountingEnv(info=True))
+    self.assertEqual(slab.num_envs, 1)
+    observ, infos = slab.reset([0], [3])
+    np.testing.assert_array_equal(observ[0], fake_envs.CountingEnv().reset(seed=3)[0])
+    np.testing.assert_array_equal(infos['steps'], [0])
+    observ, reward, terminated, truncated, info = slab.step(np.array([2]))
+    self.assertEqual((observ.shape, reward.shape, terminated.shape), ((1, 3), (1,), (1,)))
+    self.assertEqual(info, {'steps': 1})
+
+  def test_vector_slab_resets_only_the_chosen_environments(self):
+    slab = slab_lib.Slab(slab_lib.make_sync_slab([fake_envs.CountingEnv] * 3))
+    before, _ = slab.reset(None, [1, 2, 3])
+    slab.step(np.zeros(3, np.int64))
+    observ, _ = slab.reset([2], [9])
+    self.assertEqual(observ.shape, (1, 3))
+    np.testing.assert_array_equal(observ[0], fake_envs.CountingEnv().reset(seed=9)[0])
+    self.assertFalse(np.array_equal(before[2], observ[0]))
+
+  def test_vector_slab_must_disable_autoreset(self):
+    with self.assertRaises(ValueError):
+      slab_lib.Slab(SyncVectorEnv([fake_envs.CountingEnv]))
+
+  def test_concatenate_infos_fills_missing_keys(self):
+    merged = slab_lib.concatenate_infos(
+        [{'a': np.array([1, 2]), '_a': np.array([True, True])}, {},
+         {'b': np.array([0.5]), '_b': np.array([True])}], [2, 1, 1])
+    np.testing.assert_array_equal(merged['a'], [1, 2, 0, 0])
+    np.testing.assert_array_equal(merged['_a'], [True, True, False, False])
+    np.testing.assert_array_equal(merged['b'], [0, 0, 0, 0.5])
+    np.testing.assert_array_equal(merged['_b'], [False, False, False, True])
+
+  def test_vector_infos_of_a_plain_info_dict(self):
+    infos = slab_lib.vector_infos({'x': 3, 'name': 'hi'}, 1, False)
+    np.testing.assert_array_equal(infos['x'], [3])
+    self.assertEqual(infos['name'][0], 'hi')
+    self.assertTrue(infos['_name'][0])
+
+
+if __name__ == '__main__':
+  unittest.main()
