@@ -9,11 +9,17 @@ Seeds are 0 … N−1 (episode seeds of the procedural environment).
 
 import argparse
 import json
+import os
 import time
 
-import numpy as np
+# One BLAS thread per process: OpenBLAS threads spin-wait and, on a busy machine, make the
+# GP's small batched matmuls many times slower; parallelism comes from slab processes.
+os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
+os.environ.setdefault('OMP_NUM_THREADS', '1')
 
-from agents.env.balloon import baselines
+import numpy as np  # noqa: E402
+
+from agents.env.balloon import baselines  # noqa: E402
 
 
 def main(argv=None):

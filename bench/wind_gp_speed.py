@@ -4,7 +4,9 @@ Balloons random-walk (2 km, 150 Pa per 180 s step); the GP window is filled
 first (120 steps), then `--steps` steps are timed, as separate observe and
 predict calls and as one fused observe_and_predict call; `121_levels` asks
 predict for only the first 121 of the 181 levels (`needed`). Prints one JSON object with
-microseconds per balloon-step (wall time / steps / balloons).
+microseconds per balloon-step: CPU time of this process (time.process_time,
+robust on a shared machine; equal to wall time on an idle core with
+OPENBLAS_NUM_THREADS=1) / steps / balloons.
 
     .venv/bin/python -m bench.wind_gp_speed [--balloons 256] [--steps 30]
 
@@ -39,15 +41,15 @@ def _time_steps(num_balloons, steps, predict_dtype, chunk_size, needed_levels, f
     pressure = np.clip(pressure + rng.normal(0, 150, num_balloons), 5000, 14000)
     t = np.full(num_balloons, step * 180.0)
     errors = rng.normal(0, 1, (2, num_balloons))
-    start = time.perf_counter()
+    start = time.process_time()
     if fused:
       gp.observe_and_predict(x, y, pressure, t, *errors, pressures, needed=needed)
       middle = start
     else:
       gp.observe(x, y, pressure, t, *errors)
-      middle = time.perf_counter()
+      middle = time.process_time()
       gp.predict(x, y, pressures, t, needed=needed)
-    end = time.perf_counter()
+    end = time.process_time()
     if step >= wind_gp.MAX_POINTS:
       observe_s += middle - start
       predict_s += end - middle
@@ -60,9 +62,9 @@ def _time_queries(num_balloons, steps):
   forecast = wind_forecast.WindForecast(num_balloons)
   error = forecast_error.ForecastError(num_balloons)
   rngs = [np.random.default_rng(i) for i in range(num_balloons)]
-  start = time.perf_counter()
+  start = time.process_time()
   forecast.sample(np.arange(num_balloons), rngs)
-  sample_ms = (time.perf_counter() - start) * 1e3 / num_balloons
+  sample_ms = (time.process_time() - start) * 1e3 / num_balloons
   error.sample(np.arange(num_balloons), rngs)
   x, y = rng.uniform(-200e3, 200e3, (2, num_balloons))
   pressure = rng.uniform(6000, 12000, num_balloons)
@@ -74,10 +76,10 @@ def _time_queries(num_balloons, steps):
       ('forecast_query_point_us', lambda: forecast.query(None, x, y, pressure, t)),
       ('error_query_point_us', lambda: error.query(None, x, y, pressure, t))):
     call()
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(steps):
       call()
-    timings[name] = round((time.perf_counter() - start) * 1e6 / steps / num_balloons, 2)
+    timings[name] = round((time.process_time() - start) * 1e6 / steps / num_balloons, 2)
   timings['forecast_sample_ms_per_field'] = round(sample_ms, 2)
   return timings
 
@@ -89,7 +91,7 @@ def main(argv=None):
   parser.add_argument('--chunk-size', type=int, default=16)
   args = parser.parse_args(argv)
   report = {'balloons': args.balloons, 'steps': args.steps, 'chunk_size': args.chunk_size,
-            'unit': 'microseconds per balloon-step'}
+            'unit': 'CPU microseconds per balloon-step'}
   for label, dtype, levels in (('float32_181_levels', np.float32, 181),
                                ('float32_121_levels', np.float32, 121),
                                ('float64_181_levels', np.float64, 181)):

@@ -1,9 +1,11 @@
 """Registers the balloon environment with Gymnasium.
 
-`register_all()` runs on `import agents.env` and through the `gymnasium.envs` entry
-point declared in setup.py, so `gymnasium.make('BalloonLearningEnvironment-v0')` works
-either way, and `gymnasium.make_vec('BalloonLearningEnvironment-v0', num_envs=B)` builds
-the vectorised slab (`BalloonVectorEnv`) directly.
+`register_all()` runs on `import agents.env`; setup.py also declares it as the
+`gymnasium.envs` entry point for tools that load Gymnasium plugins (Gymnasium 1.x itself
+no longer does so on import). So after `import agents.env`, or with the module-prefixed
+id `gymnasium.make('agents.env:BalloonLearningEnvironment-v0')`, the environment is
+made with its 960-step TimeLimit, and `gymnasium.make_vec(..., num_envs=B)` builds the
+vectorised slab (`BalloonVectorEnv`) directly through the vector entry point.
 """
 
 import gymnasium

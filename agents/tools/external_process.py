@@ -21,16 +21,20 @@ neither an exception, SIGINT nor SIGTERM of the parent leaves orphans.
 
 Workers start with `forkserver` (or `spawn`), never `fork`, because forking a
 process that has loaded TensorFlow is unsafe. The constructor travels with
-cloudpickle, so lambdas and closures work.
+cloudpickle, so lambdas and closures work, and workers do not re-import the
+parent's main script (so a training script's TensorFlow import stays out of
+them).
 """
 
 import collections
+import contextlib
 import multiprocessing
 import os
 import pickle
 import select
 import signal
 import struct
+import sys
 import time
 import traceback
 import weakref
@@ -326,7 +330,8 @@ class ExternalProcess:
     process = self._context.Process(
         target=_worker, args=(child_conn, self._constructor_bytes), daemon=True,
         name=f'ExternalProcess-{self.index}')
-    process.start()
+    with _main_module_hidden():
+      process.start()
     # Only the worker may hold its end: once it exits, our reads see EOF at once.
     child_conn.close()
     self._process, self._conn = process, parent_conn
@@ -593,6 +598,31 @@ class _Channel:
     if len(self._buffer) < 4:
       return 0
     return 4 + _HEADER.unpack_from(self._buffer)[0] - len(self._buffer)
+
+
+@contextlib.contextmanager
+def _main_module_hidden():
+  """Keeps multiprocessing from re-importing the parent's main script in the worker.
+
+  A spawned or forkserver child normally imports the parent's `__main__` first, which
+  re-runs that script's top-level imports (TensorFlow, in a training script: seconds
+  and hundreds of megabytes per worker) and recurses into a script that lacks an
+  `if __name__ == '__main__'` guard. The worker needs nothing from it: cloudpickle
+  ships functions and classes of `__main__` by value.
+  """
+  main = sys.modules.get('__main__')
+  if main is None:
+    yield
+    return
+  saved = {name: getattr(main, name) for name in ('__spec__', '__file__') if hasattr(main, name)}
+  try:
+    main.__spec__ = None
+    if hasattr(main, '__file__'):
+      del main.__file__
+    yield
+  finally:
+    for name, value in saved.items():
+      setattr(main, name, value)
 
 
 def _unbatch_step(result):

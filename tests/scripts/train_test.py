@@ -9,7 +9,9 @@ import tempfile
 import unittest
 from unittest import mock
 
-from agents.scripts import config_schema, train
+import numpy as np
+
+from agents.scripts import config_schema, export, train
 from tests.scripts import tiny_run
 
 
@@ -59,8 +61,7 @@ class TrainTest(unittest.TestCase):
     self.assertEqual(second['step'], 128)
     steps = [row['step'] for row in _rows(run_dir) if row['phase'] == 'train']
     self.assertEqual(steps, [64, 128])
-    _, algorithm, _, _ = __import__('agents.scripts.export', fromlist=['x']).restore_algorithm(
-        run_dir)
+    _, algorithm, _, _ = export.restore_algorithm(run_dir)
     self.assertEqual(int(algorithm.num_updates.numpy()), 4)
 
   def test_ctrl_c_saves_checkpoint_and_stops(self):
@@ -106,6 +107,25 @@ class TrainTest(unittest.TestCase):
     self.assertEqual(run_dir, '/tmp/x/t-cartpole')
     self.assertEqual((config['num_agents'], config['env_processes'], config['seed'],
                       config['learning_rate']), (4, False, 3, 1e-3))
+
+
+class BatchEnvTest(unittest.TestCase):
+
+  def test_vector_env_slabs_for_the_balloon(self):
+    from agents.scripts import configs
+    try:
+      config = configs.resolve('balloon', {'num_agents': 3, 'env_processes': False})
+    except configs.UnknownConfigError as error:
+      self.skipTest(str(error))
+    batch = train.make_batch_env(config)
+    try:
+      self.assertEqual(len(batch), 3)
+      observ, _ = batch.reset(seeds=[0, 1, 2])
+      self.assertEqual(observ.shape, (3, 1099))
+      observ, reward, terminated, truncated, _ = batch.step(np.array([0, 1, 2]))
+      self.assertEqual((observ.shape, reward.shape), ((3, 1099), (3,)))
+    finally:
+      batch.close()
 
 
 if __name__ == '__main__':

@@ -3,6 +3,10 @@
 import functools
 import os
 import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
 import unittest
 
 import gymnasium
@@ -12,6 +16,8 @@ from agents.tools import errors
 from agents.tools import slab as slab_lib
 from agents.tools.external_process import ExternalProcess
 from tests.tools import fake_envs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def pid_exists(pid):
@@ -177,6 +183,34 @@ class ExternalProcessTest(unittest.TestCase):
     remote = self.start(fake_envs.CountingEnv, wait=False)
     observ, _ = remote.reset(seed=2)
     np.testing.assert_array_equal(observ, fake_envs.CountingEnv().reset(seed=2)[0])
+
+  def test_workers_do_not_rerun_the_parent_main_script(self):
+    # A script without a main guard, defining its environment itself: the worker must
+    # build it (cloudpickle ships it by value) without executing the script again.
+    with tempfile.TemporaryDirectory() as directory:
+      marker = os.path.join(directory, 'runs.txt')
+      script = os.path.join(directory, 'script.py')
+      with open(script, 'w') as file:
+        file.write(textwrap.dedent(f'''
+            import gymnasium
+            from agents.tools.external_process import ExternalProcess
+            with open({marker!r}, 'a') as marker:
+              marker.write('ran\\n')
+            class LocalEnv(gymnasium.Env):
+              observation_space = gymnasium.spaces.Discrete(2)
+              action_space = gymnasium.spaces.Discrete(2)
+              def reset(self, *, seed=None, options=None):
+                return 1, {{}}
+            with ExternalProcess(LocalEnv) as remote:
+              print(remote.reset()[0])
+        '''))
+      environment = dict(os.environ, PYTHONPATH=ROOT)
+      output = subprocess.run([sys.executable, script], capture_output=True, text=True,
+                              timeout=120, env=environment)
+      self.assertEqual(output.returncode, 0, output.stderr)
+      self.assertEqual(output.stdout.strip(), '1')
+      with open(marker) as file:
+        self.assertEqual(file.read().split(), ['ran'])
 
   def test_fork_is_refused(self):
     with self.assertRaises(ValueError):

@@ -86,7 +86,7 @@ class Atmosphere:
     """Returns the flattened per-layer tables the fast [B] lookups gather from."""
     if self._flat_cache is None:
       self._flat_cache = (
-          np.ascontiguousarray(self.base_pressures[:, 1:_NUM_LAYERS]),
+          np.ascontiguousarray(self.base_pressures[:, 1:_NUM_LAYERS].T).T,
           self.base_temperatures[:, :_NUM_LAYERS].ravel().copy(),
           self.base_pressures[:, :_NUM_LAYERS].ravel().copy(),
           self._temperature_exponents.ravel().copy(),
@@ -96,7 +96,12 @@ class Atmosphere:
   def temperature_at_pressure(self, pressure):
     """Returns the ambient temperature (K) at pressures [B]: the physics hot path."""
     inner_pressures, temperatures, pressures, exponents, offsets = self._flat_tables()
-    layer = offsets + (pressure[:, None] < inner_pressures).sum(axis=1)
+    # Balloons fly in the two lowest layers (below 21 km); one comparison then finds the
+    # layer, with the general count as the fallback.
+    if (pressure >= inner_pressures[:, 1]).all():
+      layer = offsets + (pressure < inner_pressures[:, 0])
+    else:
+      layer = offsets + (pressure[:, None] < inner_pressures).sum(axis=1)
     return temperatures.take(layer) * (pressure / pressures.take(layer)) ** exponents.take(layer)
 
   def scalar_temperature_function(self, index):

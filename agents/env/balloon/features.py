@@ -12,7 +12,7 @@ one scatter into the [B, 361, 3] block.
 
 import numpy as np
 
-from agents.env.balloon import constants
+from agents.env.balloon import array_math, constants
 
 LEVEL_PRESSURES = np.linspace(constants.COLUMN_MIN_PRESSURE, constants.COLUMN_MAX_PRESSURE,
                               constants.NUM_LEVELS)
@@ -41,13 +41,13 @@ def power_table_watts(pressure_ratio, state_of_charge):
 def descent_cost(pressure_ratio, state_of_charge):
   """Feature 14: the power table's watts rescaled from 100–300 W to [0, 1], saturated."""
   watts = power_table_watts(pressure_ratio, state_of_charge)
-  return np.clip((watts - constants.DESCENT_COST_MIN_W)
+  return array_math.clip((watts - constants.DESCENT_COST_MIN_W)
                  / (constants.DESCENT_COST_MAX_W - constants.DESCENT_COST_MIN_W), 0.0, 1.0)
 
 
 def balloon_level(pressure):
   """The balloon's level b in [0, 180]: round((P − 5000)/50) after clipping P to the column."""
-  clipped = np.clip(pressure, constants.COLUMN_MIN_PRESSURE, constants.COLUMN_MAX_PRESSURE)
+  clipped = array_math.clip(pressure, constants.COLUMN_MIN_PRESSURE, constants.COLUMN_MAX_PRESSURE)
   return np.rint((clipped - constants.COLUMN_MIN_PRESSURE)
                  / constants.COLUMN_PRESSURE_STEP).astype(np.intp)
 
@@ -63,10 +63,10 @@ def ambient_features(out, pressure, state_of_charge, elevation_deg, solar_phase,
     last_command: int [B], commanded action (0 DOWN, 1 STAY, 2 UP).
     navigation_paused, excess_energy: bool [B]. pressure_ratio: [B].
   """
-  out[:, 0] = np.clip((pressure - constants.COLUMN_MIN_PRESSURE)
+  out[:, 0] = array_math.clip((pressure - constants.COLUMN_MIN_PRESSURE)
                       / (constants.COLUMN_MAX_PRESSURE - constants.COLUMN_MIN_PRESSURE), 0.0, 1.0)
   out[:, 1] = state_of_charge
-  out[:, 2] = np.clip((elevation_deg + 90.0) / 180.0, 0.0, 1.0)
+  out[:, 2] = array_math.clip((elevation_deg + 90.0) / 180.0, 0.0, 1.0)
   out[:, 3] = np.sin(solar_phase)
   out[:, 4] = np.cos(solar_phase)
   heading = np.arctan2(-x, -y)  # clockwise from north, towards the station
@@ -85,7 +85,7 @@ def ambient_features(out, pressure, state_of_charge, elevation_deg, solar_phase,
   out[:, 15] = pressure_ratio
 
 
-def level_triples(x, y, wind_u, wind_v, variance, reachable):
+def level_triples(x, y, wind_u, wind_v, variance, reachable, out=None, scratch=None):
   """The (uncertainty, bearing error, speed) triple of each real level, float32 [B, 181, 3].
 
   Args:
@@ -93,37 +93,68 @@ def level_triples(x, y, wind_u, wind_v, variance, reachable):
     wind_u, wind_v: estimated wind (forecast + GP mean error) at each level, [B, 181].
     variance: GP predictive variance [B, 181].
     reachable: bool [B, 181]; unreachable levels get the padding triple (0, 1, 1).
+    out: optional float32 [B, 181, 3] to write the triples into.
+    scratch: optional float64 [3, B, 181] work space. Arrays this size are allocated
+      with mmap and page-faulted afresh each call; reusing buffers halves the cost.
+
+  Returns:
+    The triples (`out` if given).
   """
+  shape = np.shape(wind_u)
+  triples = np.empty(shape + (3,), np.float32) if out is None else out
+  speed, cosine, work = np.empty((3,) + shape) if scratch is None else scratch
   tolerance = constants.BEARING_TOLERANCE
-  speed = np.hypot(wind_u, wind_v)
-  to_station_x, to_station_y = -x, -y
-  distance = np.hypot(to_station_x, to_station_y)
+  np.multiply(wind_u, wind_u, out=speed)
+  np.multiply(wind_v, wind_v, out=work)
+  speed += work
+  np.sqrt(speed, out=speed)
+  distance = np.hypot(x, y)
   # As BLE: both unit vectors are normalised with a 1e-5 tolerance, the cosine clipped.
-  station_scale = 1.0 / (distance + tolerance)
-  cosine = ((wind_u * (to_station_x * station_scale)[:, None]
-             + wind_v * (to_station_y * station_scale)[:, None]) / (speed + tolerance))
-  bearing = np.arccos(np.clip(cosine, -1.0, 1.0)) * (1.0 / np.pi)
-  bearing = np.where(speed < tolerance, 1.0, bearing)
-  bearing = np.where((distance < tolerance)[:, None], 0.0, bearing)
-  triples = np.empty(speed.shape + (3,), np.float32)
-  triples[..., 0] = np.where(reachable, np.clip(variance / constants.GP_PRIOR_VARIANCE, 0.0, 1.0),
-                             0.0)
-  triples[..., 1] = np.where(reachable, bearing, 1.0)
-  triples[..., 2] = np.where(reachable, speed / (speed + constants.WIND_SPEED_SQUASH), 1.0)
+  station_scale = -1.0 / (distance + tolerance)
+  np.multiply(wind_u, (x * station_scale)[:, None], out=cosine)
+  np.multiply(wind_v, (y * station_scale)[:, None], out=work)
+  cosine += work
+  np.add(speed, tolerance, out=work)
+  cosine /= work
+  np.maximum(cosine, -1.0, out=cosine)
+  np.minimum(cosine, 1.0, out=cosine)
+  np.arccos(cosine, out=cosine)
+  cosine *= 1.0 / np.pi
+  calm = speed < tolerance
+  if calm.any():
+    cosine[calm] = 1.0
+  at_station = distance < tolerance
+  if at_station.any():
+    cosine[at_station] = 0.0
+  triples[..., 1] = cosine
+  np.multiply(variance, 1.0 / constants.GP_PRIOR_VARIANCE, out=work)
+  np.maximum(work, 0.0, out=work)
+  np.minimum(work, 1.0, out=work)
+  triples[..., 0] = work
+  np.add(speed, constants.WIND_SPEED_SQUASH, out=work)
+  np.divide(speed, work, out=work)
+  triples[..., 2] = work
+  np.copyto(triples, _PADDING, where=~reachable[..., None])
   return triples
+
+
+_REAL_FLOATS = 3 * constants.NUM_LEVELS
+_PADDING_COLUMN = np.tile(_PADDING, constants.NUM_COLUMN_LEVELS)
 
 
 def place_column(out, level, triples):
   """Writes the wind column into out[:, 16:], the balloon's level at column index 180.
 
   Args:
-    out: float32 [B, 1099].
+    out: float32 [B, 1099], C-contiguous.
     level: int [B], the balloon's level b.
     triples: float32 [B, 181, 3] from `level_triples`.
   """
-  column = out[:, constants.NUM_AMBIENT_FEATURES:].reshape(
-      len(out), constants.NUM_COLUMN_LEVELS, 3)
-  column[:] = _PADDING
-  start = constants.BALLOON_COLUMN_INDEX - level
-  columns = start[:, None] + np.arange(constants.NUM_LEVELS)
-  column[np.arange(len(out))[:, None], columns] = triples
+  count = len(out)
+  out[:, constants.NUM_AMBIENT_FEATURES:] = _PADDING_COLUMN
+  # The real levels are one contiguous run of 543 floats per balloon, starting at
+  # column index 180 − b: one flat scatter writes them all.
+  starts = (np.arange(count) * constants.OBSERVATION_SIZE + constants.NUM_AMBIENT_FEATURES
+            + 3 * (constants.BALLOON_COLUMN_INDEX - level))
+  flat = out.reshape(-1)
+  flat[starts[:, None] + np.arange(_REAL_FLOATS)] = triples.reshape(count, _REAL_FLOATS)

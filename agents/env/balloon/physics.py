@@ -92,7 +92,8 @@ def substep(m, temperature_at, pressure, internal_temperature, mols_air, volume,
   if m.is_scalar and not pump_on:
     acs_power = pump_flow = 0.0
   else:
-    acs_power, pump_flow = acs.pump_mass_flow(m, acs.pressure_ratio(m, pressure, superpressure))
+    acs_power, pump_flow = acs.tabulated_pump_mass_flow(
+        m, acs.pressure_ratio(m, pressure, superpressure))
     acs_power = pump_on * acs_power
   if m.is_scalar and not vent_on:
     vent_flow = 0.0
@@ -101,8 +102,9 @@ def substep(m, temperature_at, pressure, internal_temperature, mols_air, volume,
   flow = pump_on * pump_flow + vent_on * vent_flow
   new_mols_air = m.maximum(mols_air + flow * _MOLS_PER_KG_STEP, 0.0)
   # §4.6 energy.
-  new_charge = m.clip(charge + (solar_power - hotel_load - acs_power) * _HOURS_PER_SUBSTEP,
-                      0.0, constants.BATTERY_CAPACITY_WH)
+  new_charge = m.minimum(m.maximum(
+      charge + (solar_power - hotel_load - acs_power) * _HOURS_PER_SUBSTEP, 0.0),
+      constants.BATTERY_CAPACITY_WH)
   return (new_pressure, new_internal_temperature, new_mols_air, new_volume, new_superpressure,
           new_charge, acs_power, solar_power, ambient_temperature)
 
@@ -129,8 +131,16 @@ def scalar_status_of(superpressure, charge):
 class SunForcing:
   """The sun over the 18 sub-steps of one agent step, arrays [18, B].
 
+  The elevation is computed at every sub-step's time and position. The slowly varying
+  inputs (declination, equation of time, flux, and the balloon's latitude and longitude,
+  which move by a few km) are evaluated at the step's start and end and interpolated
+  linearly in between: their curvature over 180 s is below 1e-9 relative, and it saves
+  most of the trigonometry.
+
   Attributes:
     airmass_per_pascal, panel_power, sun_heat_factor, hotel_load: see `substep`.
+    end: (latitude, longitude, (declination, equation of time, flux)) [B] after all 18
+      sub-steps, for the observation that follows the step.
   """
 
   def __init__(self, unix_time_s, station_lat_deg, station_lng_deg, x, y, drift_x, drift_y):
@@ -142,14 +152,29 @@ class SunForcing:
       x, y: balloon position at the start of the agent step (m), [B].
       drift_x, drift_y: displacement per sub-step, u·dt and v·dt (m), [B].
     """
-    offsets = np.arange(constants.SUBSTEPS_PER_STEP, dtype=np.float64)[:, None]
+    # Ends at sub-step 0 and at the end of the step (18 sub-steps on), so the end values
+    # also serve the observation after the step (`end`).
+    count = constants.SUBSTEPS_PER_STEP
+    ends = np.array([0.0, float(count)])[:, None]
     latitude, longitude = solar.latlng_from_offset(
-        station_lat_deg, station_lng_deg, x + offsets * drift_x, y + offsets * drift_y)
-    elevation, flux = solar.solar_elevation_deg(unix_time_s + _DT * offsets, latitude, longitude)
+        station_lat_deg, station_lng_deg, x + ends * drift_x, y + ends * drift_y)
+    declination, equation_of_time, flux = solar.sun_terms(unix_time_s + _DT * ends)
+    self.end = (latitude[1], longitude[1], (declination[1], equation_of_time[1], flux[1]))
+    weight = np.arange(count, dtype=np.float64)[:, None] * (1.0 / count)
+    lerp = lambda pair: pair[0] + weight * (pair[1] - pair[0])  # noqa: E731
+    # Longitude may wrap at ±180°: interpolate its change, not the raw values.
+    delta_lng = np.mod(longitude[1] - longitude[0] + 180.0, 360.0) - 180.0
+    sub_longitude = longitude[0] + weight * delta_lng
+    latitude_rad = np.radians(latitude)
+    sin_product = lerp(np.sin(latitude_rad) * np.sin(declination))
+    cos_product = lerp(np.cos(latitude_rad) * np.cos(declination))
+    times = unix_time_s + _DT * np.arange(constants.SUBSTEPS_PER_STEP, dtype=np.float64)[:, None]
+    hour_angle = solar.hour_angle_deg(times, sub_longitude, lerp(equation_of_time))
+    elevation = solar.elevation_from_hour_angle(sin_product, cos_product, hour_angle)
     is_day = elevation > constants.DAYTIME_MIN_ELEVATION_DEG
     self.airmass_per_pascal = solar.airmass_per_pascal(elevation)
     self.panel_power = np.where(is_day, solar.unattenuated_panel_power(elevation), 0.0)
-    self.sun_heat_factor = np.where(is_day, flux * thermal.SOLAR_HEAT_PER_FLUX_AREA, 0.0)
+    self.sun_heat_factor = np.where(is_day, lerp(flux) * thermal.SOLAR_HEAT_PER_FLUX_AREA, 0.0)
     self.hotel_load = np.where(is_day, constants.HOTEL_LOAD_DAY_W, constants.HOTEL_LOAD_NIGHT_W)
 
 
@@ -184,7 +209,10 @@ def advance_slab(state, pump_on, vent_on, sun, temperature_at, earth_heat):
         m, temperature_at, *(getattr(state, name) for name in _EVOLVED), pump_on, vent_on,
         sun.airmass_per_pascal[k], sun.panel_power[k], sun.sun_heat_factor[k],
         sun.hotel_load[k], earth_heat)
-    new_status = status_of(outputs[4], outputs[5])
+    superpressure, charge = outputs[4], outputs[5]
+    ended = (superpressure > constants.BURST_SUPERPRESSURE) | (superpressure <= 0.0) | (
+        charge <= 0.0)
+    new_status = status_of(superpressure, charge) if ended.any() else state.status
     if all_alive:
       for name, value in zip(_EVOLVED + _REPORTED, outputs):
         setattr(state, name, value)

@@ -13,7 +13,7 @@ at the station's position, every hour over 48 h, and interpolated in time.
 
 import numpy as np
 
-from agents.env.balloon import constants, solar, stable_start
+from agents.env.balloon import array_math, constants, solar, stable_start
 
 TABLE_SPACING_S = 3600.0
 TABLE_TIMES = 49  # 0 … 48 h
@@ -109,7 +109,7 @@ def build_table(atmosphere, start_unix_s, station_lat_deg, station_lng_deg, eart
 
 def lookup(table, elapsed_s):
   """Interpolates the table in time: (lowest, highest) reachable pressure, each [B]."""
-  position = np.clip(elapsed_s / TABLE_SPACING_S, 0.0, TABLE_TIMES - 1.0)
+  position = array_math.clip(elapsed_s / TABLE_SPACING_S, 0.0, TABLE_TIMES - 1.0)
   index = np.minimum(position.astype(np.intp), TABLE_TIMES - 2)
   weight = (position - index)[:, None]
   rows = np.arange(len(elapsed_s))

@@ -8,7 +8,7 @@ sub-step (0 when a safety layer cancelled the descent).
 
 import numpy as np
 
-from agents.env.balloon import constants
+from agents.env.balloon import array_math, constants
 
 
 def station_keeping_reward(distance_km, last_command, excess_energy, acs_power):
@@ -26,7 +26,7 @@ def station_keeping_reward(distance_km, last_command, excess_energy, acs_power):
   outside = constants.REWARD_DROPOFF * np.exp2(
       -(distance_km - constants.STATION_RADIUS_KM) / constants.REWARD_HALFLIFE_KM)
   reward = np.where(distance_km <= constants.STATION_RADIUS_KM, 1.0, outside)
-  scale = np.clip((acs_power - 100.0) / 200.0, 0.0, 1.0)
+  scale = array_math.clip((acs_power - 100.0) / 200.0, 0.0, 1.0)
   multiplier = (constants.DESCENT_PENALTY_MAX_MULTIPLIER
                 - constants.DESCENT_PENALTY_SKEW * scale)
   penalised = (np.asarray(last_command) == constants.DOWN) & ~np.asarray(excess_energy, bool)

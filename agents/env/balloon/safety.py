@@ -109,21 +109,30 @@ def power_layer_paused(paused, seconds_to_sunset, seconds_to_sunrise, battery_ch
   return (paused | pause) & ~unpause
 
 
+def _envelope_transitions():
+  """Next state by [superpressure band, current state], BLE's first-match transitions."""
+  states = 5
+  table = np.empty((len(ENVELOPE_THRESHOLDS) + 1, states), np.int8)
+  table[0] = ENVELOPE_LOW_CRITICAL            # < 150 Pa
+  table[1] = ENVELOPE_LOW                     # < 250 Pa
+  table[2] = ENVELOPE_NOMINAL                 # < 300 Pa: stay low if already low
+  table[2, [ENVELOPE_LOW_CRITICAL, ENVELOPE_LOW]] = ENVELOPE_LOW
+  table[3] = ENVELOPE_NOMINAL                 # < 2080 Pa
+  table[4] = ENVELOPE_NOMINAL                 # < 2130 Pa: stay high if already high
+  table[4, [ENVELOPE_HIGH, ENVELOPE_HIGH_CRITICAL]] = ENVELOPE_HIGH
+  table[5] = ENVELOPE_HIGH                    # < 2230 Pa
+  table[6] = ENVELOPE_HIGH_CRITICAL           # above
+  return table
+
+
+_ENVELOPE_TRANSITIONS = _envelope_transitions()
+_ENVELOPE_THRESHOLDS_ARRAY = np.asarray(ENVELOPE_THRESHOLDS)
+
+
 def envelope_layer_state(state, superpressure):
   """The envelope layer's next state (§8.2); transitions in BLE's first-match order."""
-  low_side = (state == ENVELOPE_LOW_CRITICAL) | (state == ENVELOPE_LOW)
-  high_side = (state == ENVELOPE_HIGH) | (state == ENVELOPE_HIGH_CRITICAL)
-  band = np.searchsorted(np.asarray(ENVELOPE_THRESHOLDS), superpressure, side='right')
-  # band 0: < 150, 1: < 250, 2: < 300, 3: < 2080, 4: < 2130, 5: < 2230, 6: above.
-  choices = np.stack([
-      np.full_like(state, ENVELOPE_LOW_CRITICAL),
-      np.full_like(state, ENVELOPE_LOW),
-      np.where(low_side, ENVELOPE_LOW, ENVELOPE_NOMINAL).astype(np.int8),
-      np.full_like(state, ENVELOPE_NOMINAL),
-      np.where(high_side, ENVELOPE_HIGH, ENVELOPE_NOMINAL).astype(np.int8),
-      np.full_like(state, ENVELOPE_HIGH),
-      np.full_like(state, ENVELOPE_HIGH_CRITICAL)])
-  return np.take_along_axis(choices, band[None], axis=0)[0]
+  band = np.searchsorted(_ENVELOPE_THRESHOLDS_ARRAY, superpressure, side='right')
+  return _ENVELOPE_TRANSITIONS[band, state]
 
 
 def altitude_layer_state(state, pressure, altitude_pressures):
@@ -137,11 +146,15 @@ def altitude_layer_state(state, pressure, altitude_pressures):
                            ALTITUDE_NOMINAL)).astype(np.int8)
 
 
+# Per envelope state: whether it forces UP, whether it turns DOWN into STAY.
+_ENVELOPE_FORCES_UP = np.array([False, True, False, False, True])
+_ENVELOPE_BLOCKS_DESCENT = np.array([False, False, True, True, False])
+
+
 def effective_action(action, power_paused, envelope_state, altitude_state):
   """Combines the layers in order: power, envelope, altitude (later layers override)."""
-  no_descent = (power_paused | (envelope_state == ENVELOPE_LOW)
-                | (envelope_state == ENVELOPE_HIGH) | (altitude_state == ALTITUDE_LOW))
-  force_up = ((envelope_state == ENVELOPE_LOW_CRITICAL)
-              | (envelope_state == ENVELOPE_HIGH_CRITICAL) | (altitude_state == ALTITUDE_VERY_LOW))
+  no_descent = (power_paused | _ENVELOPE_BLOCKS_DESCENT[envelope_state]
+                | (altitude_state == ALTITUDE_LOW))
+  force_up = _ENVELOPE_FORCES_UP[envelope_state] | (altitude_state == ALTITUDE_VERY_LOW)
   action = np.where(no_descent & (action == constants.DOWN), constants.STAY, action)
   return np.where(force_up, constants.UP, action)

@@ -173,6 +173,7 @@ class BalloonSimulator:
     self._range_table = np.zeros((count, reachable_range.TABLE_TIMES, 2))
     self._observation = np.zeros((count, constants.OBSERVATION_SIZE), np.float32)
     self._scalar_temperature = None
+    self._triples = self._scratch = None
     self._has_reset = np.zeros(count, bool)
     self.timings = dict.fromkeys(('physics', 'wind', 'gp', 'features', 'other'), 0.0)
 
@@ -334,8 +335,14 @@ class BalloonSimulator:
     self.steps += active
     now = time.perf_counter()
     self.timings['physics'] += now - clock
-    self._measure_wind(None if all_active else np.flatnonzero(active))
-    self._update_observation(None)
+    # Balloons that ran all 18 sub-steps are where SunForcing's end values were computed.
+    sun_end = sun.end if bool((substeps == constants.SUBSTEPS_PER_STEP).all()) else None
+    if all_active:
+      # Every balloon measures: the GP observes and predicts in one pass over its windows.
+      self._update_observation(None, self._measure_wind(None, observe=False), sun_end)
+    else:
+      self._measure_wind(np.flatnonzero(active))
+      self._update_observation(None, sun_end=sun_end)
     clock = time.perf_counter()
     distance_km = np.hypot(self.x, self.y) / 1000.0
     reward = reward_lib.station_keeping_reward(distance_km, self.last_command,
@@ -401,8 +408,13 @@ class BalloonSimulator:
         'volume': self.volume.copy(), 'mols_air': self.mols_air.copy(),
     }
 
-  def _measure_wind(self, indices):
-    """Measures the true wind at the balloons and feeds the forecast error to the GP (§11)."""
+  def _measure_wind(self, indices, observe=True):
+    """Measures the true wind at the balloons and feeds the forecast error to the GP (§11).
+
+    Returns:
+      The measurement (x, y, pressure, t, error_u, error_v); with observe=False the GP has
+      not seen it yet (`_update_observation` passes it on).
+    """
     clock = time.perf_counter()
     rows = slice(None) if indices is None else indices
     x, y, pressure, t = self.x[rows], self.y[rows], self.pressure[rows], self.time_elapsed_s[rows]
@@ -415,20 +427,32 @@ class BalloonSimulator:
     self.wind_v[rows] = forecast_v + error_v
     now = time.perf_counter()
     self.timings['wind'] += now - clock
-    if indices is None or len(indices):
+    if observe and (indices is None or len(indices)):
       self._wind.gp.observe(x, y, pressure, t, error_u, error_v, indices=indices)
     self.timings['gp'] += time.perf_counter() - now
+    return x, y, pressure, t, error_u, error_v
 
-  def _update_observation(self, indices):
-    """Recomputes the observation rows `indices` (None: all) from the current state."""
+  def _update_observation(self, indices, measurement=None, sun_end=None):
+    """Recomputes the observation rows `indices` (None: all) from the current state.
+
+    Args:
+      indices: rows to update (None: all).
+      measurement: a whole-slab wind measurement from `_measure_wind(None, observe=False)`
+        for the GP to observe before predicting, or None.
+      sun_end: `SunForcing.end` of the step just run, when it holds for every balloon
+        (saves recomputing latitude, longitude and the sun's time terms).
+    """
     clock = time.perf_counter()
     count = self.num_balloons
     unix_time = self.start_unix_s + self.time_elapsed_s
-    latitude, longitude = solar.latlng_from_offset(self.station_lat_deg, self.station_lng_deg,
-                                                   self.x, self.y)
-    elevation, _ = solar.solar_elevation_deg(unix_time, latitude, longitude)
-    _, phase, self._seconds_to_sunset, self._seconds_to_sunrise = solar.sun_cycle(
-        unix_time, latitude, longitude)
+    if sun_end is None:
+      latitude, longitude = solar.latlng_from_offset(
+          self.station_lat_deg, self.station_lng_deg, self.x, self.y)
+      terms = None
+    else:
+      latitude, longitude, terms = sun_end
+    elevation, _, _, phase, self._seconds_to_sunset, self._seconds_to_sunrise = (
+        solar.sun_state(unix_time, latitude, longitude, terms))
     soc = self.battery_charge / constants.BATTERY_CAPACITY_WH
     solar_power_now = np.where(elevation > constants.DAYTIME_MIN_ELEVATION_DEG,
                                solar.solar_power(elevation, self.pressure), 0.0)
@@ -441,18 +465,37 @@ class BalloonSimulator:
     lowest, highest = reachable_range.lookup(self._range_table, self.time_elapsed_s)
     levels = np.broadcast_to(features.LEVEL_PRESSURES, (count, constants.NUM_LEVELS))
     reachable = (levels >= lowest[:, None]) & (levels <= highest[:, None])
+    # Only reachable levels are shown (the rest is padding), so the forecast and the GP are
+    # asked for the band [first, first + width) of each balloon's reachable levels, about
+    # two thirds of the column.
+    first = reachable.argmax(axis=1)
+    width = max(int((reachable.sum(axis=1)).max()), 1)
+    band = np.minimum(first[:, None] + np.arange(width), constants.NUM_LEVELS - 1)
+    band_pressures = features.LEVEL_PRESSURES[band]
+    if self._triples is None:
+      # Reused buffers: [B, 181] arrays are big enough to be mmap-allocated afresh each time.
+      self._triples = np.empty((count, constants.NUM_LEVELS, 3), np.float32)
+      self._scratch = np.zeros((6, count, constants.NUM_LEVELS))
     now = time.perf_counter()
     self.timings['features'] += now - clock
-    forecast_u, forecast_v = self._wind.forecast.query(None, self.x, self.y, levels,
+    forecast_u, forecast_v = self._wind.forecast.query(None, self.x, self.y, band_pressures,
                                                        self.time_elapsed_s)
     clock = time.perf_counter()
     self.timings['wind'] += clock - now
-    error_u, error_v, variance = self._wind.gp.predict(self.x, self.y, levels,
-                                                       self.time_elapsed_s)
+    if measurement is None:
+      error_u, error_v, band_variance = self._wind.gp.predict(
+          self.x, self.y, band_pressures, self.time_elapsed_s)
+    else:
+      error_u, error_v, band_variance = self._wind.gp.observe_and_predict(
+          *measurement, band_pressures)
     now = time.perf_counter()
     self.timings['gp'] += now - clock
-    triples = features.level_triples(self.x, self.y, forecast_u + error_u, forecast_v + error_v,
-                                     variance, reachable)
+    wind_u, wind_v, variance = self._scratch[3], self._scratch[4], self._scratch[5]
+    np.put_along_axis(wind_u, band, forecast_u + error_u, axis=1)
+    np.put_along_axis(wind_v, band, forecast_v + error_v, axis=1)
+    np.put_along_axis(variance, band, band_variance, axis=1)
+    triples = features.level_triples(self.x, self.y, wind_u, wind_v, variance, reachable,
+                                     self._triples, self._scratch[:3])
     features.place_column(observation, features.balloon_level(self.pressure), triples)
     if indices is None:
       self._observation = observation

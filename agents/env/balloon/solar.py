@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from agents.env.balloon import constants
+from agents.env.balloon import array_math, constants
 
 _SECONDS_PER_DAY = 86400.0
 _UNIX_EPOCH_JULIAN_DAY = 2440587.5
@@ -123,6 +123,13 @@ def solar_elevation_deg(unix_time_s, latitude_deg, longitude_deg):
   return geometric + _refraction_deg(geometric), flux
 
 
+def elevation_from_hour_angle(sin_product, cos_product, hour_angle):
+  """Refracted elevation (deg) from sin φ·sin δ, cos φ·cos δ and the hour angle (deg)."""
+  cos_zenith = sin_product + cos_product * np.cos(np.radians(hour_angle))
+  geometric = np.degrees(np.arcsin(np.minimum(np.maximum(cos_zenith, -1.0), 1.0)))
+  return geometric + _refraction_deg(geometric)
+
+
 def sun_cycle(unix_time_s, latitude_deg, longitude_deg):
   """Where each balloon is in its day-night cycle, in closed form.
 
@@ -136,14 +143,29 @@ def sun_cycle(unix_time_s, latitude_deg, longitude_deg):
     π + π·(t − sunset)/(next sunrise − sunset) at night (§11, features 3–4); the times
     are to the next sunset and the next sunrise.
   """
-  declination, equation_of_time, _ = sun_terms(unix_time_s)
+  return sun_state(unix_time_s, latitude_deg, longitude_deg)[2:]
+
+
+def sun_state(unix_time_s, latitude_deg, longitude_deg, terms=None):
+  """`solar_elevation_deg` and `sun_cycle` together, sharing their terms.
+
+  Args:
+    unix_time_s, latitude_deg, longitude_deg: as for `sun_cycle`.
+    terms: optional precomputed `sun_terms(unix_time_s)`.
+
+  Returns:
+    (elevation deg, flux W/m², is_day, phase, seconds_to_sunset, seconds_to_sunrise).
+  """
+  declination, equation_of_time, flux = sun_terms(unix_time_s) if terms is None else terms
   hour_angle = hour_angle_deg(unix_time_s, longitude_deg, equation_of_time)
   latitude = np.radians(latitude_deg)
-  cos_half_day = ((_DAYTIME_GEOMETRIC_SIN - np.sin(latitude) * np.sin(declination))
-                  / (np.cos(latitude) * np.cos(declination)))
+  sin_product = np.sin(latitude) * np.sin(declination)
+  cos_product = np.cos(latitude) * np.cos(declination)
+  elevation = elevation_from_hour_angle(sin_product, cos_product, hour_angle)
   # The hour angle of sunset; sunrise is at its negative. Clipped for polar day/night,
   # which the ±10° stations never see.
-  half_day = np.degrees(np.arccos(np.clip(cos_half_day, -1.0, 1.0)))
+  cos_half_day = (_DAYTIME_GEOMETRIC_SIN - sin_product) / cos_product
+  half_day = np.degrees(np.arccos(array_math.clip(cos_half_day, -1.0, 1.0)))
   is_day = np.abs(hour_angle) < half_day
   since_sunrise = np.mod(hour_angle + half_day, 360.0)
   since_sunset = np.mod(hour_angle - half_day, 360.0)
@@ -152,7 +174,7 @@ def sun_cycle(unix_time_s, latitude_deg, longitude_deg):
   seconds_per_degree = 240.0  # the hour angle turns 15° an hour
   seconds_to_sunset = np.mod(half_day - hour_angle, 360.0) * seconds_per_degree
   seconds_to_sunrise = np.mod(-half_day - hour_angle, 360.0) * seconds_per_degree
-  return is_day, phase, seconds_to_sunset, seconds_to_sunrise
+  return elevation, flux, is_day, phase, seconds_to_sunset, seconds_to_sunrise
 
 
 def _shade_threshold_deg(depth_m):
@@ -207,7 +229,7 @@ def latlng_from_offset(station_lat_deg, station_lng_deg, x_m, y_m):
   heading = np.arctan2(x_m, y_m)
   sin_lat = (np.sin(station_lat) * np.cos(angular_distance)
              + np.cos(station_lat) * np.sin(angular_distance) * np.cos(heading))
-  latitude = np.arcsin(np.clip(sin_lat, -1.0, 1.0))
+  latitude = np.arcsin(array_math.clip(sin_lat, -1.0, 1.0))
   delta_lng = np.arctan2(np.sin(heading) * np.sin(angular_distance) * np.cos(station_lat),
                          np.cos(angular_distance) - np.sin(station_lat) * sin_lat)
   longitude = np.mod(station_lng_deg + np.degrees(delta_lng) + 180.0, 360.0) - 180.0

@@ -18,7 +18,8 @@ _ONE_MINUS_REFLECTIVITY = 1.0 - constants.FILM_REFLECTIVITY
 
 def total_absorptivity(m, absorptivity):
   """α_tot(a) = a·(1 + (1 − a − refl)/(1 − refl)), kept in [0, 1] (film reflectivity 0.0291)."""
-  return m.clip(absorptivity * (2.0 - absorptivity / _ONE_MINUS_REFLECTIVITY), 0.0, 1.0)
+  return m.minimum(m.maximum(absorptivity * (2.0 - absorptivity / _ONE_MINUS_REFLECTIVITY),
+                             0.0), 1.0)
 
 
 def infrared_absorptivity(temperature):
@@ -67,7 +68,8 @@ def temperature_rate(m, volume, internal_temperature, ambient_temperature, ambie
   conductivity = 0.0241 * (ambient_temperature * (1.0 / 273.15)) ** 0.9
   prandtl = 0.804 - 3.25e-4 * ambient_temperature
   difference = ambient_temperature - internal_temperature
-  grashof = (constants.GRAVITY * ambient_density * ambient_density * diameter * diameter * diameter
+  # (2r)³ = 6V/π.
+  grashof = ((constants.GRAVITY * 6.0 / math.pi) * ambient_density * ambient_density * volume
              * m.abs(difference) / (ambient_temperature * viscosity * viscosity))
   rayleigh = prandtl * grashof
   nusselt = 2.0 + 0.457 * m.sqrt(m.sqrt(rayleigh)) + (1.0 + 2.69e-8 * rayleigh) ** (1.0 / 12.0)

@@ -18,29 +18,48 @@ posterior variance / 3.6^2. Spec §11:
   gp.reset(indices)                                    # forget those balloons' points
   gp.observe(x, y, pressure, t, error_u, error_v)      # arrays [B], one point each
   mean_u, mean_v, variance = gp.predict(x, y, pressures, t)   # pressures [B, L]
+  # or both at once, chunk by chunk (same results, Q read once per step):
+  mean_u, mean_v, variance = gp.observe_and_predict(x, y, pressure, t, error_u, error_v,
+                                                    pressures)
 
-Cost. BLE refits a GP from scratch every step. Here every balloon keeps the
-inverse Q = (K + 0.05 I)^-1 of its window's kernel matrix in a fixed block of
-`max_points` slots (unused slots hold zero rows and columns) and updates it
-exactly as points come and go:
+Incremental exact inverse. BLE refits a GP from scratch every step. Here every
+balloon keeps the inverse Q = (K + 0.05 I)^-1 of its window's kernel matrix in
+a fixed block of `max_points` slots (unused slots hold zero rows and columns)
+and updates it exactly as points come and go:
 
 - removing slot s (Schur complement): Q <- Q - Q[:, s] Q[s, :] / Q[s, s];
 - adding a point with kernel column c and prior variance d (block inverse):
   g = Q c, e = d - c.g, Q <- Q + g g^T / e, Q[s, :] = Q[:, s] = -g / e,
   Q[s, s] = 1 / e.
 
-Both are O(n^2) per balloon and batched over the slab; every
-`refresh_interval` observations a balloon's Q is recomputed from scratch to
-stop round-off from accumulating. The weights alpha = Q y give the mean; the
-variance at query levels is 3.6^2 - k*^T Q k*. All levels of a column share
-(x, y, t), so the horizontal-and-time part of r^2 is computed once per point
-and only the pressure term varies by level. Work is done in chunks of balloons
-so that the [chunk, n, n] and [chunk, L, n] blocks stay in cache.
+In the steady state (window full) both happen every step and are fused into
+one symmetric rank-2 update (see `_slide`). O(n^2) per balloon, batched over
+the slab; every `refresh_interval` observations a balloon's Q is recomputed
+from scratch, though tests show no drift (1e-11 after 960 steps without it).
+
+Prediction. alpha = Q y gives the mean k*^T alpha; the variance is
+3.6^2 - k*^T Q k*. All levels of a column share (x, y, t), so the
+horizontal-and-time part of r^2 is computed once per point and only the
+pressure term per level. The [L, n] x [n, n] product k* Q is the floor of the
+cost: L n^2 = 2.6 M multiply-adds per balloon-step at L = 181, n = 120, which
+runs near the core's peak as float32 GEMM (about 55 us per balloon-step on
+this project's 2-core machine). Asking only for the levels actually shown
+(the reachable range, or `needed`) cuts it in proportion. Work is done in
+chunks of balloons so the [chunk, n, n] and [chunk, L, n] blocks stay in cache.
+bench/wind_gp_speed.py measures it.
 """
+
+import contextlib
+import functools
 
 import numpy as np
 
 from agents.env.balloon import wind_forecast
+
+try:
+  import threadpoolctl
+except ImportError:  # Optional: without it BLAS keeps its own thread count.
+  threadpoolctl = None
 
 KERNEL_VARIANCE = 3.6 ** 2
 OBSERVATION_NOISE = 0.05
@@ -54,7 +73,7 @@ class WindGP:
   """Batched GP over the forecast errors each balloon of a slab has measured (§11)."""
 
   def __init__(self, num_balloons, max_points=MAX_POINTS, refresh_interval=MAX_POINTS,
-               chunk_size=16, predict_dtype=np.float32):
+               chunk_size=16, predict_dtype=np.float32, blas_threads=1):
     """Creates a slab with no measurements.
 
     Args:
@@ -67,6 +86,12 @@ class WindGP:
         its products with Q. float32 is about twice as fast; against float64
         its errors are ~1e-4 (m/s)^2 in variance and ~1e-4 m/s in mean. The
         window's state and its updates are always float64.
+      blas_threads: BLAS threads during the GP's calls (None: leave BLAS as it
+        is). Its matrices are small (120 x 120 per balloon), and a threaded
+        BLAS spends more on waking threads than it gains: on 2 busy cores
+        predict ran 6.5x slower with OpenBLAS's default 2 threads. Needs the
+        `threadpoolctl` package; without it this is ignored (then set
+        OPENBLAS_NUM_THREADS=1 in the environment).
     """
     if num_balloons < 1:
       raise ValueError(f'WindGP needs num_balloons >= 1, got {num_balloons}.')
@@ -78,6 +103,7 @@ class WindGP:
     self.max_points = int(max_points)
     self._refresh_interval = int(refresh_interval or 0)
     self._chunk_size = int(chunk_size)
+    self._blas_threads = blas_threads
     self._dtype = np.dtype(predict_dtype)
     if self._dtype not in (np.float32, np.float64):
       raise ValueError(f'WindGP predict_dtype must be float32 or float64, got {self._dtype}.')
@@ -89,6 +115,7 @@ class WindGP:
     self._precision = np.zeros((b, n, n))       # Q = (K + noise I)^-1 on valid slots
     self._alpha = np.zeros((b, n, 2))           # Q @ errors
     self._since_refresh = np.zeros(b, np.int64)
+    self._scratch_buffer = None
 
   @property
   def num_points(self):
@@ -124,11 +151,12 @@ class WindGP:
     count = self.num_balloons if indices is None else len(indices)
     new_points, times, new_errors = self._check_observation(
         count, x, y, pressure, t, error_u, error_v, 'WindGP.observe')
-    for start in range(0, count, self._chunk_size):
-      part = slice(start, start + self._chunk_size)
-      # Basic slices give views (updated in place); index arrays give copies.
-      rows = part if indices is None else indices[part]
-      self._observe_chunk(rows, new_points[part], times[part], new_errors[part])
+    with limit_blas_threads(self._blas_threads):
+      for start in range(0, count, self._chunk_size):
+        part = slice(start, start + self._chunk_size)
+        # Basic slices give views (updated in place); index arrays give copies.
+        rows = part if indices is None else indices[part]
+        self._observe_chunk(rows, new_points[part], times[part], new_errors[part])
 
   def predict(self, x, y, pressures, t, needed=None):
     """Posterior of the forecast error over a pressure column per balloon.
@@ -148,9 +176,10 @@ class WindGP:
     """
     query, levels, needed = self._check_prediction(x, y, pressures, t, needed, 'WindGP.predict')
     mean, variance = self._empty_prediction(levels.shape)
-    for start in range(0, self.num_balloons, self._chunk_size):
-      part = slice(start, start + self._chunk_size)
-      self._predict_chunk(part, query, levels, needed, mean, variance)
+    with limit_blas_threads(self._blas_threads):
+      for start in range(0, self.num_balloons, self._chunk_size):
+        part = slice(start, start + self._chunk_size)
+        self._predict_chunk(part, query, levels, needed, mean, variance)
     return self._finish_prediction(mean, variance)
 
   def observe_and_predict(self, x, y, pressure, t, error_u, error_v, pressures, needed=None):
@@ -173,10 +202,11 @@ class WindGP:
         self.num_balloons, x, y, pressure, t, error_u, error_v, where)
     query, levels, needed = self._check_prediction(x, y, pressures, t, needed, where)
     mean, variance = self._empty_prediction(levels.shape)
-    for start in range(0, self.num_balloons, self._chunk_size):
-      part = slice(start, start + self._chunk_size)
-      self._observe_chunk(part, new_points[part], times[part], new_errors[part])
-      self._predict_chunk(part, query, levels, needed, mean, variance)
+    with limit_blas_threads(self._blas_threads):
+      for start in range(0, self.num_balloons, self._chunk_size):
+        part = slice(start, start + self._chunk_size)
+        self._observe_chunk(part, new_points[part], times[part], new_errors[part])
+        self._predict_chunk(part, query, levels, needed, mean, variance)
     return self._finish_prediction(mean, variance)
 
   def _check_observation(self, count, x, y, pressure, t, error_u, error_v, where):
@@ -231,18 +261,31 @@ class WindGP:
     shared = ((query[part, None, :] - points[..., [0, 1, 3]]) ** 2).sum(-1)
     shared = shared.astype(self._dtype)
     point_levels = points[..., 2].astype(self._dtype)
-    r2 = levels[part, band, None] - point_levels[:, None, :]
+    # Preallocated scratch: fresh MB-sized arrays would be page-faulted in every chunk.
+    r2, product = self._scratch(points.shape[0], band.stop - band.start)
+    np.subtract(levels[part, band, None], point_levels[:, None, :], out=r2)
     np.square(r2, out=r2)
     r2 += shared[:, None, :]
-    cross = np.sqrt(r2, out=r2)
-    np.negative(cross, out=cross)
-    np.exp(cross, out=cross)
-    cross *= (KERNEL_VARIANCE * self._valid[part, None, :]).astype(self._dtype)
-    precision = self._precision[part].astype(self._dtype)
-    alpha = self._alpha[part].astype(self._dtype)
-    mean[part, band] = cross @ alpha
-    explained = np.einsum('cln,cln->cl', cross @ precision, cross)
+    # correlation = cross-kernel / 3.6^2. Unused slots need no mask: their rows
+    # and columns of Q, and so their entries of alpha, are zero.
+    correlation = np.sqrt(r2, out=r2)
+    np.negative(correlation, out=correlation)
+    np.exp(correlation, out=correlation)
+    alpha = np.multiply(self._alpha[part], KERNEL_VARIANCE, dtype=self._dtype)
+    precision = np.multiply(self._precision[part], KERNEL_VARIANCE ** 2, dtype=self._dtype)
+    mean[part, band] = correlation @ alpha
+    np.matmul(correlation, precision, out=product)
+    explained = np.einsum('cln,cln->cl', product, correlation)
     variance[part, band] = np.clip(KERNEL_VARIANCE - explained, 0.0, KERNEL_VARIANCE)
+
+  def _scratch(self, num_rows, num_levels):
+    """Two [num_rows, num_levels, max_points] work arrays, reused across calls."""
+    size = num_rows * num_levels * self.max_points
+    if self._scratch_buffer is None or self._scratch_buffer.shape[1] < size:
+      self._scratch_buffer = np.empty((2, size), self._dtype)
+    shape = (num_rows, num_levels, self.max_points)
+    return (self._scratch_buffer[0, :size].reshape(shape),
+            self._scratch_buffer[1, :size].reshape(shape))
 
   def _observe_chunk(self, rows, new_points, new_times, new_errors):
     """observe() for a chunk of balloons `rows` (a slice or an index array)."""
@@ -343,3 +386,16 @@ class WindGP:
     self._precision[rows] = precision
     self._alpha[rows] = np.matmul(precision, self._errors[rows])
     self._since_refresh[rows] = 0
+
+
+def limit_blas_threads(limit):
+  """Context manager holding BLAS to `limit` threads (no-op for None or without threadpoolctl)."""
+  if limit is None or threadpoolctl is None:
+    return contextlib.nullcontext()
+  return _threadpool_controller().limit(limits=limit, user_api='blas')
+
+
+@functools.cache
+def _threadpool_controller():
+  # Scanning the loaded libraries takes about a millisecond, so it is done once.
+  return threadpoolctl.ThreadpoolController()

@@ -41,6 +41,15 @@ class AcsTest(unittest.TestCase):
     scalar_flow = [acs.pump_mass_flow(array_math.SCALAR, float(r))[1] for r in ratios]
     np.testing.assert_allclose(numpy_flow, scalar_flow, rtol=1e-12, atol=1e-15)
 
+  def test_tabulated_flow_matches_exact(self):
+    ratios = np.linspace(1.0, 1.4, 4003)
+    exact_power, exact_flow = acs.pump_mass_flow(array_math.NUMPY, ratios)
+    power, flow = acs.tabulated_pump_mass_flow(array_math.NUMPY, ratios)
+    np.testing.assert_array_equal(power, exact_power)
+    np.testing.assert_allclose(flow, exact_flow, rtol=1e-5, atol=1e-7)  # ≤1e-5 of typical flow
+    scalar = [acs.tabulated_pump_mass_flow(array_math.SCALAR, float(r))[1] for r in ratios]
+    np.testing.assert_allclose(scalar, flow, rtol=1e-12, atol=1e-15)
+
   def test_vent_flow(self):
     pressure, superpressure, temperature = 8000.0, 1000.0, 220.0
     density = (pressure + superpressure) * constants.AIR_MOLAR_MASS / (

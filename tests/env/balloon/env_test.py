@@ -26,6 +26,13 @@ class RegistrationTest(unittest.TestCase):
     self.assertEqual(observation.shape, (1099,))
     env.close()
 
+  def test_make_with_module_prefix(self):
+    # Gymnasium 1.x no longer loads `gymnasium.envs` plugins by itself; the 'module:id'
+    # form imports the registering module first.
+    env = gymnasium.make('agents.env:BalloonLearningEnvironment-v0')
+    self.assertEqual(env.spec.max_episode_steps, 960)
+    env.close()
+
   def test_register_all_is_idempotent_and_is_the_entry_point(self):
     with warnings.catch_warnings():
       warnings.simplefilter('error')

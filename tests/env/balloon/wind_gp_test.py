@@ -30,9 +30,11 @@ def _dense_posterior(measurements, x, y, pressures, t):
 
   gram = kernel(points, points) + wind_gp.OBSERVATION_NOISE * np.eye(len(points))
   cross = kernel(queries, points)
-  mean = cross @ np.linalg.solve(gram, measurements[:, 4:])
-  variance = wind_gp.KERNEL_VARIANCE - np.einsum(
-      'ln,nl->l', cross, np.linalg.solve(gram, cross.T))
+  # Threaded BLAS on small matrices is slow on a busy machine (see WindGP).
+  with wind_gp.limit_blas_threads(1):
+    mean = cross @ np.linalg.solve(gram, measurements[:, 4:])
+    variance = wind_gp.KERNEL_VARIANCE - np.einsum(
+        'ln,nl->l', cross, np.linalg.solve(gram, cross.T))
   return mean, variance
 
 

@@ -1,0 +1,126 @@
+"""Throughput of the balloon environment: single env and slabs; prints JSON lines.
+
+    python -m bench.balloon_throughput [--slabs 1,8,64,256] [--steps 10] [--warmup 120]
+
+For the single `gymnasium.make` environment and for vector slabs of each size it reports
+balloon steps per second (wall clock and CPU time of this process), milliseconds per
+slab step, and how the step's wall time splits between physics (safety layers, sun,
+18 sub-steps), wind (forecast and error-field queries), GP (observe + predict) and
+features (observation and reward). Before timing, `--warmup` steps fill the GP's 6-hour
+window (120 steps), so the GP runs at its steady-state size.
+
+`--gp none` swaps the GP for a stand-in that predicts the forecast with zero variance:
+a diagnostic of what everything else costs, not a valid environment.
+
+The machine may be shared: the 1-minute load average is printed with each result, and
+CPU time (time.process_time) is less sensitive to other processes than wall time.
+"""
+
+import argparse
+import json
+import os
+import time
+
+# One BLAS thread per process: OpenBLAS threads spin-wait and, on a busy machine, make the
+# GP's small batched matmuls many times slower; parallelism comes from slab processes.
+os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
+os.environ.setdefault('OMP_NUM_THREADS', '1')
+
+import gymnasium  # noqa: E402
+import numpy as np  # noqa: E402
+
+import agents.env  # noqa: E402, F401 - registers the environment
+from agents.env.balloon.env import BalloonVectorEnv  # noqa: E402
+
+
+class _NoGP:
+  """Diagnostic stand-in for WindGP: no measurements, zero error and variance."""
+
+  def __init__(self, num_balloons):
+    self.num_balloons = num_balloons
+
+  def reset(self, indices=None):
+    del indices
+
+  def observe(self, *args, indices=None):
+    del args, indices
+
+  def predict(self, x, y, pressures, t):
+    del x, y, t
+    zeros = np.zeros(np.shape(pressures))
+    return zeros, zeros, zeros
+
+  def observe_and_predict(self, x, y, pressure, t, error_u, error_v, pressures):
+    del pressure, error_u, error_v
+    return self.predict(x, y, pressures, t)
+
+
+def _load():
+  return round(os.getloadavg()[0], 2)
+
+
+def bench_single(steps, warmup):
+  env = gymnasium.make('BalloonLearningEnvironment-v0')
+  env.reset(seed=0)
+  rng = np.random.default_rng(0)
+  for _ in range(warmup):
+    env.step(int(rng.integers(3)))
+  wall, cpu = time.perf_counter(), time.process_time()
+  for _ in range(steps):
+    env.step(int(rng.integers(3)))
+  wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+  env.close()
+  return {'bench': 'single_env', 'steps_per_s_wall': round(steps / wall, 1),
+          'steps_per_s_cpu': round(steps / cpu, 1),
+          'ms_per_step_wall': round(wall / steps * 1e3, 3),
+          'ms_per_step_cpu': round(cpu / steps * 1e3, 3), 'load_avg_1min': _load()}
+
+
+def bench_slab(size, steps, warmup, gp):
+  envs = BalloonVectorEnv(size)
+  simulator = envs.simulator
+  if gp == 'none':
+    simulator._wind.gp = _NoGP(size)  # noqa: SLF001 - diagnostic only
+  envs.reset(seed=0)
+  rng = np.random.default_rng(0)
+  for _ in range(warmup):
+    envs.step(rng.integers(0, 3, size))
+  for key in simulator.timings:
+    simulator.timings[key] = 0.0
+  wall, cpu = time.perf_counter(), time.process_time()
+  for _ in range(steps):
+    envs.step(rng.integers(0, 3, size))
+  wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+  timed = sum(simulator.timings.values())
+  split = {key: round(value / timed, 3) for key, value in simulator.timings.items()}
+  envs.close()
+  return {'bench': 'slab', 'balloons': size, 'gp': gp,
+          'balloon_steps_per_s_wall': round(size * steps / wall, 1),
+          'balloon_steps_per_s_cpu': round(size * steps / cpu, 1),
+          'ms_per_slab_step_wall': round(wall / steps * 1e3, 3),
+          'ms_per_slab_step_cpu': round(cpu / steps * 1e3, 3),
+          'split_of_wall_time': split, 'load_avg_1min': _load()}
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__)
+  parser.add_argument('--slabs', default='1,8,64,256')
+  parser.add_argument('--steps', type=int, default=10)
+  parser.add_argument('--single_steps', type=int, default=50)
+  parser.add_argument('--warmup', type=int, default=120)
+  parser.add_argument('--gp', default='full', choices=('full', 'none'))
+  parser.add_argument('--skip_single', action='store_true')
+  args = parser.parse_args(argv)
+  results = []
+  if not args.skip_single and args.gp == 'full':
+    results.append(bench_single(args.single_steps, args.warmup))
+    print(json.dumps(results[-1]), flush=True)
+  for size in (int(value) for value in args.slabs.split(',')):
+    results.append(bench_slab(size, args.steps, args.warmup, args.gp))
+    print(json.dumps(results[-1]), flush=True)
+  print(json.dumps({'cpu_count': os.cpu_count(), 'warmup_steps': args.warmup,
+                    'results': results}))
+
+
+if __name__ == '__main__':
+  main()
