@@ -19,6 +19,7 @@ setuptools.setup(
         'cloudpickle>=2.0',
         'ruamel.yaml>=0.18',
         'tqdm>=4.60',
+        'threadpoolctl>=3.1',
     ],
     extras_require={
         # Flight plots, videos and the balloon renderer.

@@ -52,6 +52,8 @@ SCHEMA = {
     'normalize_reward': ((bool,), False, 'scale rewards by the std of the return'),
     'reward_clip': ((float,), False, 'clip of scaled rewards'),
     'normalize_advantage': ((bool,), False, 'normalise advantages per mini-batch'),
+    'tf_threads': ((int,), False, "TensorFlow's intra- and inter-op threads; 0 keeps its "
+                   'default (all cores)'),
     'steps_per_call': ((int,), False, 'batch steps per tf.function call'),
     'log_every': ((int,), False, 'environment steps between logged rows'),
     'checkpoint_every': ((int,), False, 'environment steps between checkpoints'),

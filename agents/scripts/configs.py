@@ -72,7 +72,10 @@ def default():
       'normalize_reward': True,
       'reward_clip': 10.0,
       'normalize_advantage': True,
-      # Loop.
+      # Loop. One TensorFlow thread: the small per-step graph ops pay more
+      # for handing work between threads than they gain, and the environments
+      # want the other cores.
+      'tf_threads': 1,
       'steps_per_call': 64,
       'log_every': 10_240,
       'checkpoint_every': 51_200,

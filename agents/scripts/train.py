@@ -159,13 +159,27 @@ class _ProgressReporter:
     return self._mean_score
 
 
-def train(config, run_dir, quiet=False):
+def configure_threads(threads):
+  """Sets TensorFlow's intra- and inter-op thread pools (0 keeps the default)."""
+  import tensorflow as tf
+  if not threads:
+    return
+  try:
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
+  except RuntimeError:
+    # TensorFlow already started in this process (tests, notebooks); keep its pools.
+    _LOG.debug('TensorFlow is initialised; tf_threads=%d is ignored.', threads)
+
+
+def train(config, run_dir, quiet=False, export_policy=True):
   """Trains (or resumes) a run in `run_dir`; returns a summary dict.
 
   Args:
     config: a validated config.
     run_dir: the run directory; created when missing.
     quiet: disable the progress bar.
+    export_policy: write the SavedModel `policy/` when training finishes.
 
   Returns:
     dict with the final step, whether it was interrupted, and the last mean score.
@@ -179,6 +193,7 @@ def train(config, run_dir, quiet=False):
   config_path = os.path.join(run_dir, 'config.yaml')
   if not os.path.exists(config_path):
     config_schema.save_yaml(config, config_path)
+  configure_threads(config['tf_threads'])
   tf.random.set_seed(config['seed'])
   batch_env = make_batch_env(config)
   stop_flag = {'stop': False}
@@ -221,7 +236,7 @@ def train(config, run_dir, quiet=False):
       reporter.bar.write(f'Interrupted at step {step}; saved checkpoint {path}.')
     reporter.bar.update(step - reporter.bar.n)
     reporter.bar.close()
-    if not interrupted:
+    if export_policy and not interrupted:
       export.export_policy(algorithm, batch_env.observation_space,
                            os.path.join(run_dir, 'policy'))
     return dict(step=step, interrupted=interrupted, mean_score=reporter.mean_score,

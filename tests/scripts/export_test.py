@@ -37,6 +37,21 @@ class ExportTest(unittest.TestCase):
     self.assertTrue(np.any(np.abs(actions) == 2.0))
     self.assertEqual(loaded.value(observ).shape, (16,))
 
+  def test_recurrent_policy_carries_its_state(self):
+    config = tiny_run.tiny_config(network='recurrent', gru_units=4)
+    env = train.make_env(config)
+    algorithm = train.build_algorithm(config, env.observation_space, env.action_space)
+    loaded = tf.saved_model.load(export.export_policy(
+        algorithm, env.observation_space, os.path.join(tempfile.mkdtemp(), 'policy')))
+    state = loaded.initial_state(3)
+    self.assertEqual(state.shape, (3, 4))
+    observ = np.ones((3, 4), np.float32)
+    output = loaded.action(observ, state)
+    _, expected_state = algorithm.network.policy(algorithm.normalize_observ(observ),
+                                                 tf.zeros([3, 4]))
+    np.testing.assert_allclose(output['state'].numpy(), expected_state.numpy(), rtol=1e-5)
+    self.assertEqual(output['action'].shape, (3,))
+
   def test_trained_policy_loads_without_the_package(self):
     run_dir, _ = tiny_run.tiny_run()
     observ = np.random.default_rng(1).normal(size=(5, 4)).astype(np.float32)

@@ -51,11 +51,15 @@ class Adam(tf.Module):
       # Gradient clipping: rescale all gradients together when their norm is large.
       gradients, _ = tf.clip_by_global_norm(gradients, self._max_grad_norm, global_norm)
     step = tf.cast(self.iterations.assign_add(1), tf.float32)
-    correction = tf.sqrt(1.0 - self._beta2 ** step) / (1.0 - self._beta1 ** step)
+    beta1_power = tf.pow(self._beta1, step)
+    beta2_power = tf.pow(self._beta2, step)
     for variable, gradient, first, second in zip(self._variables, gradients,
                                                  self.first_moments, self.second_moments):
-      first.assign(self._beta1 * first + (1.0 - self._beta1) * gradient)
-      second.assign(self._beta2 * second + (1.0 - self._beta2) * tf.square(gradient))
-      variable.assign_sub(self._learning_rate * correction * first /
-                          (tf.sqrt(second) + self._epsilon))
+      # One fused kernel per variable (the same update as m/v with bias
+      # correction, written out in the test): a few ops instead of a dozen.
+      tf.raw_ops.ResourceApplyAdam(
+          var=variable.handle, m=first.handle, v=second.handle, beta1_power=beta1_power,
+          beta2_power=beta2_power, lr=tf.constant(self._learning_rate, tf.float32),
+          beta1=tf.constant(self._beta1, tf.float32), beta2=tf.constant(self._beta2, tf.float32),
+          epsilon=tf.constant(self._epsilon, tf.float32), grad=gradient)
     return global_norm

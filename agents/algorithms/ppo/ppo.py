@@ -290,6 +290,8 @@ class PPO(algorithm.InGraphAlgorithm):
     rows = tf.shape(batch['advantage'])[0]
     rows_per_minibatch = rows // self._num_minibatches
 
+    # Only what the loss reads travels into the mini-batches.
+    train_keys = ('observ', 'action', 'params', 'advantage', 'returns', 'state', 'reset')
     totals = {name: tf.constant(0.0) for name in
               ('policy_loss', 'value_loss', 'entropy', 'clip_fraction', 'gradient_norm')}
     for _ in tf.range(self._update_epochs):
@@ -298,7 +300,7 @@ class PPO(algorithm.InGraphAlgorithm):
       order = tf.argsort(self.generator.uniform([rows]))
       for start in tf.range(0, rows, rows_per_minibatch):
         indices = order[start:start + rows_per_minibatch]
-        minibatch = {key: tf.gather(value, indices) for key, value in batch.items()}
+        minibatch = {key: tf.gather(batch[key], indices) for key in train_keys}
         step_metrics = self._train_step(minibatch)
         totals = {name: totals[name] + step_metrics[name] for name in totals}
     steps = tf.cast(self._update_epochs * self._num_minibatches, tf.float32)

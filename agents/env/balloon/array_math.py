@@ -28,6 +28,15 @@ class _NumpyMath:
   where = staticmethod(np.where)
   clip = staticmethod(np.clip)
   interp = staticmethod(np.interp)
+  sin = staticmethod(np.sin)
+  cos = staticmethod(np.cos)
+  tan = staticmethod(np.tan)
+  arcsin = staticmethod(np.arcsin)
+  arctan2 = staticmethod(np.arctan2)
+  radians = staticmethod(np.radians)
+  degrees = staticmethod(np.degrees)
+  mod = staticmethod(np.mod)
+  hypot = staticmethod(np.hypot)
 
   @staticmethod
   def floor_index(value):
@@ -73,6 +82,15 @@ class _ScalarMath:
   where = staticmethod(_scalar_where)
   clip = staticmethod(_scalar_clip)
   interp = staticmethod(_scalar_interp)
+  sin = staticmethod(math.sin)
+  cos = staticmethod(math.cos)
+  tan = staticmethod(math.tan)
+  arcsin = staticmethod(math.asin)
+  arctan2 = staticmethod(math.atan2)
+  radians = staticmethod(math.radians)
+  degrees = staticmethod(math.degrees)
+  mod = staticmethod(lambda value, divisor: value % divisor)  # sign of the divisor, as np.mod
+  hypot = staticmethod(math.hypot)
 
   @staticmethod
   def floor_index(value):

@@ -23,10 +23,16 @@ Deviations from BLE (balloon.md §15; keep this list true):
   analytic −ρg of the atmosphere instead of a 1 Pa finite difference (≈1e-4 relative);
   the ambient temperature of a sub-step is taken at its start pressure (BLE lags it by
   one sub-step); sunrise and sunset come in closed form instead of BLE's 3-minute search;
-  the reachable pressure range is tabulated hourly at the station instead of recomputed
-  every step at the balloon; the power safety layer follows the balloon's position.
+  the pump's mass flow is read from a 1e-4-step table of BLE's bilinear efficiency
+  (≤1e-5 relative); within an agent step the sun's declination, equation of time and
+  flux and the balloon's latitude and longitude are interpolated between the step's
+  start and end (≤1e-8 relative; the elevation itself is evaluated every sub-step); the
+  reachable pressure range is tabulated hourly at the station per episode instead of
+  recomputed every step at the balloon; the power safety layer follows the balloon's
+  position; the wind column's forecast and GP are evaluated only over each balloon's
+  reachable band (the other levels are padding anyway).
 - The observation space declares the true ranges: features 3–6 (sines and cosines) lie
-  in [−1, 1] and feature 15 (the pressure ratio, unscaled) is ≥ 1 (BLE declares [0, 1]).
+  in [−1, 1] and feature 15 (the pressure ratio, unscaled) in [1, 2] (BLE declares [0, 1]).
 """
 
 import gymnasium

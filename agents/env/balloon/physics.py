@@ -17,6 +17,8 @@ atmosphere model (hydrostatic, exact for its barometric layers) instead of BLE's
 finite difference; the two differ by about 1e-4 relative.
 """
 
+import math
+
 import numpy as np
 
 from agents.env.balloon import acs, array_math, constants, solar, thermal
@@ -178,6 +180,49 @@ class SunForcing:
     self.hotel_load = np.where(is_day, constants.HOTEL_LOAD_DAY_W, constants.HOTEL_LOAD_NIGHT_W)
 
 
+class ScalarSunForcing:
+  """`SunForcing` for one balloon on Python floats: lists of 18 values (one-balloon path).
+
+  The same equations as `SunForcing` (solar's functions take the math namespace), with
+  the refraction's branches taken one at a time; a test checks the two agree.
+  """
+
+  def __init__(self, unix_time_s, station_lat_deg, station_lng_deg, x, y, drift_x, drift_y):
+    """Args: as `SunForcing`, but Python floats for one balloon."""
+    m = array_math.SCALAR
+    count = constants.SUBSTEPS_PER_STEP
+    ends = []
+    for offset in (0.0, float(count)):
+      latitude, longitude = solar.latlng_from_offset(
+          station_lat_deg, station_lng_deg, x + offset * drift_x, y + offset * drift_y, m)
+      ends.append((latitude, longitude, solar.sun_terms(unix_time_s + _DT * offset, m)))
+    (lat0, lng0, (dec0, eot0, flux0)), (lat1, lng1, (dec1, eot1, flux1)) = ends
+    self.end = tuple(np.array([value]) for value in (lat1, lng1)) + (
+        tuple(np.array([value]) for value in (dec1, eot1, flux1)),)
+    delta_lng = (lng1 - lng0 + 180.0) % 360.0 - 180.0
+    lat0_rad, lat1_rad = math.radians(lat0), math.radians(lat1)
+    sin0, sin1 = math.sin(lat0_rad) * math.sin(dec0), math.sin(lat1_rad) * math.sin(dec1)
+    cos0, cos1 = math.cos(lat0_rad) * math.cos(dec0), math.cos(lat1_rad) * math.cos(dec1)
+    self.airmass_per_pascal, self.panel_power = [], []
+    self.sun_heat_factor, self.hotel_load = [], []
+    for k in range(count):
+      weight = k * (1.0 / count)
+      hour_angle = solar.hour_angle_deg(unix_time_s + _DT * k, lng0 + weight * delta_lng,
+                                        eot0 + weight * (eot1 - eot0), m)
+      elevation = solar.scalar_elevation_from_hour_angle(
+          sin0 + weight * (sin1 - sin0), cos0 + weight * (cos1 - cos0), hour_angle)
+      self.airmass_per_pascal.append(solar.airmass_per_pascal(elevation, m))
+      if elevation > constants.DAYTIME_MIN_ELEVATION_DEG:
+        self.panel_power.append(solar.unattenuated_panel_power(elevation, m))
+        self.sun_heat_factor.append(
+            (flux0 + weight * (flux1 - flux0)) * thermal.SOLAR_HEAT_PER_FLUX_AREA)
+        self.hotel_load.append(constants.HOTEL_LOAD_DAY_W)
+      else:
+        self.panel_power.append(0.0)
+        self.sun_heat_factor.append(0.0)
+        self.hotel_load.append(constants.HOTEL_LOAD_NIGHT_W)
+
+
 # The state fields one sub-step updates, in `substep`'s argument and return order.
 _EVOLVED = ('pressure', 'internal_temperature', 'mols_air', 'volume', 'superpressure',
             'battery_charge')
@@ -234,7 +279,7 @@ def advance_one(state, index, pump_on, vent_on, sun, temperature_at, earth_heat)
     state: as for `advance_slab`; only row `index` is read and written.
     index: the balloon.
     pump_on, vent_on: 1.0 or 0.0.
-    sun: SunForcing of this agent step (column `index` is used).
+    sun: SunForcing of this agent step (column `index` is used), or a ScalarSunForcing.
     temperature_at: T_amb(P) on floats, e.g. Atmosphere.scalar_temperature_function.
     earth_heat: float.
 
@@ -245,10 +290,14 @@ def advance_one(state, index, pump_on, vent_on, sun, temperature_at, earth_heat)
   if state.status[index] != constants.STATUS_OK:
     return 0.0
   values = [float(getattr(state, name)[index]) for name in _EVOLVED]
-  airmass = sun.airmass_per_pascal[:, index].tolist()
-  panel = sun.panel_power[:, index].tolist()
-  heat = sun.sun_heat_factor[:, index].tolist()
-  hotel = sun.hotel_load[:, index].tolist()
+  if isinstance(sun, ScalarSunForcing):
+    airmass, panel = sun.airmass_per_pascal, sun.panel_power
+    heat, hotel = sun.sun_heat_factor, sun.hotel_load
+  else:
+    airmass = sun.airmass_per_pascal[:, index].tolist()
+    panel = sun.panel_power[:, index].tolist()
+    heat = sun.sun_heat_factor[:, index].tolist()
+    hotel = sun.hotel_load[:, index].tolist()
   status = constants.STATUS_OK
   substeps = 0.0
   outputs = None

@@ -50,7 +50,7 @@ def _daytime_geometric_threshold_deg():
 _DAYTIME_GEOMETRIC_SIN = math.sin(math.radians(_daytime_geometric_threshold_deg()))
 
 
-def sun_terms(unix_time_s):
+def sun_terms(unix_time_s, m=array_math.NUMPY):
   """Time-only terms of the NOAA calculator.
 
   Args:
@@ -59,39 +59,40 @@ def sun_terms(unix_time_s):
   Returns:
     (declination rad, equation of time in minutes, top-of-atmosphere flux W/m²).
   """
-  unix_time_s = np.asarray(unix_time_s, np.float64)
+  if not m.is_scalar:
+    unix_time_s = np.asarray(unix_time_s, np.float64)
   julian_day = unix_time_s / _SECONDS_PER_DAY + _UNIX_EPOCH_JULIAN_DAY
   century = (julian_day - _J2000_JULIAN_DAY) / 36525.0
-  mean_longitude = np.radians(280.46646 + century * (36000.76983 + century * 0.0003032))
-  mean_anomaly = np.radians(357.52911 + century * (35999.05029 - 0.0001537 * century))
+  mean_longitude = m.radians(280.46646 + century * (36000.76983 + century * 0.0003032))
+  mean_anomaly = m.radians(357.52911 + century * (35999.05029 - 0.0001537 * century))
   eccentricity = 0.016708634 - century * (0.000042037 + 0.0000001267 * century)
-  node = np.radians(125.04 - 1934.136 * century)
-  mean_obliquity = np.radians(23.0 + (26.0 + (21.448 - century * (
+  node = m.radians(125.04 - 1934.136 * century)
+  mean_obliquity = m.radians(23.0 + (26.0 + (21.448 - century * (
       46.815 + century * (0.00059 - century * 0.001813))) / 60.0) / 60.0)
-  obliquity = mean_obliquity + np.radians(0.00256 * np.cos(node))
-  var_y = np.tan(obliquity / 2.0) ** 2
-  sin_anomaly = np.sin(mean_anomaly)
-  equation_of_time = 4.0 * np.degrees(
-      var_y * np.sin(2.0 * mean_longitude) - 2.0 * eccentricity * sin_anomaly
-      + 4.0 * eccentricity * var_y * sin_anomaly * np.cos(2.0 * mean_longitude)
-      - 0.5 * var_y * var_y * np.sin(4.0 * mean_longitude)
-      - 1.25 * eccentricity * eccentricity * np.sin(2.0 * mean_anomaly))
-  center = np.radians(
+  obliquity = mean_obliquity + m.radians(0.00256 * m.cos(node))
+  var_y = m.tan(obliquity / 2.0) ** 2
+  sin_anomaly = m.sin(mean_anomaly)
+  equation_of_time = 4.0 * m.degrees(
+      var_y * m.sin(2.0 * mean_longitude) - 2.0 * eccentricity * sin_anomaly
+      + 4.0 * eccentricity * var_y * sin_anomaly * m.cos(2.0 * mean_longitude)
+      - 0.5 * var_y * var_y * m.sin(4.0 * mean_longitude)
+      - 1.25 * eccentricity * eccentricity * m.sin(2.0 * mean_anomaly))
+  center = m.radians(
       sin_anomaly * (1.914602 - century * (0.004817 + 0.000014 * century))
-      + np.sin(2.0 * mean_anomaly) * (0.019993 - 0.000101 * century)
-      + np.sin(3.0 * mean_anomaly) * 0.000289)
-  apparent_longitude = mean_longitude + center - np.radians(0.00569 - 0.00478 * np.sin(node))
-  declination = np.arcsin(np.sin(obliquity) * np.sin(apparent_longitude))
+      + m.sin(2.0 * mean_anomaly) * (0.019993 - 0.000101 * century)
+      + m.sin(3.0 * mean_anomaly) * 0.000289)
+  apparent_longitude = mean_longitude + center - m.radians(0.00569 - 0.00478 * m.sin(node))
+  declination = m.arcsin(m.sin(obliquity) * m.sin(apparent_longitude))
   flux = constants.SOLAR_CONSTANT * (1.0 + 0.5 * (
-      ((1.0 + eccentricity) / (1.0 - eccentricity)) ** 2 - 1.0) * np.cos(mean_anomaly))
+      ((1.0 + eccentricity) / (1.0 - eccentricity)) ** 2 - 1.0) * m.cos(mean_anomaly))
   return declination, equation_of_time, flux
 
 
-def hour_angle_deg(unix_time_s, longitude_deg, equation_of_time_min):
+def hour_angle_deg(unix_time_s, longitude_deg, equation_of_time_min, m=array_math.NUMPY):
   """The solar hour angle in degrees, in [−180, 180), 0 at solar noon."""
-  minutes_of_day = np.mod(unix_time_s, _SECONDS_PER_DAY) / 60.0
+  minutes_of_day = m.mod(unix_time_s, _SECONDS_PER_DAY) / 60.0
   true_solar_minutes = minutes_of_day + equation_of_time_min + 4.0 * longitude_deg
-  return np.mod(true_solar_minutes / 4.0, 360.0) - 180.0
+  return m.mod(true_solar_minutes / 4.0, 360.0) - 180.0
 
 
 def solar_position(unix_time_s, latitude_deg, longitude_deg):
@@ -128,6 +129,26 @@ def elevation_from_hour_angle(sin_product, cos_product, hour_angle):
   cos_zenith = sin_product + cos_product * np.cos(np.radians(hour_angle))
   geometric = np.degrees(np.arcsin(np.minimum(np.maximum(cos_zenith, -1.0), 1.0)))
   return geometric + _refraction_deg(geometric)
+
+
+def scalar_elevation_from_hour_angle(sin_product, cos_product, hour_angle):
+  """`elevation_from_hour_angle` on Python floats (the one-balloon path)."""
+  cos_zenith = sin_product + cos_product * math.cos(math.radians(hour_angle))
+  geometric = math.degrees(math.asin(min(max(cos_zenith, -1.0), 1.0)))
+  return geometric + _scalar_refraction_deg(geometric)
+
+
+def _scalar_refraction_deg(elevation_deg):
+  """`_refraction_deg` on a Python float, branch by branch as NOAA writes it."""
+  if elevation_deg > 85.0:
+    return 0.0
+  if elevation_deg > 5.0:
+    tangent = math.tan(math.radians(elevation_deg))
+    return (58.1 / tangent - 0.07 / tangent ** 3 + 0.000086 / tangent ** 5) / 3600.0
+  if elevation_deg > -0.575:
+    return (1735.0 + elevation_deg * (-518.2 + elevation_deg * (
+        103.4 + elevation_deg * (-12.79 + elevation_deg * 0.711)))) / 3600.0
+  return -20.772 / math.tan(math.radians(elevation_deg)) / 3600.0
 
 
 def sun_cycle(unix_time_s, latitude_deg, longitude_deg):
@@ -177,6 +198,28 @@ def sun_state(unix_time_s, latitude_deg, longitude_deg, terms=None):
   return elevation, flux, is_day, phase, seconds_to_sunset, seconds_to_sunrise
 
 
+def scalar_sun_state(unix_time_s, latitude_deg, longitude_deg, terms=None):
+  """`sun_state` on Python floats for one balloon (the one-balloon path)."""
+  m = array_math.SCALAR
+  declination, equation_of_time, flux = sun_terms(unix_time_s, m) if terms is None else terms
+  hour_angle = hour_angle_deg(unix_time_s, longitude_deg, equation_of_time, m)
+  latitude = math.radians(latitude_deg)
+  sin_product = math.sin(latitude) * math.sin(declination)
+  cos_product = math.cos(latitude) * math.cos(declination)
+  elevation = scalar_elevation_from_hour_angle(sin_product, cos_product, hour_angle)
+  cos_half_day = (_DAYTIME_GEOMETRIC_SIN - sin_product) / cos_product
+  half_day = math.degrees(math.acos(min(max(cos_half_day, -1.0), 1.0)))
+  is_day = abs(hour_angle) < half_day
+  if is_day:
+    phase = math.pi * ((hour_angle + half_day) % 360.0) / max(2.0 * half_day, 1e-9)
+  else:
+    phase = math.pi + math.pi * ((hour_angle - half_day) % 360.0) / max(
+        360.0 - 2.0 * half_day, 1e-9)
+  seconds_to_sunset = ((half_day - hour_angle) % 360.0) * 240.0
+  seconds_to_sunrise = ((-half_day - hour_angle) % 360.0) * 240.0
+  return elevation, flux, is_day, phase, seconds_to_sunset, seconds_to_sunrise
+
+
 def _shade_threshold_deg(depth_m):
   """Elevation at or above which the envelope shades a panel hanging `depth_m` below it."""
   return math.degrees(math.atan2(
@@ -188,10 +231,10 @@ UPPER_SHADE_DEG = _shade_threshold_deg(constants.PANEL_UPPER_DEPTH_M)
 LOWER_SHADE_DEG = _shade_threshold_deg(constants.PANEL_LOWER_DEPTH_M)
 
 
-def airmass_per_pascal(elevation_deg):
+def airmass_per_pascal(elevation_deg, m=array_math.NUMPY):
   """The airmass divided by the balloon's pressure: airmass = this·P (§5)."""
-  sin_term = 614.0 * np.sin(np.radians(elevation_deg))
-  return 0.34764 / 101325.0 * (np.sqrt(1229.0 + sin_term * sin_term) - sin_term)
+  sin_term = 614.0 * m.sin(m.radians(elevation_deg))
+  return 0.34764 / 101325.0 * (m.sqrt(1229.0 + sin_term * sin_term) - sin_term)
 
 
 def attenuation_from_airmass(airmass):
@@ -206,13 +249,14 @@ def attenuation(elevation_deg, pressure):
   return np.where(elevation_deg < constants.DAYTIME_MIN_ELEVATION_DEG, 0.0, value)
 
 
-def unattenuated_panel_power(elevation_deg):
+def unattenuated_panel_power(elevation_deg, m=array_math.NUMPY):
   """Panel power in W at full sun (before attenuation), shading included (§5)."""
-  elevation_deg = np.asarray(elevation_deg, np.float64)
-  upper_shade = np.where(elevation_deg >= UPPER_SHADE_DEG, constants.SHADED_PANEL_FRACTION, 1.0)
-  lower_shade = np.where(elevation_deg >= LOWER_SHADE_DEG, constants.SHADED_PANEL_FRACTION, 1.0)
-  upper = np.cos(np.radians(elevation_deg - constants.PANEL_UPPER_TILT_DEG))
-  lower = np.cos(np.radians(elevation_deg - constants.PANEL_LOWER_TILT_DEG))
+  if not m.is_scalar:
+    elevation_deg = np.asarray(elevation_deg, np.float64)
+  upper_shade = m.where(elevation_deg >= UPPER_SHADE_DEG, constants.SHADED_PANEL_FRACTION, 1.0)
+  lower_shade = m.where(elevation_deg >= LOWER_SHADE_DEG, constants.SHADED_PANEL_FRACTION, 1.0)
+  upper = m.cos(m.radians(elevation_deg - constants.PANEL_UPPER_TILT_DEG))
+  lower = m.cos(m.radians(elevation_deg - constants.PANEL_LOWER_TILT_DEG))
   return constants.PANEL_POWER_W * (constants.PANEL_UPPER_COUNT * upper * upper_shade
                                     + constants.PANEL_LOWER_COUNT * lower * lower_shade)
 
@@ -222,15 +266,15 @@ def solar_power(elevation_deg, pressure):
   return attenuation(elevation_deg, pressure) * unattenuated_panel_power(elevation_deg)
 
 
-def latlng_from_offset(station_lat_deg, station_lng_deg, x_m, y_m):
+def latlng_from_offset(station_lat_deg, station_lng_deg, x_m, y_m, m=array_math.NUMPY):
   """Latitude and longitude (degrees) of a point x metres east, y metres north of a station."""
-  station_lat = np.radians(station_lat_deg)
-  angular_distance = np.hypot(x_m, y_m) / constants.EARTH_RADIUS_M
-  heading = np.arctan2(x_m, y_m)
-  sin_lat = (np.sin(station_lat) * np.cos(angular_distance)
-             + np.cos(station_lat) * np.sin(angular_distance) * np.cos(heading))
-  latitude = np.arcsin(array_math.clip(sin_lat, -1.0, 1.0))
-  delta_lng = np.arctan2(np.sin(heading) * np.sin(angular_distance) * np.cos(station_lat),
-                         np.cos(angular_distance) - np.sin(station_lat) * sin_lat)
-  longitude = np.mod(station_lng_deg + np.degrees(delta_lng) + 180.0, 360.0) - 180.0
-  return np.degrees(latitude), longitude
+  station_lat = m.radians(station_lat_deg)
+  angular_distance = m.hypot(x_m, y_m) / constants.EARTH_RADIUS_M
+  heading = m.arctan2(x_m, y_m)
+  sin_lat = (m.sin(station_lat) * m.cos(angular_distance)
+             + m.cos(station_lat) * m.sin(angular_distance) * m.cos(heading))
+  latitude = m.arcsin(m.minimum(m.maximum(sin_lat, -1.0), 1.0))
+  delta_lng = m.arctan2(m.sin(heading) * m.sin(angular_distance) * m.cos(station_lat),
+                        m.cos(angular_distance) - m.sin(station_lat) * sin_lat)
+  longitude = m.mod(station_lng_deg + m.degrees(delta_lng) + 180.0, 360.0) - 180.0
+  return m.degrees(latitude), longitude

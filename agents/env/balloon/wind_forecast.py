@@ -34,12 +34,18 @@ Parts 2 and 3 are drawn on the grid as a Kronecker product of small matrix
 square roots (no FFT) and differenced with centred differences; as these
 commute, the grid's discrete divergence D_x u + D_y v is exactly zero. Per-level
 stds are calibrated so the pooled per-level stds of u and v match the §10 table.
-`bench/wind_statistics.py` measures every §10 statistic beside its target.
+`bench/wind_statistics.py` measures every §10 statistic beside its target;
+over its 300 fields the per-level stds and speeds are within 7 % of the table
+and the correlations, per-field speeds and directional diversity within a few
+percent, except that u is smoother at grid scale than BLE's fields (0.998
+against 0.98 between points 50 km apart).
 """
 
 import functools
 
 import numpy as np
+
+from agents.env.balloon import blas_threads
 
 # Grid axes of §10, in SI units (m, Pa, s).
 GRID_SPACING_M = 50e3
@@ -117,8 +123,9 @@ class WindForecast:
       raise ValueError(
           f'WindForecast.sample got {len(indices)} indices but {len(rngs)} generators.')
     # One field per episode reset, so a loop over the balloons being reset is fine.
-    for index, rng in zip(indices, rngs):
-      self._grid[index] = generate_field(rng)
+    with blas_threads.limit_blas_threads(1):
+      for index, rng in zip(indices, rngs):
+        self._grid[index] = generate_field(rng)
 
   def set_field(self, index, field):
     """Installs a given field (e.g. hand-made for tests) for balloon `index`.
@@ -225,6 +232,11 @@ def generate_field(rng):
   Returns:
     float32 [9, 21, 21, 10, 2] ([T, X, Y, P, (u, v)]) in m/s.
   """
+  with blas_threads.limit_blas_threads(1):
+    return _generate_field(rng)
+
+
+def _generate_field(rng):
   roots = _generator_roots()
   num_times, num_x, num_y, num_levels = GRID_SHAPE
   # Zonal mean U(t, p): a unit-variance GP over (t, p), then scaled per level.

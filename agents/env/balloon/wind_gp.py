@@ -42,24 +42,18 @@ Prediction. alpha = Q y gives the mean k*^T alpha; the variance is
 horizontal-and-time part of r^2 is computed once per point and only the
 pressure term per level. The [L, n] x [n, n] product k* Q is the floor of the
 cost: L n^2 = 2.6 M multiply-adds per balloon-step at L = 181, n = 120, which
-runs near the core's peak as float32 GEMM (about 55 us per balloon-step on
-this project's 2-core machine). Asking only for the levels actually shown
-(the reachable range, or `needed`) cuts it in proportion. Work is done in
-chunks of balloons so the [chunk, n, n] and [chunk, L, n] blocks stay in cache.
-bench/wind_gp_speed.py measures it.
+runs near the core's peak as float32 GEMM (about 55 of the ~105 CPU us per
+balloon-step that predict takes on this project's 2-core machine; observe
+takes ~31 us, mostly moving the 115 KB inverse through memory). Asking only
+for the levels actually shown (the reachable range, or `needed`) cuts predict
+in proportion. Work is done in chunks of balloons so the [chunk, n, n] and
+[chunk, L, n] blocks stay in cache, with BLAS held to one thread
+(blas_threads.py). bench/wind_gp_speed.py measures it.
 """
-
-import contextlib
-import functools
 
 import numpy as np
 
-from agents.env.balloon import wind_forecast
-
-try:
-  import threadpoolctl
-except ImportError:  # Optional: without it BLAS keeps its own thread count.
-  threadpoolctl = None
+from agents.env.balloon import blas_threads, wind_forecast
 
 KERNEL_VARIANCE = 3.6 ** 2
 OBSERVATION_NOISE = 0.05
@@ -73,7 +67,7 @@ class WindGP:
   """Batched GP over the forecast errors each balloon of a slab has measured (§11)."""
 
   def __init__(self, num_balloons, max_points=MAX_POINTS, refresh_interval=MAX_POINTS,
-               chunk_size=16, predict_dtype=np.float32, blas_threads=1):
+               chunk_size=16, predict_dtype=np.float32, max_blas_threads=1):
     """Creates a slab with no measurements.
 
     Args:
@@ -86,12 +80,9 @@ class WindGP:
         its products with Q. float32 is about twice as fast; against float64
         its errors are ~1e-4 (m/s)^2 in variance and ~1e-4 m/s in mean. The
         window's state and its updates are always float64.
-      blas_threads: BLAS threads during the GP's calls (None: leave BLAS as it
+      max_blas_threads: BLAS threads during the GP's calls (None: leave BLAS as it
         is). Its matrices are small (120 x 120 per balloon), and a threaded
-        BLAS spends more on waking threads than it gains: on 2 busy cores
-        predict ran 6.5x slower with OpenBLAS's default 2 threads. Needs the
-        `threadpoolctl` package; without it this is ignored (then set
-        OPENBLAS_NUM_THREADS=1 in the environment).
+        BLAS spends more on waking threads than it gains (blas_threads.py).
     """
     if num_balloons < 1:
       raise ValueError(f'WindGP needs num_balloons >= 1, got {num_balloons}.')
@@ -103,7 +94,7 @@ class WindGP:
     self.max_points = int(max_points)
     self._refresh_interval = int(refresh_interval or 0)
     self._chunk_size = int(chunk_size)
-    self._blas_threads = blas_threads
+    self._blas_threads = max_blas_threads
     self._dtype = np.dtype(predict_dtype)
     if self._dtype not in (np.float32, np.float64):
       raise ValueError(f'WindGP predict_dtype must be float32 or float64, got {self._dtype}.')
@@ -151,7 +142,7 @@ class WindGP:
     count = self.num_balloons if indices is None else len(indices)
     new_points, times, new_errors = self._check_observation(
         count, x, y, pressure, t, error_u, error_v, 'WindGP.observe')
-    with limit_blas_threads(self._blas_threads):
+    with blas_threads.limit_blas_threads(self._blas_threads):
       for start in range(0, count, self._chunk_size):
         part = slice(start, start + self._chunk_size)
         # Basic slices give views (updated in place); index arrays give copies.
@@ -176,7 +167,7 @@ class WindGP:
     """
     query, levels, needed = self._check_prediction(x, y, pressures, t, needed, 'WindGP.predict')
     mean, variance = self._empty_prediction(levels.shape)
-    with limit_blas_threads(self._blas_threads):
+    with blas_threads.limit_blas_threads(self._blas_threads):
       for start in range(0, self.num_balloons, self._chunk_size):
         part = slice(start, start + self._chunk_size)
         self._predict_chunk(part, query, levels, needed, mean, variance)
@@ -202,7 +193,7 @@ class WindGP:
         self.num_balloons, x, y, pressure, t, error_u, error_v, where)
     query, levels, needed = self._check_prediction(x, y, pressures, t, needed, where)
     mean, variance = self._empty_prediction(levels.shape)
-    with limit_blas_threads(self._blas_threads):
+    with blas_threads.limit_blas_threads(self._blas_threads):
       for start in range(0, self.num_balloons, self._chunk_size):
         part = slice(start, start + self._chunk_size)
         self._observe_chunk(part, new_points[part], times[part], new_errors[part])
@@ -387,15 +378,3 @@ class WindGP:
     self._alpha[rows] = np.matmul(precision, self._errors[rows])
     self._since_refresh[rows] = 0
 
-
-def limit_blas_threads(limit):
-  """Context manager holding BLAS to `limit` threads (no-op for None or without threadpoolctl)."""
-  if limit is None or threadpoolctl is None:
-    return contextlib.nullcontext()
-  return _threadpool_controller().limit(limits=limit, user_api='blas')
-
-
-@functools.cache
-def _threadpool_controller():
-  # Scanning the loaded libraries takes about a millisecond, so it is done once.
-  return threadpoolctl.ThreadpoolController()

@@ -83,6 +83,26 @@ class SubstepTest(unittest.TestCase):
     self.assertLess(state.pressure[1], before[1])
 
 
+class SunForcingTest(unittest.TestCase):
+
+  def test_scalar_matches_numpy(self):
+    # Night, dawn near the refraction branches, day with shading; a station by the date line.
+    times = 1.36e9 + np.array([0.0, 5.9 * 3600, 6.1 * 3600, 12 * 3600, 17.95 * 3600])
+    latitudes = np.array([5.0, -8.0, 0.0, 9.5, 3.0])
+    longitudes = np.array([179.99, 0.0, -30.0, 100.0, -179.99])
+    x, y = np.array([1e4, -2e5, 0.0, 3e4, 5e3]), np.array([0.0, 1e5, 0.0, -4e4, 2e3])
+    drift_x, drift_y = np.array([150.0, -80.0, 0.0, 20.0, 300.0]), np.array([-50.0, 0, 0, 90, 0])
+    slab = physics.SunForcing(times, latitudes, longitudes, x, y, drift_x, drift_y)
+    for index in range(len(times)):
+      one = physics.ScalarSunForcing(*(float(a[index]) for a in (
+          times, latitudes, longitudes, x, y, drift_x, drift_y)))
+      for name in ('airmass_per_pascal', 'panel_power', 'sun_heat_factor', 'hotel_load'):
+        np.testing.assert_allclose(getattr(one, name), getattr(slab, name)[:, index],
+                                   rtol=1e-9, atol=1e-12, err_msg=name)
+      for got, expected in zip(one.end[:2] + one.end[2], slab.end[:2] + slab.end[2]):
+        np.testing.assert_allclose(got, expected[index:index + 1], rtol=1e-12)
+
+
 class AgentStepTest(unittest.TestCase):
 
   def test_venting_never_makes_ballonet_negative(self):

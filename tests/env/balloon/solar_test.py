@@ -53,6 +53,15 @@ class SunPositionTest(unittest.TestCase):
     np.testing.assert_allclose(sunrise_elevation, constants.DAYTIME_MIN_ELEVATION_DEG, atol=0.1)
     self.assertTrue(np.all((to_sunset > 0) & (to_sunset <= 86400)))
 
+  def test_scalar_sun_state_matches_numpy(self):
+    times = _unix(2013, 7, 1, 0) + np.arange(0, 86400, 997.0)
+    latitude, longitude = np.full(times.shape, -6.0), np.full(times.shape, 150.0)
+    expected = solar.sun_state(times, latitude, longitude)
+    for index in range(len(times)):
+      got = solar.scalar_sun_state(float(times[index]), -6.0, 150.0)
+      for value, reference in zip(got, expected):
+        self.assertAlmostEqual(float(value), float(reference[index]), places=9)
+
   def test_latlng_from_offset(self):
     latitude, longitude = solar.latlng_from_offset(0.0, 10.0, 0.0, 111195.0)
     self.assertAlmostEqual(float(latitude), 1.0, places=3)

@@ -4,7 +4,7 @@ import unittest
 
 import numpy as np
 
-from agents.env.balloon import wind_gp
+from agents.env.balloon import blas_threads, wind_gp
 
 HOUR = 3600.0
 LEVELS = np.linspace(5000.0, 14000.0, 181)
@@ -31,7 +31,7 @@ def _dense_posterior(measurements, x, y, pressures, t):
   gram = kernel(points, points) + wind_gp.OBSERVATION_NOISE * np.eye(len(points))
   cross = kernel(queries, points)
   # Threaded BLAS on small matrices is slow on a busy machine (see WindGP).
-  with wind_gp.limit_blas_threads(1):
+  with blas_threads.limit_blas_threads(1):
     mean = cross @ np.linalg.solve(gram, measurements[:, 4:])
     variance = wind_gp.KERNEL_VARIANCE - np.einsum(
         'ln,nl->l', cross, np.linalg.solve(gram, cross.T))

@@ -1,0 +1,32 @@
+"""Tests for agents/env/balloon/blas_threads.py."""
+
+import unittest
+
+import numpy as np
+
+from agents.env.balloon import blas_threads
+
+
+class LimitBlasThreadsTest(unittest.TestCase):
+
+  def test_none_is_a_no_op_and_products_are_unchanged(self):
+    matrix = np.random.default_rng(0).normal(size=(64, 64))
+    expected = matrix @ matrix
+    with blas_threads.limit_blas_threads(None):
+      np.testing.assert_array_equal(matrix @ matrix, expected)
+    with blas_threads.limit_blas_threads(1):
+      np.testing.assert_allclose(matrix @ matrix, expected, atol=1e-12)
+
+  @unittest.skipIf(blas_threads.threadpoolctl is None, 'threadpoolctl is not installed')
+  def test_limits_blas_to_one_thread_inside_and_restores_after(self):
+    controller = blas_threads._threadpool_controller()
+    before = [pool.num_threads for pool in controller.select(user_api='blas').lib_controllers]
+    with blas_threads.limit_blas_threads(1):
+      inside = blas_threads.threadpoolctl.ThreadpoolController().select(user_api='blas')
+      self.assertTrue(all(pool.num_threads == 1 for pool in inside.lib_controllers))
+    after = blas_threads.threadpoolctl.ThreadpoolController().select(user_api='blas')
+    self.assertEqual([pool.num_threads for pool in after.lib_controllers], before)
+
+
+if __name__ == '__main__':
+  unittest.main()
