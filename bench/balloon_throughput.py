@@ -1,6 +1,7 @@
 """Throughput of the balloon environment: single env and slabs; prints JSON lines.
 
     python -m bench.balloon_throughput [--slabs 1,8,64,256] [--steps 10] [--warmup 120]
+        [--processes 2] [--process_slabs 128,256] [--process_steps 30]
 
 For the single `gymnasium.make` environment and for vector slabs of each size it reports
 balloon steps per second (wall clock and CPU time of this process), milliseconds per
@@ -8,6 +9,13 @@ slab step, and how the step's wall time splits between physics (safety layers, s
 18 sub-steps), wind (forecast and error-field queries), GP (observe + predict) and
 features (observation and reward). Before timing, `--warmup` steps fill the GP's 6-hour
 window (120 steps), so the GP runs at its steady-state size.
+
+The whole machine: for each size in `--process_slabs`, a `BatchEnv` over `--processes`
+`ExternalProcess` workers, each hosting one `BalloonVectorEnv` slab of that size (one BLAS
+thread per worker), stepped in parallel; it reports balloon steps per second of the whole
+batch after the same warm-up, by wall clock and by the slowest worker's CPU time (what the
+batch does with a core per worker; on a shared machine the wall clock also counts other
+processes' use of the cores). `--processes 0` skips these rows.
 
 `--gp none` swaps the GP for a stand-in that predicts the forecast with zero variance:
 a diagnostic of what everything else costs, not a valid environment.
@@ -17,6 +25,7 @@ CPU time (time.process_time) is less sensitive to other processes than wall time
 """
 
 import argparse
+import functools
 import json
 import os
 import time
@@ -31,6 +40,7 @@ import numpy as np  # noqa: E402
 
 import agents.env  # noqa: E402, F401 - registers the environment
 from agents.env.balloon.env import BalloonVectorEnv  # noqa: E402
+from agents.tools.batch_env import BatchEnv  # noqa: E402
 
 
 class _NoGP:
@@ -102,6 +112,61 @@ def bench_slab(size, steps, warmup, gp):
           'split_of_wall_time': split, 'load_avg_1min': _load()}
 
 
+def _make_slab(size):
+  """Worker-side constructor: one BLAS thread, then a slab of `size` balloons."""
+  try:
+    import threadpoolctl  # noqa: PLC0415 - optional, in the worker only
+    threadpoolctl.threadpool_limits(1)
+  except ImportError:
+    pass  # OPENBLAS_NUM_THREADS=1, set above, is inherited by the workers
+  return BalloonVectorEnv(size)
+
+
+def _cpu_seconds(pid):
+  """User + system CPU seconds of process `pid` from /proc (Linux), or None."""
+  try:
+    with open(f'/proc/{pid}/stat') as stat:
+      fields = stat.read().rsplit(')', 1)[1].split()
+  except OSError:
+    return None
+  return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def bench_processes(num_processes, size, steps, warmup):
+  """`num_processes` worker processes, one slab of `size` balloons each, as one BatchEnv.
+
+  Reports balloon steps per second of the whole batch by wall clock, and by the workers'
+  CPU time (the slowest worker's): what the batch would do with a core per worker, less
+  sensitive to other processes on a shared machine.
+  """
+  batch = BatchEnv.from_slab_constructors(
+      [functools.partial(_make_slab, size)] * num_processes)
+  try:
+    total = len(batch)
+    batch.reset(seeds=list(range(total)))
+    rng = np.random.default_rng(0)
+    for _ in range(warmup):
+      batch.step(rng.integers(0, 3, total))
+    pids = [worker.pid for worker in batch.workers]
+    cpu = [_cpu_seconds(pid) for pid in pids]
+    wall = time.perf_counter()
+    for _ in range(steps):
+      batch.step(rng.integers(0, 3, total))
+    wall = time.perf_counter() - wall
+    cpu = [None if before is None else _cpu_seconds(pid) - before
+           for pid, before in zip(pids, cpu)]
+  finally:
+    batch.close()
+  result = {'bench': 'processes', 'processes': num_processes, 'balloons_per_process': size,
+            'balloons': total, 'balloon_steps_per_s_wall': round(total * steps / wall, 1)}
+  if None not in cpu and max(cpu) > 0:
+    # /proc counts in clock ticks (10 ms): time enough steps for a hundred or more.
+    result['balloon_steps_per_s_cpu'] = round(total * steps / max(cpu), 1)
+  result.update({'ms_per_batch_step_wall': round(wall / steps * 1e3, 3),
+                 'load_avg_1min': _load()})
+  return result
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__)
   parser.add_argument('--slabs', default='1,8,64,256')
@@ -110,6 +175,13 @@ def main(argv=None):
   parser.add_argument('--warmup', type=int, default=120)
   parser.add_argument('--gp', default='full', choices=('full', 'none'))
   parser.add_argument('--skip_single', action='store_true')
+  parser.add_argument('--processes', type=int, default=2,
+                      help='worker processes of the whole-machine rows (0: skip them)')
+  parser.add_argument('--process_slabs', default='128,256',
+                      help='balloons per worker process, one row per size')
+  parser.add_argument('--process_steps', type=int, default=30,
+                      help='timed steps of the process rows (worker CPU time is read in 10 ms '
+                      'ticks)')
   args = parser.parse_args(argv)
   results = []
   if not args.skip_single and args.gp == 'full':
@@ -118,6 +190,10 @@ def main(argv=None):
   for size in (int(value) for value in args.slabs.split(',')):
     results.append(bench_slab(size, args.steps, args.warmup, args.gp))
     print(json.dumps(results[-1]), flush=True)
+  if args.processes > 0 and args.gp == 'full':
+    for size in (int(value) for value in args.process_slabs.split(',')):
+      results.append(bench_processes(args.processes, size, args.process_steps, args.warmup))
+      print(json.dumps(results[-1]), flush=True)
   print(json.dumps({'cpu_count': os.cpu_count(), 'warmup_steps': args.warmup,
                     'results': results}))
 

@@ -7,6 +7,10 @@ Test files end in `_test.py`. The `load_tests` hook below makes the plain
 
 import os
 
+# Several tests provoke errors inside the graph on purpose; TensorFlow's C++
+# logging of them would bury the test output.
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+
 _TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -195,10 +195,20 @@ def train(config, run_dir, quiet=False, export_policy=True):
     config_schema.save_yaml(config, config_path)
   configure_threads(config['tf_threads'])
   tf.random.set_seed(config['seed'])
-  batch_env = make_batch_env(config)
   stop_flag = {'stop': False}
-  previous_handler = None
+
+  def on_interrupt(signum, frame):
+    del signum, frame
+    stop_flag['stop'] = True
+    # A second Ctrl-C falls back to the default behaviour.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+  # Installed before the slow start (workers, tracing): a Ctrl-C then stops
+  # the run at its first report, with a checkpoint.
+  previous_handler = signal.signal(signal.SIGINT, on_interrupt)
+  batch_env = None
   try:
+    batch_env = make_batch_env(config)
     env = in_graph_batch_env.InGraphBatchEnv(batch_env, seed=config['seed'])
     loop = loop_lib.Loop(run_dir)
     algorithm = build_algorithm(config, batch_env.observation_space, batch_env.action_space,
@@ -219,13 +229,6 @@ def train(config, run_dir, quiet=False, export_policy=True):
     initial = loop.restore() or 0
     reporter = _ProgressReporter(loop, algorithm, max_step, initial, stop_flag, quiet)
 
-    def on_interrupt(signum, frame):
-      del signum, frame
-      stop_flag['stop'] = True
-      # A second Ctrl-C falls back to the default behaviour.
-      signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    previous_handler = signal.signal(signal.SIGINT, on_interrupt)
     interrupted = False
     try:
       step = loop.run(max_step, on_report=reporter)
@@ -242,9 +245,9 @@ def train(config, run_dir, quiet=False, export_policy=True):
     return dict(step=step, interrupted=interrupted, mean_score=reporter.mean_score,
                 run_dir=run_dir)
   finally:
-    if previous_handler is not None:
-      signal.signal(signal.SIGINT, previous_handler)
-    batch_env.close()
+    signal.signal(signal.SIGINT, previous_handler)
+    if batch_env is not None:
+      batch_env.close()
 
 
 def run_directory(logdir, timestamp, config_name):

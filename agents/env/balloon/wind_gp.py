@@ -40,14 +40,19 @@ from scratch, though tests show no drift (1e-11 after 960 steps without it).
 Prediction. alpha = Q y gives the mean k*^T alpha; the variance is
 3.6^2 - k*^T Q k*. All levels of a column share (x, y, t), so the
 horizontal-and-time part of r^2 is computed once per point and only the
-pressure term per level. The [L, n] x [n, n] product k* Q is the floor of the
-cost: L n^2 = 2.6 M multiply-adds per balloon-step at L = 181, n = 120, which
-runs near the core's peak as float32 GEMM (about 55 of the ~105 CPU us per
-balloon-step that predict takes on this project's 2-core machine; observe
-takes ~31 us, mostly moving the 115 KB inverse through memory). Asking only
-for the levels actually shown (the reachable range, or `needed`) cuts predict
-in proportion. Work is done in chunks of balloons so the [chunk, n, n] and
-[chunk, L, n] blocks stay in cache, with BLAS held to one thread
+pressure term per level. Q is symmetric, so k*^T Q k* = 2 k*^T U k* with U the
+block upper triangle of Q (16 x 16 blocks, diagonal blocks halved): the
+[L, n] x [n, n] product k* Q shrinks to 36 of its 64 block products, the
+block column j only as tall as the triangle (exact; just a different order of
+summation; chunks of fewer than MIN_BLOCKED_ROWS balloons use one block). It
+runs as float32 GEMM near the core's peak (about 23 CPU us per balloon-step at
+L = 121 levels, n = 120, on this project's 2-core machine, against 39 us for
+the full k* Q); the pressure-dependent correlations (subtract, square, sqrt,
+exp over [L, n]) take about as long, reading Q into float32 about 7 us, and
+observe about 27 us, mostly moving the 115 KB inverse through memory. Asking
+only for the levels actually shown (the reachable range, or `needed`) cuts
+predict in proportion. Work is done in chunks of balloons so the [chunk, n, n]
+and [chunk, L, n] blocks stay in cache, with BLAS held to one thread
 (blas_threads.py). bench/wind_gp_speed.py measures it.
 """
 
@@ -61,13 +66,17 @@ OBSERVATION_NOISE = 0.05
 LENGTH_SCALES = np.array([357e3, 357e3, 326.0, 9.6 * 3600.0])
 WINDOW_S = 6 * 3600.0
 MAX_POINTS = 120
+# Chunks of fewer balloons use the plain forms (fewer numpy calls) of predict's
+# block-triangular product and observe's matrix-vector product.
+MIN_BLOCKED_ROWS = 4
 
 
 class WindGP:
   """Batched GP over the forecast errors each balloon of a slab has measured (§11)."""
 
   def __init__(self, num_balloons, max_points=MAX_POINTS, refresh_interval=MAX_POINTS,
-               chunk_size=16, predict_dtype=np.float32, max_blas_threads=1):
+               chunk_size=16, predict_dtype=np.float32, max_blas_threads=1,
+               block_size=16):
     """Creates a slab with no measurements.
 
     Args:
@@ -83,6 +92,8 @@ class WindGP:
       max_blas_threads: BLAS threads during the GP's calls (None: leave BLAS as it
         is). Its matrices are small (120 x 120 per balloon), and a threaded
         BLAS spends more on waking threads than it gains (blas_threads.py).
+      block_size: slots per block of predict's block-triangular product with Q
+        (16: AVX-512 float32 width, fastest measured on this project's machine).
     """
     if num_balloons < 1:
       raise ValueError(f'WindGP needs num_balloons >= 1, got {num_balloons}.')
@@ -107,6 +118,12 @@ class WindGP:
     self._alpha = np.zeros((b, n, 2))           # Q @ errors
     self._since_refresh = np.zeros(b, np.int64)
     self._scratch_buffer = None
+    self._weights_buffer = None
+    self._update_buffer = None
+    size = int(block_size)
+    if size < 1:
+      raise ValueError(f'WindGP needs block_size >= 1, got {block_size}.')
+    self._block_edges = [*range(0, n, size), n]
 
   @property
   def num_points(self):
@@ -262,21 +279,51 @@ class WindGP:
     correlation = np.sqrt(r2, out=r2)
     np.negative(correlation, out=correlation)
     np.exp(correlation, out=correlation)
-    alpha = np.multiply(self._alpha[part], KERNEL_VARIANCE, dtype=self._dtype)
-    precision = np.multiply(self._precision[part], KERNEL_VARIANCE ** 2, dtype=self._dtype)
-    mean[part, band] = correlation @ alpha
-    np.matmul(correlation, precision, out=product)
-    explained = np.einsum('cln,cln->cl', product, correlation)
+    # var = 3.6^2 - k*^T Q k*, and k*^T Q k* = 2 k*^T U k* for U the block upper triangle of
+    # Q with its diagonal blocks halved (Q is symmetric). k* U is built block column by block
+    # column, each block column only as tall as the triangle: at 16-slot blocks and 120
+    # slots 36 of 64 block products, a little over half the flops of k* Q. alpha rides as
+    # two more columns of the last block (whose column is full height), giving the mean.
+    n = self.max_points
+    rows = r2.shape[0]
+    weights = self._weights_scratch(rows)
+    # A plain converting copy streams fastest; the kernel scale is applied to the results.
+    np.copyto(weights[..., :n], self._precision[part], casting='same_kind')
+    np.copyto(weights[..., n:], self._alpha[part], casting='same_kind')
+    # A chunk of a few balloons spends more on the blocks' extra numpy calls than they save;
+    # it takes all of Q as one block, not halved.
+    blocked = rows >= MIN_BLOCKED_ROWS
+    edges = self._block_edges if blocked else (0, n)
+    for low, high in zip(edges[:-1], edges[1:]):
+      if blocked:
+        diagonal = weights[:, low:high, low:high]
+        np.multiply(diagonal, 0.5, out=diagonal)
+      # The last block column is full height: it takes alpha's two columns along.
+      stop = n + 2 if high == n else high
+      np.matmul(correlation[..., :high], weights[:, :high, low:stop], out=product[..., low:stop])
+    # Cross-kernels are 3.6^2 correlations: mean = 3.6^2 c^T alpha, k*^T Q k* = 2 3.6^4 c^T U c.
+    mean[part, band] = KERNEL_VARIANCE * product[..., n:]
+    scale = (2.0 if blocked else 1.0) * KERNEL_VARIANCE ** 2
+    explained = scale * np.einsum('cln,cln->cl', product[..., :n], correlation)
     variance[part, band] = np.clip(KERNEL_VARIANCE - explained, 0.0, KERNEL_VARIANCE)
 
+  def _weights_scratch(self, num_rows):
+    """A [num_rows, max_points, max_points + 2] work array, reused across calls."""
+    n = self.max_points
+    if self._weights_buffer is None or self._weights_buffer.shape[0] < num_rows:
+      self._weights_buffer = np.empty((num_rows, n, n + 2), self._dtype)
+    return self._weights_buffer[:num_rows]
+
   def _scratch(self, num_rows, num_levels):
-    """Two [num_rows, num_levels, max_points] work arrays, reused across calls."""
-    size = num_rows * num_levels * self.max_points
-    if self._scratch_buffer is None or self._scratch_buffer.shape[1] < size:
-      self._scratch_buffer = np.empty((2, size), self._dtype)
-    shape = (num_rows, num_levels, self.max_points)
-    return (self._scratch_buffer[0, :size].reshape(shape),
-            self._scratch_buffer[1, :size].reshape(shape))
+    """Work arrays [num_rows, num_levels, max_points] (distances, then correlations) and
+    [num_rows, num_levels, max_points + 2] (products with Q and alpha), reused across calls."""
+    n = self.max_points
+    size = num_rows * num_levels * n
+    wide = num_rows * num_levels * (n + 2)
+    if self._scratch_buffer is None or self._scratch_buffer.shape[1] < wide:
+      self._scratch_buffer = np.empty((2, wide), self._dtype)
+    return (self._scratch_buffer[0, :size].reshape(num_rows, num_levels, n),
+            self._scratch_buffer[1, :wide].reshape(num_rows, num_levels, n + 2))
 
   def _observe_chunk(self, rows, new_points, new_times, new_errors):
     """observe() for a chunk of balloons `rows` (a slice or an index array)."""
@@ -315,13 +362,19 @@ class WindGP:
     """
     precision = self._precision[rows]
     arange = np.arange(len(slots))
-    removed = np.where(full[:, None], precision[arange, :, slots], 0.0)
+    # Row s (contiguous) for column s: Q is symmetric up to round-off.
+    removed = np.where(full[:, None], precision[arange, slots, :], 0.0)
     removed_pivot = np.where(full, removed[arange, slots], 1.0)
     valid = self._valid[rows]
     valid[arange, slots] = False
     distance = np.sqrt(((self._points[rows] - new_points[:, None, :]) ** 2).sum(-1))
     cross = KERNEL_VARIANCE * np.exp(-distance) * valid
-    gain = np.matmul(precision, cross[:, :, None])[:, :, 0]
+    if len(slots) >= MIN_BLOCKED_ROWS:
+      # einsum streams Q from memory faster than a batch of BLAS matrix-vector products,
+      # though with more overhead per call.
+      gain = np.einsum('rij,rj->ri', precision, cross)
+    else:
+      gain = np.matmul(precision, cross[:, :, None])[:, :, 0]
     gain -= removed * ((removed * cross).sum(-1) / removed_pivot)[:, None]
     gain[arange, slots] = 0.0
     schur = KERNEL_VARIANCE + OBSERVATION_NOISE - (cross * gain).sum(-1)
@@ -329,7 +382,10 @@ class WindGP:
     update[arange, slots] = -1.0
     factors = np.stack([removed, update], axis=-1)                    # [R, n, 2]
     weights = np.stack([-1.0 / removed_pivot * full, 1.0 / schur], axis=-1)
-    precision += np.matmul(factors * weights[:, None, :], factors.transpose(0, 2, 1))
+    # Into a reused buffer: a fresh MB-sized product would be page-faulted in every chunk.
+    outer = self._update_scratch(len(slots))
+    np.matmul(factors * weights[:, None, :], factors.transpose(0, 2, 1), out=outer)
+    precision += outer
     # Write row and column s exactly (the rank-2 form gives them up to round-off).
     precision[arange, slots, :] = -gain / schur[:, None]
     precision[arange, :, slots] = -gain / schur[:, None]
@@ -348,6 +404,12 @@ class WindGP:
       self._points[rows] = points
       self._times[rows] = times
     self._alpha[rows] = np.matmul(precision, errors)
+
+  def _update_scratch(self, num_rows):
+    """A [num_rows, max_points, max_points] float64 work array, reused across calls."""
+    if self._update_buffer is None or self._update_buffer.shape[0] < num_rows:
+      self._update_buffer = np.empty((num_rows, self.max_points, self.max_points))
+    return self._update_buffer[:num_rows]
 
   def _remove(self, rows, slots):
     """Removes slot `slots[i]` of balloon `rows[i]` (Schur-complement downdate)."""

@@ -91,6 +91,20 @@ class WindGPTest(unittest.TestCase):
         self._assert_matches_dense(gp, walks, range(5), 1e-8, 1e-8)
     self.assertEqual(gp.num_points.tolist(), [120] * 5)
 
+  def test_block_sizes_of_the_triangular_product_agree(self):
+    # predict sums k*^T Q k* over the block upper triangle of Q; any block size is exact.
+    balloons = wind_gp.MIN_BLOCKED_ROWS
+    gps = [wind_gp.WindGP(balloons, max_points=40, predict_dtype=np.float64, block_size=size)
+           for size in (1, 7, 16, 40, 64)]
+    walks = _Trajectories(balloons, seed=7)
+    for _ in range(50):
+      walks.step(gps[0])
+      latest = np.array([log[-1] for log in walks.log])
+      for gp in gps[1:]:
+        gp.observe(*latest.T)
+    for gp in gps:
+      self._assert_matches_dense(gp, walks, range(balloons), 1e-8, 1e-8)
+
   def test_window_drops_points_older_than_six_hours(self):
     # Irregular steps: after a 2 h pause several points expire at once.
     gp = wind_gp.WindGP(3, refresh_interval=0, predict_dtype=np.float64)
@@ -200,6 +214,8 @@ class WindGPTest(unittest.TestCase):
                  needed=np.ones((2, 4), bool))
     with self.assertRaises(ValueError):
       wind_gp.WindGP(2, predict_dtype=np.int32)
+    with self.assertRaises(ValueError):
+      wind_gp.WindGP(2, block_size=0)
 
 
 if __name__ == '__main__':
