@@ -14,6 +14,8 @@ setuptools.setup(
     packages=setuptools.find_packages(include=['agents', 'agents.*']),
     install_requires=[
         'tensorflow-cpu>=2.16',
+        # TensorFlow no longer pulls it in, and tf.summary needs it.
+        'tensorboard>=2.16',
         'gymnasium>=1.1',
         'numpy>=1.26',
         'cloudpickle>=2.0',
@@ -25,7 +27,8 @@ setuptools.setup(
         # Flight plots, videos and the balloon renderer.
         'viz': ['matplotlib>=3.7', 'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1'],
         # Everything the test suite and the linter need.
-        'test': ['ruff>=0.6', 'matplotlib>=3.7', 'imageio>=2.30', 'pygame>=2.1'],
+        'test': ['ruff>=0.6', 'matplotlib>=3.7', 'imageio>=2.30', 'imageio-ffmpeg>=0.4',
+                 'pygame>=2.1'],
         # Peers that the benchmarks compare against.
         'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
     },
