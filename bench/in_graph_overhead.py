@@ -137,7 +137,12 @@ def main(argv=None):
                       help="'counting' (a nearly free environment) or a Gymnasium id")
   parser.add_argument('--episode_length', type=int, default=100,
                       help='episode length of the counting environment')
+  parser.add_argument('--tf_threads', type=int, default=1,
+                      help='TensorFlow intra- and inter-op threads (training uses 1; 0: default)')
   args = parser.parse_args(argv)
+  if args.tf_threads:
+    tf.config.threading.set_intra_op_parallelism_threads(args.tf_threads)
+    tf.config.threading.set_inter_op_parallelism_threads(args.tf_threads)
 
   runners = {'python': python_runner(args)}
   for steps_per_call in args.steps_per_call:
@@ -164,6 +169,7 @@ def main(argv=None):
         relative_to_python=round(rate / python_rate, 3)))
   print(json.dumps(dict(
       benchmark='in_graph_overhead', env=args.env, batch_size=args.batch_size,
+      tf_threads=args.tf_threads,
       seconds_per_measurement=args.seconds, repeats=args.repeats,
       load_average_1min=round(os.getloadavg()[0], 2),
       python=dict(env_steps_per_second=round(python_rate * args.batch_size),

@@ -142,9 +142,8 @@ class _ProgressReporter:
       self.bar.update(row['step'] - self.bar.n)
     if row['mean_score'] is not None:
       self._mean_score = row['mean_score']
+      # tqdm's own rate is the steps/s; the postfix adds the mean score.
       postfix = {'score': f"{row['mean_score']:.1f}", 'phase': row['phase']}
-      if row['steps_per_second']:
-        postfix['steps/s'] = f"{row['steps_per_second']:.0f}"
       self.bar.set_postfix(postfix, refresh=False)
     updates = int(self._algorithm.num_updates.numpy())
     if updates != self._updates_logged:
