@@ -16,16 +16,7 @@ from agents.tools import errors
 from agents.tools import slab as slab_lib
 from agents.tools.external_process import ExternalProcess
 from tests.tools import fake_envs
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def pid_exists(pid):
-  try:
-    os.kill(pid, 0)
-  except ProcessLookupError:
-    return False
-  return True
+from tests.tools.processes import ROOT, pid_exists
 
 
 class ExternalProcessTest(unittest.TestCase):
