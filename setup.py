@@ -27,8 +27,8 @@ setuptools.setup(
         # Flight plots, videos and the balloon renderer.
         'viz': ['matplotlib>=3.7', 'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1'],
         # Everything the test suite and the linter need.
-        'test': ['ruff>=0.6', 'scipy>=1.10', 'matplotlib>=3.7', 'imageio>=2.30', 'imageio-ffmpeg>=0.4',
-                 'pygame>=2.1'],
+        'test': ['ruff>=0.6', 'scipy>=1.10', 'matplotlib>=3.7', 'imageio>=2.30',
+                 'imageio-ffmpeg>=0.4', 'pygame>=2.1'],
         # Peers that the benchmarks compare against.
         'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
     },

@@ -12,7 +12,9 @@ environment (about half a millisecond of numpy work per step and an 84x84x4
 uint8 image observation); optionally for the balloon environment, whose slab
 row uses its native `BalloonVectorEnv`. All use the same start method (forkserver). Gym's
 vector envs reset finished environments automatically; the BatchEnv loop
-resets them explicitly, so every row pays for its resets.
+resets them explicitly, so every row pays for its resets (for BatchEnv, one more
+short message to and from each worker concerned, the observations coming back
+through shared memory).
 
 The methods are measured in interleaved rounds; each row reports the median
 and the best round. Besides wall-clock throughput, each row reports the CPU

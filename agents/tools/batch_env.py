@@ -28,7 +28,9 @@ When every member is a worker and the spaces hold plain arrays, the batch owns
 one shared-memory block with the actions, observations, rewards and flags of
 all environments, and each worker reads and writes its own rows. A step then
 costs one copy in, one small message to and from each worker, and one copy
-out, with nothing pickled.
+out, with nothing pickled. A reset sends each worker it concerns the packed indices
+(and seeds) of its environments; the workers write the observations into their
+rows of the block, and only infos that are not empty are pickled.
 
 A worker that dies during `step` can be restarted (`max_restarts`); its
 environments then report the interrupted episode as truncated, with reward 0,
@@ -285,31 +287,39 @@ class BatchEnv:
         raise ValueError(f'Got {len(seeds)} seeds for {len(indices)} indices to reset.')
     if not len(indices):
       return gymnasium.vector.utils.create_empty_array(self.observation_space, 0), {}
+    if seeds is not None:
+      seeds = [None if seed is None else int(seed) for seed in seeds]
     member_of = np.searchsorted(self._starts, indices, side='right') - 1
     requests, positions = [], []
-    for position, start in enumerate(self._starts):
+    for position in sorted(set(member_of.tolist())):  # Only the members concerned.
       chosen = np.flatnonzero(member_of == position)
-      if not len(chosen):
-        continue
-      local = (indices[chosen] - start).tolist()
+      local = (indices[chosen] - self._starts[position]).tolist()
       member_seeds = None if seeds is None else [seeds[i] for i in chosen]
       requests.append((position, local, member_seeds))
       positions.append(chosen)
-    promises = [self._members[position].reset_batch(local, member_seeds, blocking=False)
-                for position, local, member_seeds in requests]
-    results, died = self._gather(promises, [position for position, _, _ in requests])
-    for slot, error in died:
-      position, local, member_seeds = requests[slot]
-      self._restart(position, error)
-      results[slot] = self._members[position].reset_batch(local, member_seeds)
-    observ = _concatenate([result[0] for result in results])
-    infos = slab_lib.concatenate_infos(
-        [result[1] for result in results], [len(chosen) for chosen in positions])
-    # Members answer in batch order; put the rows back in the order the caller asked for.
+    # Members answer in batch order; the rows go back in the order the caller asked for.
     order = np.argsort(np.concatenate(positions), kind='stable')
-    if not np.array_equal(order, np.arange(len(order))):
-      observ = slab_lib.select(observ, order)
-      infos = slab_lib.select(infos, order)
+    in_order = np.array_equal(order, np.arange(len(order)))
+    if self._block is not None and external_process_lib.fast_reset_fits(None, seeds):
+      parts = self._reset_shared_block(requests)
+      observ = self._block['observ'][indices]  # A copy, in the caller's order already.
+    else:
+      promises = [self._members[position].reset_batch(local, member_seeds, blocking=False)
+                  for position, local, member_seeds in requests]
+      results, died = self._gather(promises, [position for position, _, _ in requests])
+      for slot, error in died:
+        position, local, member_seeds = requests[slot]
+        self._restart(position, error)
+        results[slot] = self._members[position].reset_batch(local, member_seeds)
+      observ = _concatenate([result[0] for result in results])
+      if not in_order:
+        observ = slab_lib.select(observ, order)
+      parts = [result[1] for result in results]
+    infos = {}
+    if any(parts):
+      infos = slab_lib.concatenate_infos(parts, [len(chosen) for chosen in positions])
+      if not in_order:
+        infos = slab_lib.select(infos, order)
     if self._array_observ:
       # Kept for environments whose worker dies before their next step completes.
       if self._last_observ is None:
@@ -318,6 +328,42 @@ class BatchEnv:
         self._last_observ = self._last_observ.copy()  # The old array is the caller's now.
       self._last_observ[indices] = observ
     return observ, infos
+
+  def _reset_shared_block(self, requests):
+    """The hot path of `reset`: workers write the observations into the shared block.
+
+    Args:
+      requests: Tuples (member position, local indices, seeds or None), in batch order.
+
+    Returns:
+      The infos in vector format of each request. The observations are in the block's
+      rows of the reset environments once this returns.
+    """
+    members = self._members
+    # Send every request before waiting for any, so the workers reset in parallel.
+    tokens = [members[position].begin_fast_reset(
+                  external_process_lib.encode_fast_reset(local, member_seeds))
+              for position, local, member_seeds in requests]
+    parts, died, first_error = [], [], None
+    for slot, ((position, _, _), token) in enumerate(zip(requests, tokens)):
+      try:
+        parts.append(members[position].end_fast_reset(token))
+      except errors.WorkerDiedError as error:
+        parts.append({})
+        died.append((slot, error))
+      except Exception as error:  # noqa: BLE001 - re-raised once every reply is read.
+        parts.append({})
+        first_error = first_error or _name_environment(
+            error, self._starts[position], self._sizes[position])
+    if first_error is not None:
+      raise first_error
+    for slot, error in died:
+      position, local, member_seeds = requests[slot]
+      self._restart(position, error)
+      member = members[position]
+      parts[slot] = member.end_fast_reset(member.begin_fast_reset(
+          external_process_lib.encode_fast_reset(local, member_seeds)))
+    return parts
 
   def close(self):
     """Closes every environment and worker. Safe to call more than once."""

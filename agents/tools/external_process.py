@@ -7,9 +7,12 @@ promises may be resolved in any order and each still gets its own reply.
 Speed: when the spaces hold plain arrays (Box, Discrete, MultiDiscrete,
 MultiBinary), a step moves actions, observations, rewards and done flags
 through one shared-memory block per worker and the pipe carries a single byte
-each way, so nothing is pickled on the hot path. A worker may host a slab of K
-environments (a `gymnasium.vector.VectorEnv` with autoreset disabled), so the
-cost of crossing processes is paid once per slab.
+each way, so nothing is pickled on the hot path. A reset of some environments
+writes their observations into the same block; the request carries only the
+packed indices (and seeds) and the reply a single byte, unless there is an
+info. A worker may host a slab of K environments (a `gymnasium.vector.VectorEnv`
+with autoreset disabled), so the cost of crossing processes is paid once per
+slab.
 
 Faults: an exception in the worker re-raises in the parent as `WorkerError`
 with the worker's traceback and the environment index. A worker that dies is
@@ -46,10 +49,16 @@ import numpy as np
 from agents.tools import errors
 from agents.tools import slab as slab_lib
 
-# One-byte messages of the hot path. A pickle always starts with b'\x80', so the
+# Short messages of the hot path. A pickle always starts with b'\x80', so the
 # receiver tells them apart from pickled messages by the first byte.
 _FAST_STEP = b'S'  # Request: actions are in shared memory. Reply: results are, no info.
 _FAST_STEP_INFO = b'I'  # Reply: results are in shared memory, the pickled info follows.
+# Request: reset the environments whose slab positions follow; the observations go to
+# their rows of the shared `observ` array. Layout: b'R', _FAST_RESET_HEADER (count,
+# whether seeds follow), int32 positions, then with seeds a uint8 has-seed mask and
+# int64 seeds. The reply is _FAST_STEP or _FAST_STEP_INFO, as for a step.
+_FAST_RESET = b'R'
+_FAST_RESET_HEADER = struct.Struct('<IB')
 
 # Every message on the pipe is a 4-byte little-endian length and the payload. Framing
 # by hand (instead of Connection.send_bytes) lets one read() return a whole small
@@ -212,6 +221,17 @@ class ExternalProcess:
     """
     indices = None if indices is None else [int(i) for i in indices]
     seeds = None if seeds is None else [None if s is None else int(s) for s in seeds]
+    self._check_open()
+    if self.supports_fast_step and not self._outstanding and fast_reset_fits(indices, seeds):
+      # Shared memory holds one request at a time; resets queued behind others are pickled.
+      local = np.arange(self.num_envs) if indices is None else np.asarray(indices, np.int64)
+      observ, num_envs, is_vector = self._views['observ'], self.num_envs, self.is_vector
+
+      def read_shared(info):
+        return observ[local], slab_lib.vector_infos(info, num_envs, is_vector)
+
+      promise = self._send(encode_fast_reset(local, seeds), 'resetting', read_shared)
+      return promise() if blocking else promise
     return self._request(('reset_batch', indices, seeds), 'resetting', blocking=blocking)
 
   def attach_shared_block(self, memory, layout):
@@ -266,6 +286,40 @@ class ExternalProcess:
       WorkerError: The environment raised. WorkerDiedError: the worker died.
     """
     return self._resolve(token)
+
+  def begin_fast_reset(self, message):
+    """Asks the worker to reset environments and write their observations to shared memory.
+
+    The reset counterpart of `begin_fast_step`: the observations appear in the rows of
+    the shared `observ` array named by the request. Pair every call with
+    `end_fast_reset`.
+
+    Args:
+      message: The request, from `encode_fast_reset` (check `fast_reset_fits` first).
+
+    Returns:
+      A token for `end_fast_reset`.
+    """
+    sequence = self._next_sequence
+    self._next_sequence += 1
+    self._outstanding.append((sequence, 'resetting', None, self._timeout))
+    if self._dead is None and not self._closed:
+      try:
+        self._channel.send(message, self._process)
+      except OSError:
+        pass  # The worker is gone; reading its reply reports that with the exit code.
+    return sequence
+
+  def end_fast_reset(self, token):
+    """Waits for the reset begun by `begin_fast_reset`.
+
+    Returns:
+      The infos of the reset environments in vector format, in the order requested.
+
+    Raises:
+      WorkerError: The environment raised. WorkerDiedError: the worker died.
+    """
+    return slab_lib.vector_infos(self._resolve(token), self.num_envs, self.is_vector)
 
   def call(self, name, *args, **kwargs):
     """Calls a method of the hosted environment and returns its result."""
@@ -441,7 +495,7 @@ class ExternalProcess:
 
   def _decode(self, message):
     head = message[:1]
-    if head == _FAST_STEP:
+    if head == _FAST_STEP:  # Also the reply of a fast reset.
       return {}
     if head == _FAST_STEP_INFO:
       return pickle.loads(message[1:])
@@ -663,6 +717,61 @@ def slice_layout(layout, start, size):
   return sliced
 
 
+_INT32 = np.iinfo(np.int32)
+_INT64 = np.iinfo(np.int64)
+
+
+def fast_reset_fits(indices, seeds):
+  """Returns whether a reset can be packed by `encode_fast_reset`.
+
+  Args:
+    indices: Positions (ints) to reset, or None for all.
+    seeds: One int or None per position, or None.
+  """
+  if indices is not None and len(indices) and not (
+      _INT32.min <= min(indices) and max(indices) <= _INT32.max):
+    return False
+  return seeds is None or all(
+      seed is None or _INT64.min <= seed <= _INT64.max for seed in seeds)
+
+
+_FAST_RESET_FIRST = _FAST_RESET + _FAST_RESET_HEADER.pack(1, 0) + struct.pack('<i', 0)
+
+
+def encode_fast_reset(indices, seeds=None):
+  """Packs a fast reset request (see `_FAST_RESET`).
+
+  Args:
+    indices: Positions within the slab to reset, in the order of the reply's infos.
+    seeds: One int or None per position, or None; each must fit int64.
+
+  Returns:
+    The message bytes.
+  """
+  if seeds is None and len(indices) == 1 and indices[0] == 0:
+    return _FAST_RESET_FIRST  # A plain environment's reset, the common case.
+  indices = np.asarray(indices, np.int32)
+  if seeds is None or all(seed is None for seed in seeds):
+    return _FAST_RESET + _FAST_RESET_HEADER.pack(len(indices), 0) + indices.tobytes()
+  mask = np.array([seed is not None for seed in seeds], np.uint8)
+  values = np.array([0 if seed is None else seed for seed in seeds], np.int64)
+  return (_FAST_RESET + _FAST_RESET_HEADER.pack(len(indices), 1) + indices.tobytes()
+          + mask.tobytes() + values.tobytes())
+
+
+def _decode_fast_reset(message):
+  """Unpacks a fast reset request into (positions, seeds or None)."""
+  count, has_seeds = _FAST_RESET_HEADER.unpack_from(message, 1)
+  offset = 1 + _FAST_RESET_HEADER.size
+  indices = np.frombuffer(message, np.int32, count, offset).tolist()
+  if not has_seeds:
+    return indices, None
+  offset += 4 * count
+  mask = np.frombuffer(message, np.uint8, count, offset)
+  values = np.frombuffer(message, np.int64, count, offset + count)
+  return indices, [int(value) if present else None for present, value in zip(mask, values)]
+
+
 def views(buffer, layout):
   """Returns numpy arrays for the fields of `layout` in `buffer` (no copy)."""
   return {name: np.ndarray(shape, np.dtype(dtype), buffer, offset)
@@ -726,7 +835,7 @@ def _worker(conn, constructor_bytes):
   # they leave as soon as it closes the pipe, so ignore SIGINT here.
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   channel = _Channel(conn, blocking=True)
-  slab, memory, fast_step = None, None, None
+  slab, memory, fast_step, fast_reset = None, None, None, None
   try:
     while True:
       try:
@@ -736,6 +845,13 @@ def _worker(conn, constructor_bytes):
       try:
         if message == _FAST_STEP:
           info = fast_step()
+          if info:
+            channel.send(_FAST_STEP_INFO + pickle.dumps(info, pickle.HIGHEST_PROTOCOL))
+          else:
+            channel.send(_FAST_STEP)
+          continue
+        if message[:1] == _FAST_RESET:
+          info = fast_reset(*_decode_fast_reset(message))
           if info:
             channel.send(_FAST_STEP_INFO + pickle.dumps(info, pickle.HIGHEST_PROTOCOL))
           else:
@@ -754,9 +870,10 @@ def _worker(conn, constructor_bytes):
           name, layout = args
           previous, memory = memory, shared_memory.SharedMemory(name=name)
           arrays = views(memory.buf, layout)
-          fast_step = None
+          fast_step = fast_reset = None
           if 'actions' in arrays and 'observ' in arrays:
             fast_step = _make_fast_step(slab, arrays)
+            fast_reset = _make_fast_reset(slab, arrays)
           del arrays
           if previous is not None:
             _close_quietly(previous)
@@ -772,7 +889,7 @@ def _worker(conn, constructor_bytes):
         slab.close()
       except Exception:  # noqa: BLE001 - closing is best effort on the way out.
         traceback.print_exc()
-    fast_step = None
+    fast_step = fast_reset = None
     if memory is not None:
       _close_quietly(memory)
     conn.close()
@@ -832,3 +949,33 @@ def _make_fast_step(slab, views):
     return info
 
   return step_slab if slab.is_vector else step_single
+
+
+def _make_fast_reset(slab, views):
+  """Returns a function that resets some environments of the slab, writes their
+  observations to their rows of the shared `observ` array, and returns the infos (the raw
+  info of a plain environment, vector format of the reset ones for a slab)."""
+  observ = views['observ']
+  env, shape = slab.env, observ.shape
+
+  def reset_single(indices, seeds):
+    # A plain environment: skip the slab's batching, resets are frequent.
+    if indices != [0]:
+      raise IndexError(f'A single environment has only index 0, got {indices}.')
+    value, info = env.reset(seed=None if seeds is None else seeds[0])
+    if np.shape(value) != shape[1:]:
+      raise ValueError(f'Observation of shape {np.shape(value)} does not match the '
+                       f'observation space shape {shape[1:]}.')
+    observ[0] = value
+    return info
+
+  def reset_slab(indices, seeds):
+    values, infos = slab.reset(indices, seeds)
+    expected = (len(indices), *shape[1:])
+    if np.shape(values) != expected:
+      raise ValueError(f'Observations of shape {np.shape(values)} do not match the shape '
+                       f'{expected} (environments reset, observation space shape).')
+    observ[indices] = values
+    return infos
+
+  return reset_slab if slab.is_vector else reset_single

@@ -5,9 +5,11 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import unittest
+from unittest import mock
 
 import gymnasium
 import numpy as np
@@ -15,6 +17,7 @@ import numpy as np
 from agents.tools import errors, wrappers
 from agents.tools import slab as slab_lib
 from agents.tools.batch_env import BatchEnv
+from agents.tools.external_process import ExternalProcess
 from tests.tools import fake_envs
 from tests.tools.processes import ROOT, pid_exists
 
@@ -247,6 +250,135 @@ class BatchEnvProcessTest(unittest.TestCase):
       self.assertEqual(context.exception.index, 1)
       self.assertIsInstance(context.exception.__cause__, errors.NonFiniteError)
       self.assertIn('Non-finite observation', str(context.exception))
+
+
+def assert_infos_equal(test, infos, expected):
+  """Asserts that two vector-format info dicts hold the same keys and values."""
+  test.assertEqual(sorted(infos), sorted(expected))
+  for key in expected:
+    np.testing.assert_array_equal(infos[key], expected[key], err_msg=key)
+
+
+class BatchEnvFastResetTest(unittest.TestCase):
+  """Resets through the shared block: indices and seeds go in, observations come back."""
+
+  def _counted_resets(self):
+    """Patches the pickled reset path to count its uses."""
+    calls = []
+    original = ExternalProcess.reset_batch
+
+    def counted(process, *args, **kwargs):
+      calls.append(args)
+      return original(process, *args, **kwargs)
+
+    patcher = mock.patch.object(ExternalProcess, 'reset_batch', counted)
+    patcher.start()
+    self.addCleanup(patcher.stop)
+    return calls
+
+  def test_seeded_subset_resets_match_in_process_batch(self):
+    constructors = [functools.partial(fake_envs.make_counting, info=index % 3 == 0)
+                    for index in range(6)]
+    resets = [(None, list(range(6))), ([4, 1], [7, 8]), ([5, 0, 3], [21, None, 23]),
+              ([2], None), ([3, 5, 1, 0], [1, 2, 3, 4]), (None, None), ([1, 4], [2**62, 0])]
+    expected = BatchEnv([make() for make in constructors])
+    expected_results = []
+    for indices, seeds in resets:
+      expected_results.append(expected.reset(indices, seeds))
+      expected_results.append(expected.step(np.ones(6, np.int64)))
+    calls = self._counted_resets()
+    for envs_per_process in [1, 2, 4]:
+      with self.subTest(envs_per_process=envs_per_process):
+        with BatchEnv.from_constructors(constructors, 6,
+                                        envs_per_process=envs_per_process) as batch:
+          self.assertIsNotNone(batch._block)
+          results = []
+          for indices, seeds in resets:
+            results.append(batch.reset(indices, seeds))
+            results.append(batch.step(np.ones(6, np.int64)))
+        self.assertEqual(calls, [])  # Every reset took the shared-memory path.
+        for result, reference in zip(results, expected_results):
+          for value, expected_value in zip(result[:-1], reference[:-1]):
+            np.testing.assert_array_equal(value, expected_value)
+          assert_infos_equal(self, result[-1], reference[-1])
+
+  def test_native_slab_with_reset_infos(self):
+    make_slab = lambda: slab_lib.make_sync_slab(
+        [functools.partial(fake_envs.make_counting, info=True)] * 3)
+    expected = BatchEnv([make_slab(), make_slab()])
+    with BatchEnv.from_slab_constructors([make_slab, make_slab]) as batch:
+      for indices, seeds in [(None, [1, 2, 3, 4, 5, 6]), ([5, 2, 0], [9, None, 11]),
+                             ([4], [3])]:
+        observ, infos = batch.reset(indices, seeds)
+        expected_observ, expected_infos = expected.reset(indices, seeds)
+        np.testing.assert_array_equal(observ, expected_observ)
+        assert_infos_equal(self, infos, expected_infos)
+        self.assertIn('steps', infos)
+
+  def test_seeds_beyond_int64_take_the_pickled_path(self):
+    calls = self._counted_resets()
+    with BatchEnv.from_constructors(fake_envs.CountingEnv, 2) as batch:
+      observ, _ = batch.reset([1], seeds=[2**70])
+    self.assertEqual(len(calls), 1)
+    np.testing.assert_array_equal(observ[0], fake_envs.CountingEnv().reset(seed=2**70)[0])
+
+  def test_exception_in_reset_names_environment_and_batch_recovers(self):
+    make_faulty = functools.partial(fake_envs.ResetFaultyEnv, 'raise', seed=13)
+    for envs_per_process in [1, 2]:
+      with self.subTest(envs_per_process=envs_per_process):
+        constructors = [fake_envs.CountingEnv] * 3 + [make_faulty]
+        with BatchEnv.from_constructors(constructors, 4,
+                                        envs_per_process=envs_per_process) as batch:
+          batch.reset(seeds=[0, 1, 2, 3])
+          with self.assertRaises(errors.WorkerError) as context:
+            batch.reset([3, 0], seeds=[13, 5])
+          self.assertEqual(context.exception.index, 3 if envs_per_process == 1 else 2)
+          self.assertIn('boom in reset with seed 13', context.exception.remote_traceback)
+          self.assertIn('Traceback', context.exception.remote_traceback)
+          observ, _ = batch.reset([3, 0], seeds=[4, 5])
+          np.testing.assert_array_equal(observ[0], fake_envs.CountingEnv().reset(seed=4)[0])
+          np.testing.assert_array_equal(observ[1], fake_envs.CountingEnv().reset(seed=5)[0])
+          self.assertEqual(batch.step(np.zeros(4, np.int64))[0].shape, (4, 3))
+
+  def test_worker_dying_inside_reset_is_restarted(self):
+    for envs_per_process in [1, 2]:
+      with self.subTest(envs_per_process=envs_per_process):
+        with tempfile.TemporaryDirectory() as directory:
+          marker = os.path.join(directory, 'die')
+          constructors = [fake_envs.CountingEnv, fake_envs.CountingEnv,
+                          functools.partial(fake_envs.ResetFaultyEnv, 'exit', marker=marker),
+                          fake_envs.CountingEnv]
+          with BatchEnv.from_constructors(constructors, 4, max_restarts=1,
+                                          envs_per_process=envs_per_process) as batch:
+            batch.reset(seeds=[0, 1, 2, 3])
+            victim = batch.workers[2 // envs_per_process].pid
+            open(marker, 'w').close()
+            # Resets every environment of the victim's slab: a fresh slab of Gymnasium's
+            # SyncVectorEnv cannot reset only some of its environments.
+            observ, _ = batch.reset([2, 3, 0], seeds=[6, 8, 7])
+            self.assertFalse(os.path.exists(marker))
+            self.assertEqual(batch.num_restarts, 1)
+            self.assertNotEqual(batch.workers[2 // envs_per_process].pid, victim)
+            for row, seed in enumerate([6, 8, 7]):
+              np.testing.assert_array_equal(
+                  observ[row], fake_envs.CountingEnv().reset(seed=seed)[0])
+            observ, *_ = batch.step(np.zeros(4, np.int64))
+            self.assertEqual(observ.shape, (4, 3))
+            # The budget is spent: the next death in a reset is an error naming the worker.
+            open(marker, 'w').close()
+            with self.assertRaises(errors.WorkerDiedError) as context:
+              batch.reset([2], seeds=[1])
+            self.assertEqual(context.exception.index, 2)
+
+  def test_reset_observations_are_kept_for_an_interrupted_step(self):
+    with BatchEnv.from_constructors(fake_envs.CountingEnv, 3, max_restarts=1) as batch:
+      batch.reset(seeds=[0, 1, 2])
+      batch.step(np.zeros(3, np.int64))
+      reset_observ, _ = batch.reset([1], seeds=[9])
+      os.kill(batch.workers[1].pid, signal.SIGKILL)
+      observ, _, _, truncated, _ = batch.step(np.zeros(3, np.int64))
+      np.testing.assert_array_equal(truncated, [False, True, False])
+      np.testing.assert_array_equal(observ[1], reset_observ[0])
 
 
 class BatchEnvCleanupTest(unittest.TestCase):

@@ -153,6 +153,47 @@ class ExternalProcessTest(unittest.TestCase):
     for remote_value, local_value in zip(remote_result[:4], local_result[:4]):
       np.testing.assert_allclose(remote_value, local_value, rtol=1e-6)
 
+  def test_reset_batch_through_shared_memory_matches_in_process_slab(self):
+    make_env = functools.partial(fake_envs.make_counting, info=True)
+    make = functools.partial(slab_lib.make_sync_slab, [make_env] * 4)
+    remotes = [self.start(make), self.start(make, use_shared_memory=False)]
+    self.assertTrue(remotes[0].supports_fast_step)
+    self.assertFalse(remotes[1].supports_fast_step)
+    local = slab_lib.Slab(make())
+    for indices, seeds in [(None, [1, 2, 3, 4]), ([3, 1], [5, None]), ([2], None),
+                           ([0, 3, 2], [2**40, 7, 0])]:
+      expected_observ, expected_infos = local.reset(indices, seeds)
+      for remote in remotes:
+        promise = remote.reset_batch(indices, seeds, blocking=False)
+        observ, infos = promise()
+        np.testing.assert_array_equal(observ, expected_observ)
+        self.assertEqual(sorted(infos), sorted(expected_infos))
+        for key in expected_infos:
+          np.testing.assert_array_equal(infos[key], expected_infos[key])
+      # Steps after a reset still go through shared memory and agree.
+      actions = np.array([0, 1, 2, 1])
+      expected_step = local.step(actions)
+      for remote in remotes:
+        np.testing.assert_array_equal(remote.step_batch(actions)[0], expected_step[0])
+    with self.assertRaises(errors.WorkerError) as context:
+      remotes[0].reset_batch([4])
+    self.assertIn('IndexError', context.exception.remote_traceback)
+
+  def test_reset_batch_of_single_environment_reports_errors_with_traceback(self):
+    remote = self.start(functools.partial(fake_envs.ResetFaultyEnv, 'raise', seed=13), index=5)
+    self.assertTrue(remote.supports_fast_step)
+    observ, infos = remote.reset_batch([0], [3])
+    np.testing.assert_array_equal(observ, fake_envs.CountingEnv().reset(seed=3)[0][None])
+    self.assertEqual(infos, {})
+    with self.assertRaises(errors.WorkerError) as context:
+      remote.reset_batch([0], [13])
+    self.assertEqual(context.exception.index, 5)
+    self.assertIn('boom in reset with seed 13', context.exception.remote_traceback)
+    with self.assertRaises(errors.WorkerError):
+      remote.reset_batch([1])
+    np.testing.assert_array_equal(
+        remote.reset_batch(None, [4])[0], fake_envs.CountingEnv().reset(seed=4)[0][None])
+
   def test_nested_observations_travel_without_shared_memory(self):
     remote = self.start(fake_envs.DictObservationEnv)
     local = fake_envs.DictObservationEnv()

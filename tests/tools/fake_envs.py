@@ -68,6 +68,29 @@ class FaultyEnv(CountingEnv):
     return observ, reward, terminated, truncated, info
 
 
+class ResetFaultyEnv(CountingEnv):
+  """CountingEnv whose reset misbehaves: raises for one seed, or dies once.
+
+  Attributes:
+    fault: 'raise' raises ValueError when reset with `seed`; 'exit' ends the process in
+      reset if the file `marker` exists, deleting it first (so a restarted worker lives).
+  """
+
+  def __init__(self, fault, seed=13, marker=None, info=False):
+    super().__init__(length=100, info=info)
+    self.fault = fault
+    self.fault_seed = seed
+    self.marker = marker
+
+  def reset(self, *, seed=None, options=None):
+    if self.fault == 'raise' and seed == self.fault_seed:
+      raise ValueError(f'boom in reset with seed {seed}')
+    if self.fault == 'exit' and self.marker and os.path.exists(self.marker):
+      os.remove(self.marker)
+      os._exit(3)
+    return super().reset(seed=seed, options=options)
+
+
 class DictObservationEnv(gymnasium.Env):
   """Environment with a Dict observation, which cannot use shared memory."""
 
