@@ -35,7 +35,11 @@ rows of the block, and only infos that are not empty are pickled.
 A worker that dies during `step` can be restarted (`max_restarts`); its
 environments then report the interrupted episode as truncated, with reward 0,
 their last observation, and `infos['worker_restarted']` set, and the caller
-resets them like any finished environment.
+resets them like any finished environment. A worker that dies during `reset`
+is restarted too, and its whole fresh slab is reset: the requested environments
+return their first observations, and the slab's other environments, whose
+episodes died with the worker, report them as truncated at their next step
+(again with `infos['worker_restarted']`).
 """
 
 import weakref
@@ -86,6 +90,9 @@ class BatchEnv:
       _check_same_space('action', start, member.action_space, self.action_space)
     self.max_restarts = max_restarts
     self._num_restarts = 0
+    # Environments whose episode ended with a worker that died during a reset of some
+    # other environment of its slab; their next step reports the episode as truncated.
+    self._truncate_next_step = np.zeros(self._size, bool)
     self._array_observ = slab_lib.is_array_space(self.observation_space)
     self._last_observ = None
     self._closed = False
@@ -226,6 +233,7 @@ class BatchEnv:
     terminated = np.concatenate([result[2] for result in results])
     truncated = np.concatenate([result[3] for result in results])
     infos = slab_lib.concatenate_infos([result[4] for result in results], self._sizes)
+    infos = self._truncate_lost_episodes(truncated, infos)
     if self._array_observ:
       self._last_observ = observ
     return observ, reward, terminated, truncated, infos
@@ -260,9 +268,20 @@ class BatchEnv:
       observ[rows], reward[rows], terminated[rows], truncated[rows], infos[position] = (
           self._interrupted_step(position))
     self._last_observ = observ
-    if not any(infos):
-      return observ, reward, terminated, truncated, {}
-    return observ, reward, terminated, truncated, slab_lib.concatenate_infos(infos, self._sizes)
+    infos = slab_lib.concatenate_infos(infos, self._sizes) if any(infos) else {}
+    return observ, reward, terminated, truncated, self._truncate_lost_episodes(truncated, infos)
+
+  def _truncate_lost_episodes(self, truncated, infos):
+    """Marks as truncated (in place) the episodes lost to a restart during a reset."""
+    lost = self._truncate_next_step
+    if not lost.any():
+      return infos
+    truncated |= lost
+    infos = dict(infos)
+    restarted = infos.get('worker_restarted', np.zeros(self._size, bool)) | lost
+    infos['worker_restarted'], infos['_worker_restarted'] = restarted, restarted.copy()
+    self._truncate_next_step = np.zeros(self._size, bool)
+    return infos
 
   def reset(self, indices=None, seeds=None):
     """Resets a subset of the environments.
@@ -289,6 +308,7 @@ class BatchEnv:
       return gymnasium.vector.utils.create_empty_array(self.observation_space, 0), {}
     if seeds is not None:
       seeds = [None if seed is None else int(seed) for seed in seeds]
+    self._truncate_next_step[indices] = False
     member_of = np.searchsorted(self._starts, indices, side='right') - 1
     requests, positions = [], []
     for position in sorted(set(member_of.tolist())):  # Only the members concerned.
@@ -310,7 +330,9 @@ class BatchEnv:
       for slot, error in died:
         position, local, member_seeds = requests[slot]
         self._restart(position, error)
-        results[slot] = self._members[position].reset_batch(local, member_seeds)
+        results[slot] = self._reset_restarted(
+            position, local, member_seeds,
+            lambda member, *args: member.reset_batch(*args))
       observ = _concatenate([result[0] for result in results])
       if not in_order:
         observ = slab_lib.select(observ, order)
@@ -360,10 +382,41 @@ class BatchEnv:
     for slot, error in died:
       position, local, member_seeds = requests[slot]
       self._restart(position, error)
-      member = members[position]
-      parts[slot] = member.end_fast_reset(member.begin_fast_reset(
-          external_process_lib.encode_fast_reset(local, member_seeds)))
+      _, parts[slot] = self._reset_restarted(
+          position, local, member_seeds,
+          lambda member, *args: (None, member.end_fast_reset(member.begin_fast_reset(
+              external_process_lib.encode_fast_reset(*args)))))
     return parts
+
+  def _reset_restarted(self, position, local, member_seeds, reset_member):
+    """Resets every environment of a member just restarted during a reset.
+
+    A fresh slab has never been reset, and the episodes of its other environments ended
+    with the dead worker: they are reset here too (unseeded), and their next step
+    reports the lost episode as truncated with `infos['worker_restarted']`.
+
+    Args:
+      position: The member's position in the batch.
+      local: The slab indices the caller asked to reset.
+      member_seeds: Their seeds, or None.
+      reset_member: Function (member, all local indices, all seeds) -> (observ or None,
+        infos) that resets the member and returns its results in slab order.
+
+    Returns:
+      (observ or None, infos) of the requested environments, in the order of `local`.
+    """
+    size = self._sizes[position]
+    seeds = [None] * size
+    for index, seed in zip(local, member_seeds or [None] * len(local)):
+      seeds[index] = seed
+    observ, infos = reset_member(self._members[position], list(range(size)), seeds)
+    others = np.setdiff1d(np.arange(size), local)
+    self._truncate_next_step[self._starts[position] + others] = True
+    if observ is not None:
+      observ = slab_lib.select(observ, np.asarray(local))
+    if infos:
+      infos = slab_lib.select(infos, np.asarray(local))
+    return observ, infos
 
   def close(self):
     """Closes every environment and worker. Safe to call more than once."""

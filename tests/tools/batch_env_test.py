@@ -1,6 +1,7 @@
 """Tests of agents/tools/batch_env.py: the batch contract, parallel stepping, faults, cleanup."""
 
 import functools
+import itertools
 import os
 import signal
 import subprocess
@@ -341,29 +342,36 @@ class BatchEnvFastResetTest(unittest.TestCase):
           self.assertEqual(batch.step(np.zeros(4, np.int64))[0].shape, (4, 3))
 
   def test_worker_dying_inside_reset_is_restarted(self):
-    for envs_per_process in [1, 2]:
-      with self.subTest(envs_per_process=envs_per_process):
+    for envs_per_process, shared in itertools.product([1, 2], [True, False]):
+      with self.subTest(envs_per_process=envs_per_process, shared_memory=shared):
         with tempfile.TemporaryDirectory() as directory:
           marker = os.path.join(directory, 'die')
           constructors = [fake_envs.CountingEnv, fake_envs.CountingEnv,
                           functools.partial(fake_envs.ResetFaultyEnv, 'exit', marker=marker),
                           fake_envs.CountingEnv]
           with BatchEnv.from_constructors(constructors, 4, max_restarts=1,
-                                          envs_per_process=envs_per_process) as batch:
+                                          envs_per_process=envs_per_process,
+                                          use_shared_memory=shared) as batch:
             batch.reset(seeds=[0, 1, 2, 3])
             victim = batch.workers[2 // envs_per_process].pid
             open(marker, 'w').close()
-            # Resets every environment of the victim's slab: a fresh slab of Gymnasium's
-            # SyncVectorEnv cannot reset only some of its environments.
-            observ, _ = batch.reset([2, 3, 0], seeds=[6, 8, 7])
+            observ, _ = batch.reset([2, 0], seeds=[6, 7])
             self.assertFalse(os.path.exists(marker))
             self.assertEqual(batch.num_restarts, 1)
             self.assertNotEqual(batch.workers[2 // envs_per_process].pid, victim)
-            for row, seed in enumerate([6, 8, 7]):
+            for row, seed in enumerate([6, 7]):
               np.testing.assert_array_equal(
                   observ[row], fake_envs.CountingEnv().reset(seed=seed)[0])
-            observ, *_ = batch.step(np.zeros(4, np.int64))
+            # With slabs of 2, environment 3 lost its episode with the worker: its next
+            # step reports it as truncated; the environments reset by the caller go on.
+            observ, _, terminated, truncated, infos = batch.step(np.zeros(4, np.int64))
             self.assertEqual(observ.shape, (4, 3))
+            lost = [False, False, False, envs_per_process == 2]
+            np.testing.assert_array_equal(truncated, lost)
+            self.assertFalse(terminated.any())
+            if envs_per_process == 2:
+              np.testing.assert_array_equal(infos['worker_restarted'], lost)
+            self.assertFalse(batch.step(np.zeros(4, np.int64))[3].any())
             # The budget is spent: the next death in a reset is an error naming the worker.
             open(marker, 'w').close()
             with self.assertRaises(errors.WorkerDiedError) as context:
