@@ -220,6 +220,7 @@ class FusedStep:
     self._should_log = should_log
     self.trace_count = 0
     self._created_while_tracing = []
+    _avoid_accumulator_rewrite()
     self._function = tf.function(self._run, input_signature=(
         tf.TensorSpec([], tf.bool, name='reset'), tf.TensorSpec([], tf.int32, name='steps')))
 
@@ -275,6 +276,19 @@ class FusedStep:
     condition = (lambda: should_log.read_value()) if should_log is not None else True
     with self._summary_writer.as_default(step=step), tf.summary.record_if(condition):
       return simulate(self.batch_env, self.algorithm, self.episodes, steps, reset, step)
+
+
+def _avoid_accumulator_rewrite():
+  """Turns off Grappler's arithmetic optimiser, process-wide, before tracing.
+
+  Its AddOpsRewrite turns sums of gradients inside an algorithm's update loops
+  into accumulators with temporary variables. Nested in the fused step's
+  while-loop, two iterations in flight can create the same temporary, and the
+  step dies with `AlreadyExistsError` (seen with BatchPPO on the balloon with
+  32 agents in worker processes; it depends on timing). The rewrite saves little
+  here, so it is off.
+  """
+  tf.config.optimizer.set_experimental_options({'arithmetic_optimization': False})
 
 
 def _root_scope():
