@@ -269,12 +269,16 @@ class ExternalProcess:
     Returns:
       A token for `end_fast_step`.
     """
+    return self._send_fast(_FAST_STEP, 'stepping')
+
+  def _send_fast(self, message, what):
+    """Sends a shared-memory request and registers its reply; returns the token."""
     sequence = self._next_sequence
     self._next_sequence += 1
-    self._outstanding.append((sequence, 'stepping', None, self._timeout))
+    self._outstanding.append((sequence, what, None, self._timeout))
     if self._dead is None and not self._closed:
       try:
-        self._channel.send(_FAST_STEP, self._process)
+        self._channel.send(message, self._process)
       except OSError:
         pass  # The worker is gone; reading its reply reports that with the exit code.
     return sequence
@@ -300,15 +304,7 @@ class ExternalProcess:
     Returns:
       A token for `end_fast_reset`.
     """
-    sequence = self._next_sequence
-    self._next_sequence += 1
-    self._outstanding.append((sequence, 'resetting', None, self._timeout))
-    if self._dead is None and not self._closed:
-      try:
-        self._channel.send(message, self._process)
-      except OSError:
-        pass  # The worker is gone; reading its reply reports that with the exit code.
-    return sequence
+    return self._send_fast(message, 'resetting')
 
   def end_fast_reset(self, token):
     """Waits for the reset begun by `begin_fast_reset`.

@@ -95,13 +95,20 @@ def hour_angle_deg(unix_time_s, longitude_deg, equation_of_time_min, m=array_mat
   return m.mod(true_solar_minutes / 4.0, 360.0) - 180.0
 
 
-def solar_position(unix_time_s, latitude_deg, longitude_deg):
-  """Returns (elevation deg with refraction, azimuth deg from north, flux W/m²)."""
+def _zenith_terms(unix_time_s, latitude_deg, longitude_deg):
+  """Returns (cos zenith, declination, hour angle, latitude) in radians, and the flux."""
   declination, equation_of_time, flux = sun_terms(unix_time_s)
   hour_angle = np.radians(hour_angle_deg(unix_time_s, longitude_deg, equation_of_time))
   latitude = np.radians(latitude_deg)
   cos_zenith = np.clip(np.sin(latitude) * np.sin(declination)
                        + np.cos(latitude) * np.cos(declination) * np.cos(hour_angle), -1.0, 1.0)
+  return cos_zenith, declination, hour_angle, latitude, flux
+
+
+def solar_position(unix_time_s, latitude_deg, longitude_deg):
+  """Returns (elevation deg with refraction, azimuth deg from north, flux W/m²)."""
+  cos_zenith, declination, hour_angle, latitude, flux = _zenith_terms(
+      unix_time_s, latitude_deg, longitude_deg)
   zenith = np.arccos(cos_zenith)
   geometric = 90.0 - np.degrees(zenith)
   elevation = geometric + _refraction_deg(geometric)
@@ -115,11 +122,7 @@ def solar_position(unix_time_s, latitude_deg, longitude_deg):
 
 def solar_elevation_deg(unix_time_s, latitude_deg, longitude_deg):
   """Returns the refracted solar elevation in degrees (the hot-path subset of solar_position)."""
-  declination, equation_of_time, flux = sun_terms(unix_time_s)
-  hour_angle = np.radians(hour_angle_deg(unix_time_s, longitude_deg, equation_of_time))
-  latitude = np.radians(latitude_deg)
-  cos_zenith = np.clip(np.sin(latitude) * np.sin(declination)
-                       + np.cos(latitude) * np.cos(declination) * np.cos(hour_angle), -1.0, 1.0)
+  cos_zenith, _, _, _, flux = _zenith_terms(unix_time_s, latitude_deg, longitude_deg)
   geometric = np.degrees(np.arcsin(cos_zenith))
   return geometric + _refraction_deg(geometric), flux
 
