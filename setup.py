@@ -22,6 +22,8 @@ setuptools.setup(
         'ruamel.yaml>=0.18',
         'tqdm>=4.60',
         'threadpoolctl>=3.1',
+        # Compiled inner loops of the balloon's wind GP and forecast (kernels.py).
+        'numba>=0.60',
     ],
     extras_require={
         # Flight plots, videos and the balloon renderer.

@@ -7,7 +7,10 @@ waking and waiting for its threads than it gains on such sizes, and on a busy
 field generation 10x slower than one thread. `limit_blas_threads(1)` fixes the
 count for the duration of a call, whatever OPENBLAS_NUM_THREADS says, using
 `threadpoolctl` when it is installed (without it this is a no-op; then set
-OPENBLAS_NUM_THREADS=1 in the environment).
+OPENBLAS_NUM_THREADS=1 in the environment). It controls the libraries loaded at
+its first use, numpy's BLAS among them; one loaded later (Numba loads scipy's BLAS
+when it first compiles, if scipy is installed) is left alone, as the wind code
+never calls it.
 """
 
 import contextlib

@@ -45,7 +45,7 @@ import functools
 
 import numpy as np
 
-from agents.env.balloon import blas_threads
+from agents.env.balloon import blas_threads, kernels
 
 # Grid axes of §10, in SI units (m, Pa, s).
 GRID_SPACING_M = 50e3
@@ -160,13 +160,13 @@ class WindForecast:
     y_index, y_weight = _axis_position(y, GRID_Y_M[0], GRID_SPACING_M, 21)
     # Trilinear in (t, x, y) to a 10-level column per query, then linear in pressure:
     # every level of a column shares (t, x, y), so the 8 corners are gathered once.
-    column = np.zeros((len(indices), len(GRID_PRESSURE_PA), 2))
-    for dt, wt in ((0, 1.0 - time_weight), (1, time_weight)):
-      for dx, wx in ((0, 1.0 - x_weight), (1, x_weight)):
-        for dy, wy in ((0, 1.0 - y_weight), (1, y_weight)):
-          corner = self._grid[indices, time_index + dt, x_index + dx, y_index + dy]
-          column += (wt * wx * wy)[:, None, None] * corner
-    return interpolate_column(column, pressure)
+    levels = pressure[:, None] if pressure.ndim == 1 else pressure
+    u, v = np.empty(levels.shape), np.empty(levels.shape)
+    kernels.forecast_columns(
+        self._grid, indices, np.stack([time_index, x_index, y_index], axis=1),
+        np.stack([time_weight, x_weight, y_weight], axis=1), levels, GRID_PRESSURE_PA[0],
+        GRID_PRESSURE_SPACING_PA, u, v)
+    return (u[:, 0], v[:, 0]) if pressure.ndim == 1 else (u, v)
 
 
 class StaticWind:
@@ -197,30 +197,6 @@ class StaticWind:
     band = np.searchsorted(self.BOUNDARIES_PA, pressure, side='right')
     wind = self.WINDS_MPS[band]
     return wind[..., 0], wind[..., 1]
-
-
-def interpolate_column(column, pressure):
-  """Linear interpolation of 10-level grid columns to query pressures.
-
-  Args:
-    column: [N, 10, 2] winds at GRID_PRESSURE_PA.
-    pressure: [N] or [N, L] query pressures in Pa (clamped to the grid).
-
-  Returns:
-    (u, v) with pressure's shape.
-  """
-  pressure = np.asarray(pressure, np.float64)
-  squeeze = pressure.ndim == 1
-  levels = pressure[:, None] if squeeze else pressure
-  level_index, level_weight = _axis_position(
-      levels, GRID_PRESSURE_PA[0], GRID_PRESSURE_SPACING_PA, len(GRID_PRESSURE_PA))
-  rows = np.arange(len(column))[:, None]
-  lower = column[rows, level_index]
-  upper = column[rows, level_index + 1]
-  wind = lower + level_weight[..., None] * (upper - lower)
-  if squeeze:
-    wind = wind[:, 0]
-  return wind[..., 0], wind[..., 1]
 
 
 def generate_field(rng):

@@ -58,7 +58,7 @@ and [chunk, L, n] blocks stay in cache, with BLAS held to one thread
 
 import numpy as np
 
-from agents.env.balloon import blas_threads, wind_forecast
+from agents.env.balloon import blas_threads, kernels, wind_forecast
 
 KERNEL_VARIANCE = 3.6 ** 2
 OBSERVATION_NOISE = 0.05
@@ -116,14 +116,17 @@ class WindGP:
     self._valid = np.zeros((b, n), bool)
     self._precision = np.zeros((b, n, n))       # Q = (K + noise I)^-1 on valid slots
     self._alpha = np.zeros((b, n, 2))           # Q @ errors
+    # predict's copy of Q and alpha in predict_dtype: the block upper triangle of Q with
+    # its diagonal blocks halved (lower blocks zero), then alpha (kernels.slide).
+    self._weights = np.zeros((b, n, n + 2), self._dtype)
     self._since_refresh = np.zeros(b, np.int64)
     self._scratch_buffer = None
-    self._weights_buffer = None
-    self._update_buffer = None
-    size = int(block_size)
-    if size < 1:
+    self._block_size = int(block_size)
+    if self._block_size < 1:
       raise ValueError(f'WindGP needs block_size >= 1, got {block_size}.')
-    self._block_edges = [*range(0, n, size), n]
+    self._block_edges = [*range(0, n, self._block_size), n]
+    self._correlations = (kernels.correlations if self._dtype == np.float32
+                          else kernels.correlations_float64)
 
   @property
   def num_points(self):
@@ -136,6 +139,7 @@ class WindGP:
     self._valid[indices] = False
     self._precision[indices] = 0.0
     self._alpha[indices] = 0.0
+    self._weights[indices] = 0.0
     self._errors[indices] = 0.0
     self._since_refresh[indices] = 0
 
@@ -264,59 +268,36 @@ class WindGP:
         return
       band = slice(used[0], used[-1] + 1)
     points = self._points[part]
-    # r^2 = the horizontal-and-time part, shared by every level of the column,
-    # plus the pressure part; only the latter is computed per level.
-    shared = ((query[part, None, :] - points[..., [0, 1, 3]]) ** 2).sum(-1)
-    shared = shared.astype(self._dtype)
-    point_levels = points[..., 2].astype(self._dtype)
-    # Preallocated scratch: fresh MB-sized arrays would be page-faulted in every chunk.
-    r2, product = self._scratch(points.shape[0], band.stop - band.start)
-    np.subtract(levels[part, band, None], point_levels[:, None, :], out=r2)
-    np.square(r2, out=r2)
-    r2 += shared[:, None, :]
-    # correlation = cross-kernel / 3.6^2. Unused slots need no mask: their rows
-    # and columns of Q, and so their entries of alpha, are zero.
-    correlation = np.sqrt(r2, out=r2)
-    np.negative(correlation, out=correlation)
-    np.exp(correlation, out=correlation)
-    # var = 3.6^2 - k*^T Q k*, and k*^T Q k* = 2 k*^T U k* for U the block upper triangle of
-    # Q with its diagonal blocks halved (Q is symmetric). k* U is built block column by block
-    # column, each block column only as tall as the triangle: at 16-slot blocks and 120
-    # slots 36 of 64 block products, a little over half the flops of k* Q. alpha rides as
-    # two more columns of the last block (whose column is full height), giving the mean.
+    correlation, product = self._scratch(points.shape[0], band.stop - band.start)
+    # correlation = cross-kernel / 3.6^2. Unused slots need no mask: their rows and
+    # columns of Q, and so their entries of alpha, are zero.
+    self._correlations(np.ascontiguousarray(levels[part, band]), query[part], points,
+                       correlation)
+    # var = 3.6^2 - k*^T Q k*, and k*^T Q k* = 2 k*^T U k* for U the block upper triangle
+    # of Q with its diagonal blocks halved (Q is symmetric), which `self._weights` holds.
+    # k* U is built block column by block column, each block column only as tall as the
+    # triangle: at 16-slot blocks and 120 slots 36 of 64 block products, a little over
+    # half the flops of k* Q. alpha rides as two more columns of the last block (whose
+    # column is full height), giving the mean.
     n = self.max_points
-    rows = r2.shape[0]
-    weights = self._weights_scratch(rows)
-    # A plain converting copy streams fastest; the kernel scale is applied to the results.
-    np.copyto(weights[..., :n], self._precision[part], casting='same_kind')
-    np.copyto(weights[..., n:], self._alpha[part], casting='same_kind')
-    # A chunk of a few balloons spends more on the blocks' extra numpy calls than they save;
-    # it takes all of Q as one block, not halved.
-    blocked = rows >= MIN_BLOCKED_ROWS
-    edges = self._block_edges if blocked else (0, n)
+    weights = self._weights[part]
+    # A chunk of a few balloons spends more on the blocks' extra numpy calls than they
+    # save; it multiplies by all of U at once (its lower blocks are zero).
+    edges = self._block_edges if points.shape[0] >= MIN_BLOCKED_ROWS else (0, n)
     for low, high in zip(edges[:-1], edges[1:]):
-      if blocked:
-        diagonal = weights[:, low:high, low:high]
-        np.multiply(diagonal, 0.5, out=diagonal)
       # The last block column is full height: it takes alpha's two columns along.
       stop = n + 2 if high == n else high
       np.matmul(correlation[..., :high], weights[:, :high, low:stop], out=product[..., low:stop])
     # Cross-kernels are 3.6^2 correlations: mean = 3.6^2 c^T alpha, k*^T Q k* = 2 3.6^4 c^T U c.
     mean[part, band] = KERNEL_VARIANCE * product[..., n:]
-    scale = (2.0 if blocked else 1.0) * KERNEL_VARIANCE ** 2
-    explained = scale * np.einsum('cln,cln->cl', product[..., :n], correlation)
+    explained = 2.0 * KERNEL_VARIANCE ** 2 * np.einsum('cln,cln->cl', product[..., :n],
+                                                        correlation)
     variance[part, band] = np.clip(KERNEL_VARIANCE - explained, 0.0, KERNEL_VARIANCE)
 
-  def _weights_scratch(self, num_rows):
-    """A [num_rows, max_points, max_points + 2] work array, reused across calls."""
-    n = self.max_points
-    if self._weights_buffer is None or self._weights_buffer.shape[0] < num_rows:
-      self._weights_buffer = np.empty((num_rows, n, n + 2), self._dtype)
-    return self._weights_buffer[:num_rows]
-
   def _scratch(self, num_rows, num_levels):
-    """Work arrays [num_rows, num_levels, max_points] (distances, then correlations) and
-    [num_rows, num_levels, max_points + 2] (products with Q and alpha), reused across calls."""
+    """Work arrays [num_rows, num_levels, max_points] (correlations) and
+    [num_rows, num_levels, max_points + 2] (products with Q and alpha), reused across calls
+    (fresh MB-sized arrays would be page-faulted in every chunk)."""
     n = self.max_points
     size = num_rows * num_levels * n
     wide = num_rows * num_levels * (n + 2)
@@ -327,6 +308,7 @@ class WindGP:
 
   def _observe_chunk(self, rows, new_points, new_times, new_errors):
     """observe() for a chunk of balloons `rows` (a slice or an index array)."""
+    rows = np.arange(self.num_balloons)[rows]
     times = self._times[rows]
     # Drop every point older than the 6 h window: none or one per balloon when
     # observe is called every step, so this loop rarely runs more than once.
@@ -337,8 +319,7 @@ class WindGP:
       if not has_expired.any():
         break
       which = np.flatnonzero(has_expired)
-      all_rows = np.arange(self.num_balloons)[rows]
-      self._remove(all_rows[which], expired[which].argmax(axis=1))
+      self._remove(rows[which], expired[which].argmax(axis=1))
     full = valid.all(axis=1)
     oldest = np.where(valid, times, np.inf).argmin(axis=1)
     first_free = (~valid).argmax(axis=1)
@@ -346,70 +327,18 @@ class WindGP:
     self._slide(rows, slots, full, new_points, new_times, new_errors)
     self._since_refresh[rows] += 1
     if self._refresh_interval:
-      due = np.arange(self.num_balloons)[rows][self._since_refresh[rows] >= self._refresh_interval]
+      due = rows[self._since_refresh[rows] >= self._refresh_interval]
       if len(due):
         self._refresh(due)
 
   def _slide(self, rows, slots, full, new_points, new_times, new_errors):
-    """Puts a new point in slot `slots[i]` of each balloon, first removing the
-    point there where `full[i]`; one symmetric rank-2 update of Q.
-
-    With q = Q[:, s] of the removed point (0 if none), c the new point's kernel
-    column over the remaining points and g = Q' c = Q c - q (q.c) / q_ss its
-    gain under the downdated inverse Q', e = d - c.g, and h = g with h[s] = -1,
-    the new inverse is Q - q q^T / q_ss + h h^T / e (row and column s then hold
-    -g / e and 1 / e, the block-inverse formula).
-    """
-    precision = self._precision[rows]
-    arange = np.arange(len(slots))
-    # Row s (contiguous) for column s: Q is symmetric up to round-off.
-    removed = np.where(full[:, None], precision[arange, slots, :], 0.0)
-    removed_pivot = np.where(full, removed[arange, slots], 1.0)
-    valid = self._valid[rows]
-    valid[arange, slots] = False
-    distance = np.sqrt(((self._points[rows] - new_points[:, None, :]) ** 2).sum(-1))
-    cross = KERNEL_VARIANCE * np.exp(-distance) * valid
-    if len(slots) >= MIN_BLOCKED_ROWS:
-      # einsum streams Q from memory faster than a batch of BLAS matrix-vector products,
-      # though with more overhead per call.
-      gain = np.einsum('rij,rj->ri', precision, cross)
-    else:
-      gain = np.matmul(precision, cross[:, :, None])[:, :, 0]
-    gain -= removed * ((removed * cross).sum(-1) / removed_pivot)[:, None]
-    gain[arange, slots] = 0.0
-    schur = KERNEL_VARIANCE + OBSERVATION_NOISE - (cross * gain).sum(-1)
-    update = gain.copy()
-    update[arange, slots] = -1.0
-    factors = np.stack([removed, update], axis=-1)                    # [R, n, 2]
-    weights = np.stack([-1.0 / removed_pivot * full, 1.0 / schur], axis=-1)
-    # Into a reused buffer: a fresh MB-sized product would be page-faulted in every chunk.
-    outer = self._update_scratch(len(slots))
-    np.matmul(factors * weights[:, None, :], factors.transpose(0, 2, 1), out=outer)
-    precision += outer
-    # Write row and column s exactly (the rank-2 form gives them up to round-off).
-    precision[arange, slots, :] = -gain / schur[:, None]
-    precision[arange, :, slots] = -gain / schur[:, None]
-    precision[arange, slots, slots] = 1.0 / schur
-    valid[arange, slots] = True
-    errors = self._errors[rows]
-    errors[arange, slots] = new_errors
-    points = self._points[rows]
-    points[arange, slots] = new_points
-    times = self._times[rows]
-    times[arange, slots] = new_times
-    if not isinstance(rows, slice):
-      self._precision[rows] = precision
-      self._valid[rows] = valid
-      self._errors[rows] = errors
-      self._points[rows] = points
-      self._times[rows] = times
-    self._alpha[rows] = np.matmul(precision, errors)
-
-  def _update_scratch(self, num_rows):
-    """A [num_rows, max_points, max_points] float64 work array, reused across calls."""
-    if self._update_buffer is None or self._update_buffer.shape[0] < num_rows:
-      self._update_buffer = np.empty((num_rows, self.max_points, self.max_points))
-    return self._update_buffer[:num_rows]
+    """Puts a new point in slot `slots[i]` of balloon `rows[i]` (an index array), first
+    removing the point there where `full[i]`: one symmetric rank-2 update of Q, with
+    alpha and predict's weights rewritten in the same pass (kernels.slide)."""
+    kernels.slide(self._precision, self._weights, self._alpha, self._valid, self._points,
+                     self._errors, rows, slots, full, new_points, new_errors, KERNEL_VARIANCE,
+                     OBSERVATION_NOISE, self._block_size)
+    self._times[rows, slots] = new_times
 
   def _remove(self, rows, slots):
     """Removes slot `slots[i]` of balloon `rows[i]` (Schur-complement downdate)."""
@@ -424,6 +353,7 @@ class WindGP:
     self._valid[rows, slots] = False
     self._errors[rows, slots] = 0.0
     self._alpha[rows] = np.matmul(precision, self._errors[rows])
+    kernels.write_weights(self._precision, self._alpha, self._weights, rows, self._block_size)
 
   def _refresh(self, rows):
     """Recomputes Q from scratch for balloons `rows` (bounds accumulated round-off)."""
@@ -438,5 +368,6 @@ class WindGP:
     precision = np.linalg.inv(kernel) * both_valid
     self._precision[rows] = precision
     self._alpha[rows] = np.matmul(precision, self._errors[rows])
+    kernels.write_weights(self._precision, self._alpha, self._weights, rows, self._block_size)
     self._since_refresh[rows] = 0
 
