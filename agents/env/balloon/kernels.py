@@ -1,14 +1,16 @@
-"""Compiled inner loops of the wind GP (wind_gp.py), built with Numba.
+"""Compiled inner loops of the balloon's wind code, built with Numba.
 
-Two parts of a GP step are memory passes and elementwise maths that numpy can
-only do as a chain of separate calls, each a trip over the data:
+These are memory passes and elementwise maths that numpy can only do as a chain
+of separate calls, each a trip over the data:
 
-- `slide`: the window update of `observe` (one point in, the oldest out) as one
-  symmetric rank-2 update of the inverse Q, fused with writing alpha = Q y and
-  predict's float32 copy of Q in the same pass over Q (numpy needed seven
+- `slide`: the GP window update of `observe` (one point in, the oldest out) as
+  one symmetric rank-2 update of the inverse Q, fused with writing alpha = Q y
+  and predict's float32 copy of Q in the same pass over Q (numpy needed seven
   passes and a separate float32 copy per predict);
 - `correlations`: exp(-r) over every (level, point) pair of a chunk of wind
-  columns, r the scaled distance, in one pass (numpy needed six).
+  columns, r the scaled distance, in one pass (numpy needed six);
+- `forecast_columns`: the forecast's trilinear-then-linear interpolation to a
+  column of levels per balloon (numpy needed gathers of [N, L] index arrays).
 
 The big product of predict stays in BLAS (wind_gp.py), which runs it near the
 core's peak.
@@ -16,7 +18,8 @@ core's peak.
 `correlations` evaluates exp with `_exp_negative`, a float32 exponential written
 so the compiler can vectorise it (a call into libm's scalar exp would not be):
 Cody-Waite range reduction and the degree-7 polynomial of Cephes' expf, within
-2 units in the last place of float32 over [-87, 0] (tested against numpy).
+3e-7 relative error (a few units in float32's last place) over [-87, 0], tested
+against float64 exp.
 
 The kernels are compiled on first use and cached beside this module
 (`cache=True`), so later processes load them in well under a second.

@@ -33,27 +33,28 @@ and updates it exactly as points come and go:
   Q[s, s] = 1 / e.
 
 In the steady state (window full) both happen every step and are fused into
-one symmetric rank-2 update (see `_slide`). O(n^2) per balloon, batched over
-the slab; every `refresh_interval` observations a balloon's Q is recomputed
+one symmetric rank-2 update (kernels.slide, compiled with Numba). O(n^2) per
+balloon; every `refresh_interval` observations a balloon's Q is recomputed
 from scratch, though tests show no drift (1e-11 after 960 steps without it).
+The same pass over Q rewrites alpha = Q y and predict's float32 weights (below),
+so a step moves each balloon's 115 KB inverse through memory once.
 
 Prediction. alpha = Q y gives the mean k*^T alpha; the variance is
 3.6^2 - k*^T Q k*. All levels of a column share (x, y, t), so the
 horizontal-and-time part of r^2 is computed once per point and only the
-pressure term per level. Q is symmetric, so k*^T Q k* = 2 k*^T U k* with U the
-block upper triangle of Q (16 x 16 blocks, diagonal blocks halved): the
-[L, n] x [n, n] product k* Q shrinks to 36 of its 64 block products, the
-block column j only as tall as the triangle (exact; just a different order of
-summation; chunks of fewer than MIN_BLOCKED_ROWS balloons use one block). It
-runs as float32 GEMM near the core's peak (about 23 CPU us per balloon-step at
-L = 121 levels, n = 120, on this project's 2-core machine, against 39 us for
-the full k* Q); the pressure-dependent correlations (subtract, square, sqrt,
-exp over [L, n]) take about as long, reading Q into float32 about 7 us, and
-observe about 27 us, mostly moving the 115 KB inverse through memory. Asking
-only for the levels actually shown (the reachable range, or `needed`) cuts
-predict in proportion. Work is done in chunks of balloons so the [chunk, n, n]
-and [chunk, L, n] blocks stay in cache, with BLAS held to one thread
-(blas_threads.py). bench/wind_gp_speed.py measures it.
+pressure term per level; the correlations exp(-r) over [L, n] are one compiled
+pass (kernels.correlations, float32). Q is symmetric, so k*^T Q k* = 2 k*^T U k*
+with U the block upper triangle of Q (16 x 16 blocks, diagonal blocks halved),
+which the weights hold in float32 beside alpha: the [L, n] x [n, n] product k* Q
+shrinks to 36 of its 64 block products, the block column j only as tall as the
+triangle (exact; just a different order of summation; chunks of fewer than
+MIN_BLOCKED_ROWS balloons multiply by all of U, zeros included). It runs as
+float32 GEMM near the core's peak. Asking only for the levels actually shown
+(the reachable range, or `needed`) cuts predict in proportion. Work is done in
+chunks of balloons so the [chunk, L, n] blocks stay in cache, with BLAS held to
+one thread (blas_threads.py). bench/wind_gp_speed.py measures it: about 15 CPU us
+per balloon-step for observe and 35 us for predict at L = 121 levels, n = 120,
+on this project's 2-core machine (numpy alone took 27 us and 59 us).
 """
 
 import numpy as np
