@@ -1,7 +1,7 @@
 """Throughput of the balloon environment: single env and slabs; prints JSON lines.
 
     python -m bench.balloon_throughput [--slabs 1,8,64,256] [--steps 10] [--warmup 120]
-        [--processes 2] [--process_slabs 128,256] [--process_steps 30]
+        [--processes 2] [--process_slabs 256,1024] [--process_steps 30]
 
 For the single `gymnasium.make` environment and for vector slabs of each size it reports
 balloon steps per second (wall clock and CPU time of this process), milliseconds per
@@ -177,7 +177,7 @@ def main(argv=None):
   parser.add_argument('--skip_single', action='store_true')
   parser.add_argument('--processes', type=int, default=2,
                       help='worker processes of the whole-machine rows (0: skip them)')
-  parser.add_argument('--process_slabs', default='128,256',
+  parser.add_argument('--process_slabs', default='256,1024',
                       help='balloons per worker process, one row per size')
   parser.add_argument('--process_steps', type=int, default=30,
                       help='timed steps of the process rows (worker CPU time is read in 10 ms '

@@ -24,6 +24,10 @@ machine and make wall-clock numbers noisy.
 
     python bench/env_throughput.py [--num-envs 8] [--slab 4] [--steps 1000]
         [--heavy-steps 150] [--rounds 5] [--envs cartpole,heavy]
+        [--methods sync,async,batch_env,batch_env_k]
+
+`--methods async,batch_env` measures only the one-environment-per-process pair
+(`async` is always measured, as the reference).
 
 Prints one JSON object.
 """
@@ -154,28 +158,34 @@ class BatchRunner:
     self.env.close()
 
 
-def make_runners(constructor, num_envs, slab, slab_constructor=None):
-  runners = {
-      'sync': GymRunner(gymnasium.vector.SyncVectorEnv([constructor] * num_envs)),
-      'async': GymRunner(gymnasium.vector.AsyncVectorEnv(
-          [constructor] * num_envs, shared_memory=True, context=CONTEXT)),
-      'batch_env': BatchRunner(BatchEnv.from_constructors(
-          constructor, num_envs, context=CONTEXT)),
-  }
-  if slab > 1 and slab_constructor is not None:
-    sizes = [min(slab, num_envs - start) for start in range(0, num_envs, slab)]
-    runners[f'batch_env_k{slab}'] = BatchRunner(BatchEnv.from_slab_constructors(
-        [functools.partial(slab_constructor, size) for size in sizes], context=CONTEXT))
-  elif slab > 1:
-    runners[f'batch_env_k{slab}'] = BatchRunner(BatchEnv.from_constructors(
-        constructor, num_envs, envs_per_process=slab, context=CONTEXT))
+METHODS = ('sync', 'async', 'batch_env', 'batch_env_k')
+
+
+def make_runners(constructor, num_envs, slab, slab_constructor=None, methods=METHODS):
+  runners = {}
+  if 'sync' in methods:
+    runners['sync'] = GymRunner(gymnasium.vector.SyncVectorEnv([constructor] * num_envs))
+  runners['async'] = GymRunner(gymnasium.vector.AsyncVectorEnv(
+      [constructor] * num_envs, shared_memory=True, context=CONTEXT))
+  if 'batch_env' in methods:
+    runners['batch_env'] = BatchRunner(BatchEnv.from_constructors(
+        constructor, num_envs, context=CONTEXT))
+  if 'batch_env_k' in methods and slab > 1:
+    if slab_constructor is not None:
+      sizes = [min(slab, num_envs - start) for start in range(0, num_envs, slab)]
+      batch = BatchEnv.from_slab_constructors(
+          [functools.partial(slab_constructor, size) for size in sizes], context=CONTEXT)
+    else:
+      batch = BatchEnv.from_constructors(
+          constructor, num_envs, envs_per_process=slab, context=CONTEXT)
+    runners[f'batch_env_k{slab}'] = BatchRunner(batch)
   return runners
 
 
-def measure(name, num_envs, slab, steps, rounds):
+def measure(name, num_envs, slab, steps, rounds, methods=METHODS):
   env_id, constructor, slab_constructor = ENVIRONMENTS[name]
-  runners = make_runners(constructor, num_envs, slab, slab_constructor)
-  space = runners['sync'].env.action_space
+  runners = make_runners(constructor, num_envs, slab, slab_constructor, methods)
+  space = runners['async'].env.action_space
   space.seed(0)
   actions = [space.sample() for _ in range(steps)]
   warmup = actions[:max(10, steps // 20)]
@@ -227,11 +237,18 @@ def main(argv=None):
   parser.add_argument('--rounds', type=int, default=5, help='Interleaved rounds per method.')
   parser.add_argument('--envs', default='cartpole,heavy',
                       help='Comma-separated: cartpole, heavy, balloon (slow, optional).')
+  parser.add_argument('--methods', default=','.join(METHODS),
+                      help='Comma-separated rows to measure: ' + ', '.join(METHODS)
+                      + ' (async, the reference, always runs).')
   args = parser.parse_args(argv)
+  methods = args.methods.split(',')
+  unknown = sorted(set(methods) - set(METHODS))
+  if unknown:
+    parser.error(f'unknown methods {unknown}; choose from {list(METHODS)}')
   results = []
   for name in args.envs.split(','):
     steps = {'heavy': args.heavy_steps, 'balloon': args.balloon_steps}.get(name, args.steps)
-    results.append(measure(name, args.num_envs, args.slab, steps, args.rounds))
+    results.append(measure(name, args.num_envs, args.slab, steps, args.rounds, methods))
   report = {
       'benchmark': 'env_throughput',
       'context': CONTEXT,

@@ -22,7 +22,8 @@ Members of the batch are plain `gymnasium.Env`s (one environment each), slabs
 or `ExternalProcess` workers hosting either. The batch size is the sum of the
 members' sizes. `BatchEnv.from_constructors` builds the process-parallel
 version: it starts every worker at once, and each `step` sends every request
-before gathering any reply, so the workers step in parallel.
+before gathering any reply, so the workers step in parallel; the replies are read
+as they arrive, waiting on all workers in one poll.
 
 When every member is a worker and the spaces hold plain arrays, the batch owns
 one shared-memory block with the actions, observations, rewards and flags of
@@ -81,6 +82,8 @@ class BatchEnv:
     self._sizes = [member.num_envs for member in self._members]
     self._starts = np.cumsum([0] + self._sizes)[:-1].tolist()
     self._size = int(sum(self._sizes))
+    # The member that hosts each environment of the batch.
+    self._member_of = np.repeat(np.arange(len(self._members)), self._sizes).tolist()
     self.observation_space = self._members[0].observation_space
     self.action_space = self._members[0].action_space
     for member, start in zip(self._members, self._starts):
@@ -94,6 +97,10 @@ class BatchEnv:
     # other environment of its slab; their next step reports the episode as truncated.
     self._truncate_next_step = np.zeros(self._size, bool)
     self._array_observ = slab_lib.is_array_space(self.observation_space)
+    self._action_bounds = None
+    if isinstance(self.action_space, (gymnasium.spaces.Discrete, gymnasium.spaces.MultiDiscrete,
+                                      gymnasium.spaces.MultiBinary)):
+      self._action_bounds = _integer_bounds(self.action_space)
     self._last_observ = None
     self._closed = False
     self._block = None
@@ -240,36 +247,50 @@ class BatchEnv:
 
   def _step_shared_block(self, actions):
     """The hot path: all workers read actions from and write results to one block."""
-    block = self._block
+    block, members = self._block, self._members
     block['actions'][...] = actions
     # Send every request before waiting for any, so the workers step in parallel.
-    tokens = [member.begin_fast_step() for member in self._members]
-    raw_infos, died, first_error = [], [], None
-    for position, (member, token) in enumerate(zip(self._members, tokens)):
-      try:
-        raw_infos.append(member.end_fast_step(token))
-      except errors.WorkerDiedError as error:
-        raw_infos.append({})
-        died.append((position, error))
-      except Exception as error:  # noqa: BLE001 - re-raised once every reply is read.
-        raw_infos.append({})
-        first_error = first_error or error
-    if first_error is not None:
-      raise first_error
+    tokens = [member.begin_fast_step() for member in members]
+    results = external_process_lib.wait_all(members, tokens)
     observ = block['observ'].copy()
     reward = block['reward'].astype(np.float32)
     terminated = block['terminated'].copy()
     truncated = block['truncated'].copy()
-    infos = [slab_lib.vector_infos(info, member.num_envs, member.is_vector)
-             for info, member in zip(raw_infos, self._members)]
+    infos = {}
+    if any(not ok or info for ok, info in results):  # Rare: infos, errors or dead workers.
+      infos = self._finish_shared_step(results, observ, reward, terminated, truncated)
+    self._last_observ = observ
+    return observ, reward, terminated, truncated, self._truncate_lost_episodes(truncated, infos)
+
+  def _finish_shared_step(self, results, observ, reward, terminated, truncated):
+    """Gathers the infos of a shared-memory step, raises its errors and restarts dead workers.
+
+    Args:
+      results: One `(ok, raw info or exception)` per member, from `wait_all`.
+      observ, reward, terminated, truncated: The step's results, which get the
+        interrupted episodes of restarted workers written into their rows.
+
+    Returns:
+      The infos of the batch in vector format.
+    """
+    infos, died, first_error = [], [], None
+    for position, (member, (ok, value)) in enumerate(zip(self._members, results)):
+      if ok:
+        infos.append(slab_lib.vector_infos(value, member.num_envs, member.is_vector))
+        continue
+      infos.append({})
+      if isinstance(value, errors.WorkerDiedError):
+        died.append((position, value))
+      else:
+        first_error = first_error or value
+    if first_error is not None:
+      raise first_error
     for position, error in died:
       self._restart(position, error)
       rows = slice(self._starts[position], self._starts[position] + self._sizes[position])
       observ[rows], reward[rows], terminated[rows], truncated[rows], infos[position] = (
           self._interrupted_step(position))
-    self._last_observ = observ
-    infos = slab_lib.concatenate_infos(infos, self._sizes) if any(infos) else {}
-    return observ, reward, terminated, truncated, self._truncate_lost_episodes(truncated, infos)
+    return slab_lib.concatenate_infos(infos, self._sizes) if any(infos) else {}
 
   def _truncate_lost_episodes(self, truncated, infos):
     """Marks as truncated (in place) the episodes lost to a restart during a reset."""
@@ -309,17 +330,7 @@ class BatchEnv:
     if seeds is not None:
       seeds = [None if seed is None else int(seed) for seed in seeds]
     self._truncate_next_step[indices] = False
-    member_of = np.searchsorted(self._starts, indices, side='right') - 1
-    requests, positions = [], []
-    for position in sorted(set(member_of.tolist())):  # Only the members concerned.
-      chosen = np.flatnonzero(member_of == position)
-      local = (indices[chosen] - self._starts[position]).tolist()
-      member_seeds = None if seeds is None else [seeds[i] for i in chosen]
-      requests.append((position, local, member_seeds))
-      positions.append(chosen)
-    # Members answer in batch order; the rows go back in the order the caller asked for.
-    order = np.argsort(np.concatenate(positions), kind='stable')
-    in_order = np.array_equal(order, np.arange(len(order)))
+    requests, counts, order = self._requests_by_member(indices, seeds)
     if self._block is not None and external_process_lib.fast_reset_fits(None, seeds):
       parts = self._reset_shared_block(requests)
       observ = self._block['observ'][indices]  # A copy, in the caller's order already.
@@ -334,13 +345,13 @@ class BatchEnv:
             position, local, member_seeds,
             lambda member, *args: member.reset_batch(*args))
       observ = _concatenate([result[0] for result in results])
-      if not in_order:
+      if order is not None:
         observ = slab_lib.select(observ, order)
       parts = [result[1] for result in results]
     infos = {}
     if any(parts):
-      infos = slab_lib.concatenate_infos(parts, [len(chosen) for chosen in positions])
-      if not in_order:
+      infos = slab_lib.concatenate_infos(parts, counts)
+      if order is not None:
         infos = slab_lib.select(infos, order)
     if self._array_observ:
       # Kept for environments whose worker dies before their next step completes.
@@ -350,6 +361,35 @@ class BatchEnv:
         self._last_observ = self._last_observ.copy()  # The old array is the caller's now.
       self._last_observ[indices] = observ
     return observ, infos
+
+  def _requests_by_member(self, indices, seeds):
+    """Splits the environments to reset by the member that hosts them.
+
+    Args:
+      indices: Batch indices, checked.
+      seeds: One int or None per index, or None.
+
+    Returns:
+      Requests (member position, local indices, seeds or None) for the members concerned,
+      in batch order; the number of indices in each; and the permutation that puts the
+      members' results, joined in that order, into the order of `indices` (None when
+      they are in that order already).
+    """
+    index_list, member_of, starts = indices.tolist(), self._member_of, self._starts
+    slots_of = {}  # Member position -> positions in `indices` of its environments.
+    for slot, index in enumerate(index_list):
+      slots_of.setdefault(member_of[index], []).append(slot)
+    requests, counts, joined = [], [], []
+    for position in sorted(slots_of):
+      slots = slots_of[position]
+      local = [index_list[slot] - starts[position] for slot in slots]
+      member_seeds = None if seeds is None else [seeds[slot] for slot in slots]
+      requests.append((position, local, member_seeds))
+      counts.append(len(slots))
+      joined.extend(slots)
+    if joined == list(range(len(joined))):
+      return requests, counts, None
+    return requests, counts, np.argsort(joined, kind='stable')
 
   def _reset_shared_block(self, requests):
     """The hot path of `reset`: workers write the observations into the shared block.
@@ -366,17 +406,20 @@ class BatchEnv:
     tokens = [members[position].begin_fast_reset(
                   external_process_lib.encode_fast_reset(local, member_seeds))
               for position, local, member_seeds in requests]
+    involved = [members[position] for position, _, _ in requests]
     parts, died, first_error = [], [], None
-    for slot, ((position, _, _), token) in enumerate(zip(requests, tokens)):
-      try:
-        parts.append(members[position].end_fast_reset(token))
-      except errors.WorkerDiedError as error:
-        parts.append({})
-        died.append((slot, error))
-      except Exception as error:  # noqa: BLE001 - re-raised once every reply is read.
-        parts.append({})
+    for slot, (member, (ok, value)) in enumerate(
+        zip(involved, external_process_lib.wait_all(involved, tokens))):
+      if ok:
+        parts.append(slab_lib.vector_infos(value, member.num_envs, member.is_vector))
+        continue
+      parts.append({})
+      if isinstance(value, errors.WorkerDiedError):
+        died.append((slot, value))
+      else:
+        position = requests[slot][0]
         first_error = first_error or _name_environment(
-            error, self._starts[position], self._sizes[position])
+            value, self._starts[position], self._sizes[position])
     if first_error is not None:
       raise first_error
     for slot, error in died:
@@ -490,12 +533,15 @@ class BatchEnv:
     if indices.size and indices.dtype.kind not in 'iu':
       raise IndexError(f'Indices to reset must be integers, got dtype {indices.dtype}.')
     indices = indices.astype(np.int64)
-    outside = indices[(indices < 0) | (indices >= self._size)]
-    if outside.size:
+    if not indices.size:
+      return indices
+    index_list = indices.tolist()
+    if min(index_list) < 0 or max(index_list) >= self._size:
+      outside = indices[(indices < 0) | (indices >= self._size)]
       raise IndexError(
           f'Index {outside[0]} to reset is outside the batch of {self._size} environments.')
-    if len(np.unique(indices)) != len(indices):
-      raise IndexError(f'Indices to reset repeat an environment: {indices.tolist()}.')
+    if len(set(index_list)) != len(index_list):
+      raise IndexError(f'Indices to reset repeat an environment: {index_list}.')
     return indices
 
   def _check_actions(self, actions):
@@ -516,23 +562,22 @@ class BatchEnv:
       raise errors.ActionError(
           f'expected an array of shape {expected} (batch of {size}, action shape '
           f'{space.shape}), got shape {actions.shape}.')
-    if isinstance(space, gymnasium.spaces.Box):
+    # Checked over the whole batch at once; the per-environment search only on failure.
+    if self._action_bounds is None:  # Box.
       if actions.dtype.kind not in 'fiu':
         raise errors.ActionError(f'expected numeric actions for {space}, got dtype '
                                  f'{actions.dtype}.')
-      bad = ~np.isfinite(actions.reshape(size, -1)).all(1)
-      if bad.any():
-        index = int(np.flatnonzero(bad)[0])
+      if actions.dtype.kind == 'f' and not np.isfinite(actions).all():
+        index = int(np.flatnonzero(~np.isfinite(actions.reshape(size, -1)).all(1))[0])
         raise errors.ActionError(f'action {actions[index]} is not finite.', index)
       return actions.astype(space.dtype, copy=False)
     if actions.dtype.kind not in 'iub':
       raise errors.ActionError(f'expected integer actions for {space}, got dtype '
                                f'{actions.dtype}.')
-    low, high = _integer_bounds(space)
-    flat = actions.reshape(size, -1)
-    bad = ((flat < low.reshape(1, -1)) | (flat > high.reshape(1, -1))).any(1)
-    if bad.any():
-      index = int(np.flatnonzero(bad)[0])
+    low, high = self._action_bounds
+    outside = (actions < low) | (actions > high)
+    if outside.any():
+      index = int(np.flatnonzero(outside.reshape(size, -1).any(1))[0])
       raise errors.ActionError(f'action {actions[index]} is outside {space}.', index)
     return actions.astype(space.dtype, copy=False)
 

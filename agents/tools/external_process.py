@@ -1,22 +1,25 @@
 """Runs an environment, or a slab of several, in its own OS process.
 
 The parent forwards `step`, `reset`, `close`, method calls and attribute access
-over a pipe. `step` and `reset` can be non-blocking and return a promise;
+over pipes. `step` and `reset` can be non-blocking and return a promise;
 promises may be resolved in any order and each still gets its own reply.
 
 Speed: when the spaces hold plain arrays (Box, Discrete, MultiDiscrete,
 MultiBinary), a step moves actions, observations, rewards and done flags
-through one shared-memory block per worker and the pipe carries a single byte
-each way, so nothing is pickled on the hot path. A reset of some environments
-writes their observations into the same block; the request carries only the
-packed indices (and seeds) and the reply a single byte, unless there is an
-info. A worker may host a slab of K environments (a `gymnasium.vector.VectorEnv`
+through one shared-memory block per worker and the pipes carry a single byte
+each way, so nothing is pickled on the hot path and each side makes one system
+call per direction. Requests and replies travel on two one-way pipes, so a
+worker sleeping on its next request is not woken when the parent reads a reply.
+`wait_all` gathers the replies of many workers with one poll. A reset of some
+environments writes their observations into the same block; the request carries
+only the packed indices (and seeds) and the reply a single byte, unless there is
+an info. A worker may host a slab of K environments (a `gymnasium.vector.VectorEnv`
 with autoreset disabled), so the cost of crossing processes is paid once per
 slab.
 
 Faults: an exception in the worker re-raises in the parent as `WorkerError`
 with the worker's traceback and the environment index. A worker that dies is
-noticed at once (its end of the pipe closes) or, failing that, by a liveness
+noticed at once (its end of the reply pipe closes) or, failing that, by a liveness
 check every fraction of a second, and reported as `WorkerDiedError`; a worker
 that stops answering for `timeout` seconds is killed and reported as
 `WorkerTimeoutError`. Workers exit by themselves when the parent goes away, so
@@ -269,16 +272,16 @@ class ExternalProcess:
     Returns:
       A token for `end_fast_step`.
     """
-    return self._send_fast(_FAST_STEP, 'stepping')
+    return self._send_fast(_FAST_STEP_FRAME, 'stepping')
 
-  def _send_fast(self, message, what):
-    """Sends a shared-memory request and registers its reply; returns the token."""
+  def _send_fast(self, frame, what):
+    """Sends a framed shared-memory request and registers its reply; returns the token."""
     sequence = self._next_sequence
-    self._next_sequence += 1
+    self._next_sequence = sequence + 1
     self._outstanding.append((sequence, what, None, self._timeout))
     if self._dead is None and not self._closed:
       try:
-        self._channel.send(message, self._process)
+        self._channel.send_frame(frame, self._process)
       except OSError:
         pass  # The worker is gone; reading its reply reports that with the exit code.
     return sequence
@@ -304,7 +307,7 @@ class ExternalProcess:
     Returns:
       A token for `end_fast_reset`.
     """
-    return self._send_fast(message, 'resetting')
+    return self._send_fast(frame(message), 'resetting')
 
   def end_fast_reset(self, token):
     """Waits for the reset begun by `begin_fast_reset`.
@@ -376,22 +379,27 @@ class ExternalProcess:
     self.wait_ready()
 
   def _launch(self):
-    parent_conn, child_conn = self._context.Pipe()
+    # Two one-way pipes rather than one socket pair: a reader blocked on a socket is also
+    # woken whenever its peer drains the socket's other direction, which costs every
+    # worker a second context switch per step; a pipe's readers and writers wait apart.
+    request_reader, request_writer = self._context.Pipe(duplex=False)
+    reply_reader, reply_writer = self._context.Pipe(duplex=False)
     process = self._context.Process(
-        target=_worker, args=(child_conn, self._constructor_bytes), daemon=True,
-        name=f'ExternalProcess-{self.index}')
+        target=_worker, args=(request_reader, reply_writer, self._constructor_bytes),
+        daemon=True, name=f'ExternalProcess-{self.index}')
     with _main_module_hidden():
       process.start()
-    # Only the worker may hold its end: once it exits, our reads see EOF at once.
-    child_conn.close()
-    self._process, self._conn = process, parent_conn
-    self._channel = _Channel(parent_conn, blocking=False)
+    # Only the worker may hold its ends: once it exits, our reads see EOF at once.
+    request_reader.close()
+    reply_writer.close()
+    self._process = process
+    self._channel = _Channel(reply_reader, request_writer, blocking=False)
     self._outstanding = collections.deque()
     self._replies = {}
     self._next_sequence = 0
     self._dead = None
     self._process_finalizer = weakref.finalize(
-        self, _stop_process, process, parent_conn, self._close_timeout)
+        self, _stop_process, process, reply_reader, request_writer, self._close_timeout)
     self._spaces_promise = self._request(
         ('spaces',), 'starting', blocking=False, timeout=self._start_timeout)
 
@@ -473,7 +481,19 @@ class ExternalProcess:
     self._outstanding.append((sequence, what, finish, timeout or self._timeout))
     return Promise(self, sequence)
 
+  def _reply_is_next(self, sequence):
+    """Whether the next bytes from the worker start the reply to `sequence`."""
+    outstanding = self._outstanding
+    return (self._dead is None and outstanding and outstanding[0][0] == sequence
+            and not self._channel.has_buffered())
+
   def _resolve(self, sequence):
+    outstanding = self._outstanding
+    if not self._replies and outstanding and outstanding[0][0] == sequence:
+      # The common case: this reply is the next to arrive and none is kept.
+      _, what, finish, timeout = outstanding.popleft()
+      reply = self._decode(self._receive(what, timeout))
+      return reply if finish is None else finish(reply)
     # Replies arrive in request order; earlier ones are kept for their own promises.
     while sequence not in self._replies:
       if not self._outstanding or self._outstanding[0][0] > sequence:
@@ -552,17 +572,69 @@ class ExternalProcess:
     return self._dead
 
 
+def wait_all(processes, tokens):
+  """Waits for the replies of requests sent to several workers, whichever comes first.
+
+  Where `end_fast_step` and promises wait for one worker at a time, this sleeps in one
+  poll over all of them and reads each reply as soon as it arrives, so no reply waits
+  behind a slower worker's and reading overlaps the other workers' stepping. Replies
+  that do not arrive within a liveness interval are then awaited worker by worker, with
+  the liveness checks and timeouts of a single worker, so a dead or hung worker is still
+  found within bounded time.
+
+  Args:
+    processes: `ExternalProcess` workers.
+    tokens: The token (from `begin_fast_step` or `begin_fast_reset`) of each worker's
+      request.
+
+  Returns:
+    One `(True, raw info)` or `(False, exception)` per worker, in order; the exceptions
+    are those `end_fast_step` would raise.
+  """
+  results = [None] * len(processes)
+  waiting = {}  # Read end of the reply pipe -> position.
+  for position, (process, token) in enumerate(zip(processes, tokens)):
+    if process._reply_is_next(token):
+      waiting[process._channel.fileno()] = position
+    else:
+      results[position] = _settle(process, token)
+  if waiting:
+    poller = select.poll()
+    for fd in waiting:
+      poller.register(fd, select.POLLIN)
+    while waiting:
+      ready = poller.poll(_LIVENESS_POLL_MS)
+      if not ready:
+        break
+      for fd, _ in ready:
+        position = waiting.pop(fd)
+        poller.unregister(fd)
+        results[position] = _settle(processes[position], tokens[position])
+    for position in waiting.values():
+      results[position] = _settle(processes[position], tokens[position])
+  return results
+
+
+def _settle(process, token):
+  try:
+    return True, process._resolve(token)
+  except Exception as error:  # noqa: BLE001 - handed to the caller, which raises it.
+    return False, error
+
+
 class _Channel:
-  """Length-prefixed messages over one end of a socket pair.
+  """Length-prefixed messages over a pair of pipes, one in each direction.
 
   The parent uses it non-blocking, so it can bound every wait and notice dead workers;
   the worker uses it blocking, so it sleeps until the next request.
   """
 
-  def __init__(self, conn, blocking):
-    self._conn = conn  # Owns the file descriptor and closes it.
-    self._fd = conn.fileno()
+  def __init__(self, reader, writer, blocking):
+    self._reader, self._writer = reader, writer  # They own the file descriptors.
+    self._fd = reader.fileno()
+    self._write_fd = writer.fileno()
     os.set_blocking(self._fd, blocking)
+    os.set_blocking(self._write_fd, blocking)
     self._buffer = bytearray()
     self._poller = select.poll()
     self._poller.register(self._fd, select.POLLIN)
@@ -624,21 +696,36 @@ class _Channel:
         return message
       self.fill()
 
+  def fileno(self):
+    """The file descriptor replies (or requests, in the worker) are read from."""
+    return self._fd
+
+  def has_buffered(self):
+    """Whether bytes already read wait in the buffer."""
+    return bool(self._buffer)
+
   def wait_readable(self, milliseconds):
     return bool(self._poller.poll(milliseconds))
 
   def send(self, payload, process=None):
     """Writes one message. On the non-blocking end, keeps reading while the pipe is full,
     so two large messages crossing each other cannot deadlock."""
-    if payload == _FAST_STEP:
-      data = memoryview(_FAST_STEP_FRAME)
-    else:
-      data = memoryview(_HEADER.pack(len(payload)) + payload)
+    self.send_frame(_FAST_STEP_FRAME if payload == _FAST_STEP else frame(payload), process)
+
+  def send_frame(self, data, process=None):
+    """Writes one message already framed by `frame`; see `send`."""
+    try:
+      written = os.write(self._write_fd, data)
+    except BlockingIOError:
+      written = 0
+    if written == len(data):
+      return  # Always so for short messages while the pipe has room: one system call.
+    data = memoryview(data)[written:]
     while data:
       try:
-        data = data[os.write(self._fd, data):]
+        data = data[os.write(self._write_fd, data):]
       except BlockingIOError:
-        ready = select.select([self._fd], [self._fd], [], _LIVENESS_POLL_MS / 1000)
+        ready = select.select([self._fd], [self._write_fd], [], _LIVENESS_POLL_MS / 1000)
         if ready[0]:
           self.fill()
         if not ready[1] and process is not None and not process.is_alive():
@@ -673,6 +760,11 @@ def _main_module_hidden():
   finally:
     for name, value in saved.items():
       setattr(main, name, value)
+
+
+def frame(payload):
+  """Returns a message as it travels on the pipe: its length, then the payload."""
+  return _HEADER.pack(len(payload)) + payload
 
 
 def _unbatch_step(result):
@@ -774,11 +866,11 @@ def views(buffer, layout):
           for name, (offset, shape, dtype) in layout.items()}
 
 
-def _stop_process(process, conn, timeout):
+def _stop_process(process, reader, writer, timeout):
   """Asks the worker to close, then escalates to SIGTERM and SIGKILL; bounded in time."""
   message = pickle.dumps(('close',))
   try:
-    os.write(conn.fileno(), _HEADER.pack(len(message)) + message)
+    os.write(writer.fileno(), _HEADER.pack(len(message)) + message)
   except (OSError, ValueError):
     pass  # Gone already, or the pipe is full of unread replies; terminate below.
   process.join(timeout)
@@ -788,7 +880,8 @@ def _stop_process(process, conn, timeout):
   if process.is_alive():
     process.kill()
     process.join(1.0)
-  conn.close()
+  reader.close()
+  writer.close()
 
 
 def release_memory(memory):
@@ -820,17 +913,18 @@ def _exception_payload(error):
   return (type(error).__name__, str(error), traceback.format_exc(), original)
 
 
-def _worker(conn, constructor_bytes):
+def _worker(reader, writer, constructor_bytes):
   """Body of the worker process: builds the environment and serves requests until told to stop.
 
   Args:
-    conn: This process's end of the pipe.
+    reader: The read end of the request pipe.
+    writer: The write end of the reply pipe.
     constructor_bytes: The cloudpickled environment constructor.
   """
   # Ctrl+C reaches the whole process group; the parent decides when workers stop, and
   # they leave as soon as it closes the pipe, so ignore SIGINT here.
   signal.signal(signal.SIGINT, signal.SIG_IGN)
-  channel = _Channel(conn, blocking=True)
+  channel = _Channel(reader, writer, blocking=True)
   slab, memory, fast_step, fast_reset = None, None, None, None
   try:
     while True:
@@ -839,19 +933,15 @@ def _worker(conn, constructor_bytes):
       except (EOFError, OSError):
         break  # The parent is gone (exit, crash, SIGTERM, SIGKILL): do not linger.
       try:
-        if message == _FAST_STEP:
-          info = fast_step()
+        if message == _FAST_STEP or message[:1] == _FAST_RESET:
+          if message == _FAST_STEP:
+            info = fast_step()
+          else:
+            info = fast_reset(*_decode_fast_reset(message))
           if info:
             channel.send(_FAST_STEP_INFO + pickle.dumps(info, pickle.HIGHEST_PROTOCOL))
           else:
-            channel.send(_FAST_STEP)
-          continue
-        if message[:1] == _FAST_RESET:
-          info = fast_reset(*_decode_fast_reset(message))
-          if info:
-            channel.send(_FAST_STEP_INFO + pickle.dumps(info, pickle.HIGHEST_PROTOCOL))
-          else:
-            channel.send(_FAST_STEP)
+            channel.send_frame(_FAST_STEP_FRAME)
           continue
         command, *args = pickle.loads(message)
         if command == 'close':
@@ -888,7 +978,8 @@ def _worker(conn, constructor_bytes):
     fast_step = fast_reset = None
     if memory is not None:
       _close_quietly(memory)
-    conn.close()
+    reader.close()
+    writer.close()
 
 
 def _close_quietly(memory):

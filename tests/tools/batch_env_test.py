@@ -126,6 +126,31 @@ class BatchEnvActionTest(unittest.TestCase):
     self.assertEqual(context.exception.index, 2)
     self.assertIn('environment 2', str(context.exception))
 
+  def test_out_of_bounds_multi_discrete_action_names_environment(self):
+    make = lambda: fake_envs.SpaceEnv(gymnasium.spaces.MultiDiscrete([2, 5], start=[1, -2]))
+    batch = BatchEnv([make() for _ in range(3)])
+    batch.reset()
+    batch.step(np.array([[1, -2], [2, 2], [1, 0]]))
+    for bad, index in [([[1, -2], [2, 3], [1, 0]], 1), ([[0, 0], [1, 0], [1, 0]], 0),
+                       ([[1, 0], [1, 0], [3, 0]], 2)]:
+      with self.assertRaises(errors.ActionError) as context:
+        batch.step(np.array(bad))
+      self.assertEqual(context.exception.index, index)
+
+  def test_multi_binary_and_integer_box_actions(self):
+    binary = BatchEnv([fake_envs.SpaceEnv(gymnasium.spaces.MultiBinary(3)) for _ in range(2)])
+    binary.reset()
+    binary.step(np.array([[0, 1, 1], [True, False, True]]))
+    with self.assertRaises(errors.ActionError) as context:
+      binary.step(np.array([[0, 1, 1], [0, 2, 0]]))
+    self.assertEqual(context.exception.index, 1)
+    box = BatchEnv([fake_envs.SpaceEnv(gymnasium.spaces.Box(-1, 1, (2,))) for _ in range(2)])
+    box.reset()
+    box.step(np.array([[0, 1], [-1, 0]]))  # Integers are finite and cast to the dtype.
+    with self.assertRaises(errors.ActionError) as context:
+      box.step(np.array([[0.0, 1.0], [-np.inf, 0.0]]))
+    self.assertEqual(context.exception.index, 1)
+
   def test_float_action_for_discrete_space_is_rejected(self):
     with self.assertRaises(errors.ActionError):
       self.batch.step(np.array([0.0, 1.0, 2.0]))
@@ -224,6 +249,25 @@ class BatchEnvProcessTest(unittest.TestCase):
       with self.assertRaises(errors.WorkerDiedError) as context:
         batch.step(np.ones(3, np.int64))
       self.assertEqual(context.exception.index, 0)
+
+  def test_worker_that_dies_or_hangs_without_closing_its_pipe_is_restarted(self):
+    # An orphaned child keeps the pipe open, or the worker hangs: neither shows up as the
+    # pipe closing, so the liveness check and the timeout must find them.
+    for fault in ['orphan', 'hang']:
+      with self.subTest(fault=fault):
+        constructors = [fake_envs.CountingEnv,
+                        functools.partial(fake_envs.FaultyEnv, fault, 2),
+                        functools.partial(fake_envs.FaultyEnv, 'slow', 2)]
+        with BatchEnv.from_constructors(constructors, 3, max_restarts=1,
+                                        timeout=1.0) as batch:
+          batch.reset(seeds=[0, 1, 2])
+          batch.step(np.zeros(3, np.int64))
+          start = time.monotonic()
+          _, _, _, truncated, infos = batch.step(np.zeros(3, np.int64))
+          self.assertLess(time.monotonic() - start, fake_envs.ORPHAN_SECONDS - 1)
+          np.testing.assert_array_equal(truncated, [False, True, False])
+          np.testing.assert_array_equal(infos['worker_restarted'], [False, True, False])
+          self.assertEqual(batch.num_restarts, 1)
 
   def test_worker_dying_during_reset_is_restarted(self):
     with BatchEnv.from_constructors(fake_envs.CountingEnv, 2, max_restarts=1) as batch:

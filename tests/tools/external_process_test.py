@@ -7,12 +7,13 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 import unittest
 
 import gymnasium
 import numpy as np
 
-from agents.tools import errors
+from agents.tools import errors, external_process
 from agents.tools import slab as slab_lib
 from agents.tools.external_process import ExternalProcess
 from tests.tools import fake_envs
@@ -130,6 +131,58 @@ class ExternalProcessTest(unittest.TestCase):
     with self.assertRaises(errors.WorkerTimeoutError):
       remote.step(0)
     self.assertFalse(remote.is_alive())
+
+  def test_messages_larger_than_the_pipe_buffer(self):
+    remote = self.start(fake_envs.CountingEnv)
+    values = np.arange(1_000_000, dtype=np.float64)  # 8 MB each way.
+    np.testing.assert_array_equal(remote.call('double', values), 2 * values)
+    # Two large requests in flight, then their replies in the opposite order.
+    promises = [remote.reset(options={'ignored': values}, blocking=False) for _ in range(2)]
+    self.assertEqual(promises[1]()[0].shape, (3,))
+    self.assertEqual(promises[0]()[0].shape, (3,))
+
+  def test_wait_all_reads_every_reply_and_reports_each_fault(self):
+    faults = ['slow', None, 'raise', 'sigkill', 'orphan']
+    workers = [self.start(functools.partial(fake_envs.FaultyEnv, fault, 1), index=index)
+               for index, fault in enumerate(faults)]
+    for worker in workers:
+      worker.reset(seed=0)
+    # A request queued before the fast step keeps its own reply.
+    pending = workers[1].reset(seed=4, blocking=False)
+    tokens = [worker.begin_fast_step() for worker in workers]
+    start = time.monotonic()
+    results = external_process.wait_all(workers, tokens)
+    self.assertLess(time.monotonic() - start, fake_envs.ORPHAN_SECONDS - 1)
+    self.assertEqual([ok for ok, _ in results], [True, True, False, False, False])
+    self.assertEqual(results[0][1], {})
+    error = results[2][1]
+    self.assertNotIsInstance(error, errors.WorkerDiedError)
+    self.assertIsInstance(error, errors.WorkerError)
+    self.assertEqual(error.index, 2)
+    self.assertIn('boom at step 1', error.remote_traceback)
+    for index, exitcode in [(3, -signal.SIGKILL), (4, 3)]:
+      self.assertIsInstance(results[index][1], errors.WorkerDiedError)
+      self.assertEqual(results[index][1].index, index)
+      self.assertEqual(results[index][1].exitcode, exitcode)
+    np.testing.assert_array_equal(
+        pending()[0], fake_envs.CountingEnv().reset(seed=4)[0])
+    # The surviving workers go on serving.
+    for worker in workers[:3]:
+      self.assertEqual(worker.end_fast_step(worker.begin_fast_step()), {})
+
+  def test_wait_all_times_out_a_hung_worker(self):
+    workers = [self.start(fake_envs.CountingEnv),
+               self.start(functools.partial(fake_envs.FaultyEnv, 'hang', 1), index=1,
+                          timeout=0.5)]
+    for worker in workers:
+      worker.reset(seed=0)
+    tokens = [worker.begin_fast_step() for worker in workers]
+    start = time.monotonic()
+    results = external_process.wait_all(workers, tokens)
+    self.assertLess(time.monotonic() - start, 5.0)
+    self.assertEqual(results[0], (True, {}))
+    self.assertIsInstance(results[1][1], errors.WorkerTimeoutError)
+    self.assertFalse(workers[1].is_alive())
 
   def test_close_is_idempotent_and_ends_the_process(self):
     remote = self.start(fake_envs.CountingEnv)

@@ -11,6 +11,9 @@ import time
 import gymnasium
 import numpy as np
 
+# How long the child left behind by FaultyEnv('orphan') keeps the pipes open.
+ORPHAN_SECONDS = 5.0
+
 
 class CountingEnv(gymnasium.Env):
   """Seeded random walk: observation float32[3], reward depends on the action.
@@ -45,7 +48,11 @@ class CountingEnv(gymnasium.Env):
 
 
 class FaultyEnv(CountingEnv):
-  """CountingEnv that misbehaves at one step: raises, dies, hangs or returns NaN."""
+  """CountingEnv that misbehaves at one step: raises, dies, hangs, is slow or returns NaN.
+
+  The fault 'orphan' dies but leaves a child process that holds the worker's pipes open
+  for `ORPHAN_SECONDS`, so the parent cannot see the death as the pipe closing.
+  """
 
   def __init__(self, fault, at_step=2, length=100):
     super().__init__(length=length)
@@ -63,6 +70,12 @@ class FaultyEnv(CountingEnv):
         os._exit(3)
       if self.fault == 'hang':
         time.sleep(600)
+      if self.fault == 'slow':
+        time.sleep(0.3)
+      if self.fault == 'orphan':
+        if os.fork() == 0:
+          time.sleep(ORPHAN_SECONDS)
+        os._exit(3)
       if self.fault == 'nan':
         observ[1] = np.nan
     return observ, reward, terminated, truncated, info
@@ -115,6 +128,22 @@ class DictObservationEnv(gymnasium.Env):
 
   def _observ(self):
     return {'position': self._position.copy(), 'count': self._count}
+
+
+class SpaceEnv(gymnasium.Env):
+  """Zero observations and any action space; steps accept any action in the space."""
+
+  def __init__(self, action_space):
+    self.observation_space = gymnasium.spaces.Box(-1, 1, (2,), np.float32)
+    self.action_space = action_space
+
+  def reset(self, *, seed=None, options=None):
+    super().reset(seed=seed)
+    return np.zeros(2, np.float32), {}
+
+  def step(self, action):
+    assert self.action_space.contains(np.asarray(action, self.action_space.dtype)), action
+    return np.zeros(2, np.float32), 0.0, False, False, {}
 
 
 def make_counting(length=5, info=False):
