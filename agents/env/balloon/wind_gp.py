@@ -52,8 +52,8 @@ MIN_BLOCKED_ROWS balloons multiply by all of U, zeros included). It runs as
 float32 GEMM near the core's peak. Asking only for the levels actually shown
 (the reachable range, or `needed`) cuts predict in proportion. Work is done in
 chunks of balloons so the [chunk, L, n] blocks stay in cache, with BLAS held to
-one thread (blas_threads.py). bench/wind_gp_speed.py measures it: about 15 CPU us
-per balloon-step for observe and 35 us for predict at L = 121 levels, n = 120,
+one thread (blas_threads.py). bench/wind_gp_speed.py measures it: about 19 CPU us
+per balloon-step for observe and 42 us for predict at L = 121 levels, n = 120,
 on this project's 2-core machine (numpy alone took 27 us and 59 us).
 """
 
