@@ -273,18 +273,9 @@ class BatchEnv:
     Returns:
       The infos of the batch in vector format.
     """
-    infos, died, first_error = [], [], None
-    for position, (member, (ok, value)) in enumerate(zip(self._members, results)):
-      if ok:
-        infos.append(slab_lib.vector_infos(value, member.num_envs, member.is_vector))
-        continue
-      infos.append({})
-      if isinstance(value, errors.WorkerDiedError):
-        died.append((position, value))
-      else:
-        first_error = first_error or value
-    if first_error is not None:
-      raise first_error
+    infos, died, failed = _sort_replies(self._members, results)
+    if failed is not None:
+      raise failed[1]
     for position, error in died:
       self._restart(position, error)
       rows = slice(self._starts[position], self._starts[position] + self._sizes[position])
@@ -407,21 +398,11 @@ class BatchEnv:
                   external_process_lib.encode_fast_reset(local, member_seeds))
               for position, local, member_seeds in requests]
     involved = [members[position] for position, _, _ in requests]
-    parts, died, first_error = [], [], None
-    for slot, (member, (ok, value)) in enumerate(
-        zip(involved, external_process_lib.wait_all(involved, tokens))):
-      if ok:
-        parts.append(slab_lib.vector_infos(value, member.num_envs, member.is_vector))
-        continue
-      parts.append({})
-      if isinstance(value, errors.WorkerDiedError):
-        died.append((slot, value))
-      else:
-        position = requests[slot][0]
-        first_error = first_error or _name_environment(
-            value, self._starts[position], self._sizes[position])
-    if first_error is not None:
-      raise first_error
+    parts, died, failed = _sort_replies(involved, external_process_lib.wait_all(involved, tokens))
+    if failed is not None:
+      slot, error = failed
+      position = requests[slot][0]
+      raise _name_environment(error, self._starts[position], self._sizes[position])
     for slot, error in died:
       position, local, member_seeds = requests[slot]
       self._restart(position, error)
@@ -650,6 +631,26 @@ def _concatenate(pieces):
     return np.concatenate(pieces)
   import tensorflow as tf  # Only nested observations need it; keep plain batches light.
   return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *pieces)
+
+
+def _sort_replies(members, results):
+  """Sorts the replies `wait_all` gathered from `members`.
+
+  Returns:
+    The vector infos of each member ({} where it failed), the `(slot, WorkerDiedError)`
+    of each dead worker, and the `(slot, exception)` of the first other failure or None.
+  """
+  infos, died, failed = [], [], None
+  for slot, (member, (ok, value)) in enumerate(zip(members, results)):
+    if ok:
+      infos.append(slab_lib.vector_infos(value, member.num_envs, member.is_vector))
+      continue
+    infos.append({})
+    if isinstance(value, errors.WorkerDiedError):
+      died.append((slot, value))
+    elif failed is None:
+      failed = (slot, value)
+  return infos, died, failed
 
 
 def _name_environment(error, start, size):
