@@ -32,25 +32,12 @@ TARGETS = {'pendulum': -200.0, 'cartpole': 475.0}
 
 def evaluate(run_dir, episodes, seed=10_000):
   """Mean return of the run's deterministic policy over fresh episodes."""
-  import tensorflow as tf
-
-  from agents.scripts import export, train
-  config, algorithm, _, _ = export.restore_algorithm(run_dir)
-  algorithm.training.assign(False)
-  env = train.make_env(config)
-  index = tf.constant([0], tf.int32)
-  perform = tf.function(lambda observ: algorithm.perform(index, observ))
-  returns = []
-  for episode in range(episodes):
-    algorithm.begin_episode(index)
-    observ, _ = env.reset(seed=seed + episode)
-    total, done = 0.0, False
-    while not done:
-      action = perform(tf.convert_to_tensor(observ[None], tf.float32)).numpy()[0]
-      observ, reward, terminated, truncated, _ = env.step(action)
-      total += float(reward)
-      done = terminated or truncated
-    returns.append(total)
+  from agents.scripts import evaluate as evaluate_lib
+  from agents.scripts import train
+  policy = evaluate_lib.DeterministicPolicy(run_dir)
+  env = train.make_env(policy.config)
+  returns = [sum(step.reward for step in evaluate_lib.play_episode(env, policy, seed + episode))
+             for episode in range(episodes)]
   env.close()
   return float(np.mean(returns))
 

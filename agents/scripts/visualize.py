@@ -91,11 +91,9 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
   Returns:
     The dict written to episodes.json.
   """
-  import tensorflow as tf
-
-  from agents.scripts import configs, export, train
-  config, algorithm, _, _ = export.restore_algorithm(run_dir, checkpoint)
-  algorithm.training.assign(False)
+  from agents.scripts import configs, evaluate, train
+  policy = evaluate.DeterministicPolicy(run_dir, checkpoint)
+  config = policy.config
   os.makedirs(outdir, exist_ok=True)
   probe = train.make_env(config)
   render_modes = probe.metadata.get('render_modes', [])
@@ -109,26 +107,18 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
     frame_every = 1 if horizon <= 500 else -(-horizon // 120)
   is_balloon = config['env'] == configs.BALLOON_ENV_ID
   video_format = _video_writer_format(video_format)
-  index = tf.constant([0], tf.int32)
-  perform = tf.function(lambda observ: algorithm.perform(index, observ))
   episodes = []
   for episode in range(num_episodes):
-    algorithm.begin_episode(index)
-    observ, info = env.reset(seed=seed + episode)
-    frames = [env.render()] if can_render else []
-    trace, rewards = {}, []
-    total, length, done = 0.0, 0, False
-    while not done and (max_steps is None or length < max_steps):
-      action = perform(tf.convert_to_tensor(observ[None], tf.float32)).numpy()[0]
-      observ, reward, terminated, truncated, info = env.step(action)
-      total += float(reward)
-      length += 1
-      done = terminated or truncated
-      rewards.append(float(reward))
-      for key, value in _numeric_infos(info).items():
+    frames, trace, rewards = [], {}, []
+    render_first = (lambda *_, into=frames: into.append(env.render())) if can_render else None
+    steps = evaluate.play_episode(env, policy, seed + episode, max_steps, on_reset=render_first)
+    for length, step in enumerate(steps, start=1):
+      rewards.append(step.reward)
+      for key, value in _numeric_infos(step.info).items():
         trace.setdefault(key, []).append(value)
-      if can_render and (length % frame_every == 0 or done):
+      if can_render and (length % frame_every == 0 or step.done):
         frames.append(env.render())
+    total, length = float(sum(rewards)), len(rewards)
     record = {'episode': episode, 'return': total, 'length': length}
     if frames:
       path = os.path.join(outdir, f'episode-{episode}.{video_format}')
