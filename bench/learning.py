@@ -70,6 +70,12 @@ def run_one(name, seed, steps, eval_episodes, overrides):
       'target': target, 'passed': passed, 'wall_seconds': round(wall, 1), 'run_dir': run_dir}
 
 
+def _mean(values):
+  """Mean of the values that are not None (a short run may have no score yet); None if none."""
+  values = [value for value in values if value is not None]
+  return float(np.mean(values)) if values else None
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--configs', default='pendulum,cartpole')
@@ -92,10 +98,9 @@ def main(argv=None):
     mine = [run for run in runs if run['config'] == name]
     summary[name] = {
         'seeds': len(mine), 'passed': sum(run['passed'] for run in mine),
-        'mean_train_score': float(np.mean([run['train_score'] for run in mine])),
-        'mean_eval_return': (float(np.mean([run['eval_return'] for run in mine]))
-                             if args.eval_episodes else None),
-        'mean_wall_seconds': float(np.mean([run['wall_seconds'] for run in mine])),
+        'mean_train_score': _mean(run['train_score'] for run in mine),
+        'mean_eval_return': _mean(run['eval_return'] for run in mine),
+        'mean_wall_seconds': _mean(run['wall_seconds'] for run in mine),
         'steps': mine[0]['steps'], 'target': TARGETS.get(name)}
   report = {'summary': summary, 'runs': runs}
   text = json.dumps(report, indent=2)
