@@ -1,6 +1,11 @@
 """TWR50 of the baseline controllers over N seeds, each flown as one vector slab; prints JSON.
 
     python -m bench.baselines --seeds 100 [--policies station_seeker,random_walk,random]
+        [--run_dir RUN_DIR]
+
+`--run_dir` adds a row for the deterministic policy of a trained balloon run (its latest
+checkpoint), flown on the same seeds in slabs of at most the run's `num_agents`, with
+this benchmark's wind and episode length.
 
 TWR50 is the fraction of the 960 agent steps (48 h) a balloon spends within 50 km of its
 station (balloon.md §14); a balloon that terminates early counts as outside afterwards.
@@ -8,6 +13,7 @@ Seeds are 0 … N−1 (episode seeds of the procedural environment).
 """
 
 import argparse
+import functools
 import json
 import os
 import time
@@ -22,6 +28,24 @@ import numpy as np  # noqa: E402
 from agents.env.balloon import baselines  # noqa: E402
 
 
+def _fly_baseline(name, seeds, **kwargs):
+  return baselines.evaluate(baselines.POLICIES[name](len(seeds), seed=0), seeds, **kwargs)
+
+
+def _fly_trained(run_dir, seeds, **kwargs):
+  """`baselines.evaluate` of a trained run's deterministic policy, in slabs of num_agents."""
+  from agents.scripts import configs
+  from agents.scripts import evaluate as evaluate_lib
+  policy = evaluate_lib.DeterministicPolicy(run_dir)
+  if policy.config['env'] != configs.BALLOON_ENV_ID:
+    raise SystemExit(f'--run_dir {run_dir} trained on {policy.config["env"]}, '
+                     f'not {configs.BALLOON_ENV_ID}.')
+  size = policy.num_agents
+  parts = [baselines.evaluate(policy, seeds[start:start + size], **kwargs)
+           for start in range(0, len(seeds), size)]
+  return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__)
   parser.add_argument('--seeds', type=int, default=100)
@@ -29,13 +53,17 @@ def main(argv=None):
   parser.add_argument('--policies', default=','.join(baselines.POLICIES))
   parser.add_argument('--steps', type=int, default=960)
   parser.add_argument('--wind', default='procedural', choices=('procedural', 'static'))
+  parser.add_argument('--run_dir', default=None,
+                      help='also fly the deterministic policy of this trained balloon run')
   args = parser.parse_args(argv)
   seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+  flights = {name: functools.partial(_fly_baseline, name) for name in args.policies.split(',')}
+  if args.run_dir:
+    flights['trained'] = functools.partial(_fly_trained, args.run_dir)
   results = {}
-  for name in args.policies.split(','):
-    policy = baselines.POLICIES[name](len(seeds), seed=0)
+  for name, fly in flights.items():
     start = time.perf_counter()
-    metrics = baselines.evaluate(policy, seeds, wind=args.wind, steps=args.steps)
+    metrics = fly(seeds, wind=args.wind, steps=args.steps)
     seconds = time.perf_counter() - start
     twr = metrics['twr50']
     results[name] = {

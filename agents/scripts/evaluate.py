@@ -6,6 +6,7 @@ The building block of `visualize` and of the learning benchmark:
   env = train.make_env(policy.config)
   for step in play_episode(env, policy, seed=0):   # one Step per environment step
     ...                                            # step.reward, step.info, step.done
+  actions = policy(observations)                   # or a batch of up to num_agents rows
 """
 
 import collections
@@ -16,7 +17,11 @@ Step.__doc__ = 'One environment step of `play_episode`; `done` is terminated or 
 
 
 class DeterministicPolicy:
-  """The mode of a trained run's policy, as a function of one observation."""
+  """The mode of a trained run's policy, for a batch of up to `num_agents` observations.
+
+  Row i of a batch acts as agent i of the algorithm, whose per-agent state (a recurrent
+  network's memory) `begin_episode` clears.
+  """
 
   def __init__(self, run_dir, checkpoint=None):
     """Restores the run's algorithm.
@@ -31,19 +36,31 @@ class DeterministicPolicy:
     import tensorflow as tf
 
     from agents.scripts import export
-    self.config, self._algorithm, _, _ = export.restore_algorithm(run_dir, checkpoint)
-    self._algorithm.training.assign(False)
-    self._index = tf.constant([0], tf.int32)
-    self._perform = tf.function(lambda observ: self._algorithm.perform(self._index, observ))
+    self.config, algorithm, observation_space, _ = export.restore_algorithm(run_dir, checkpoint)
+    algorithm.training.assign(False)
+    self.num_agents = int(self.config['num_agents'])
+    self._algorithm = algorithm
     self._tf = tf
 
-  def begin_episode(self):
-    """Clears the policy's per-episode state (a recurrent network's memory)."""
-    self._algorithm.begin_episode(self._index)
+    @tf.function(input_signature=[tf.TensorSpec([None, *observation_space.shape], tf.float32)])
+    def perform(observations):
+      return algorithm.perform(tf.range(tf.shape(observations)[0]), observations)
+    self._perform = perform
 
-  def __call__(self, observ):
-    """The action for one observation (without a batch axis)."""
-    return self._perform(self._tf.convert_to_tensor(observ[None], self._tf.float32)).numpy()[0]
+  def begin_episode(self, indices=(0,)):
+    """Starts new episodes for the batch rows `indices`."""
+    self._check_batch(max(indices, default=-1) + 1)
+    self._algorithm.begin_episode(self._tf.constant(indices, self._tf.int32))
+
+  def __call__(self, observations):
+    """Actions [B, ...] for observations [B, ...], B <= num_agents."""
+    self._check_batch(len(observations))
+    return self._perform(self._tf.convert_to_tensor(observations, self._tf.float32)).numpy()
+
+  def _check_batch(self, size):
+    if size > self.num_agents:
+      raise ValueError(f'DeterministicPolicy acts for at most num_agents = {self.num_agents} '
+                       f'observations at once (the run\'s per-agent state), got {size}.')
 
 
 def play_episode(env, policy, seed, max_steps=None, on_reset=None):
@@ -51,20 +68,20 @@ def play_episode(env, policy, seed, max_steps=None, on_reset=None):
 
   Args:
     env: a Gymnasium environment (one, not a vector).
-    policy: a `DeterministicPolicy`, or any callable observation -> action with a
-      `begin_episode()` method.
+    policy: a `DeterministicPolicy`, or any callable observations [B, ...] -> actions
+      [B, ...] with a `begin_episode(indices)` method; the episode is its row 0.
     seed: seed of the episode's reset.
     max_steps: stop after this many steps even if the episode goes on (None: play it out).
     on_reset: optional function (observ, info) called after the reset, before the
       first step (e.g. to render the first frame).
   """
-  policy.begin_episode()
+  policy.begin_episode([0])
   observ, info = env.reset(seed=seed)
   if on_reset is not None:
     on_reset(observ, info)
   length = 0
   while max_steps is None or length < max_steps:
-    observ, reward, terminated, truncated, info = env.step(policy(observ))
+    observ, reward, terminated, truncated, info = env.step(policy(observ[None])[0])
     length += 1
     step = Step(observ, float(reward), terminated, truncated, info)
     yield step
