@@ -24,14 +24,11 @@ reference to it without its variables entering the algorithm's checkpoint,
 because environment state cannot be restored into fresh environments anyway.
 """
 
-import logging
 
 import numpy as np
 import tensorflow as tf
 
 from agents.tools import space_spec as space_spec_lib
-
-_LOG = logging.getLogger(__name__)
 
 
 class InGraphBatchEnv:
@@ -258,7 +255,7 @@ class InGraphBatchEnv:
 
   def _info_arrays(self, infos, count):
     """Lists value and mask arrays of the exposed info keys, zeros where missing."""
-    self._warn_dropped_infos(infos)
+    space_spec_lib.warn_unexposed_infos(infos, self._info_specs, self._dropped_info_keys)
     arrays = []
     for key, spec in self._info_specs.items():
       shape = (count,) + tuple(spec.shape.as_list())
@@ -272,14 +269,6 @@ class InGraphBatchEnv:
       else:
         arrays += [np.zeros(shape, dtype), np.zeros(count, bool)]
     return arrays
-
-  def _warn_dropped_infos(self, infos):
-    for key in infos:
-      if key.startswith('_') or key in self._info_specs or key in self._dropped_info_keys:
-        continue
-      self._dropped_info_keys.add(key)
-      _LOG.warning('Info key %r is not exposed in the graph; name it in info_specs to keep it.',
-                   key)
 
   def _assign_infos(self, arrays, indices):
     """Assigns info values and masks (to `indices` only, when given); returns the updates."""

@@ -6,18 +6,15 @@ building a batch. Variables hold the current observation, last action, reward
 and flags with no batch dimension; `simulate(action)` and `reset()` call into
 Python through `tf.numpy_function`. Infos follow the same rule as the batch
 version: keys named in `info_specs` are exposed as variables (zero when the
-environment did not report them), others are dropped with a one-time warning
-per key.
+environment did not report them), others are dropped with a warning that names
+each key once.
 """
 
-import logging
 
 import numpy as np
 import tensorflow as tf
 
 from agents.tools import space_spec as space_spec_lib
-
-_LOG = logging.getLogger(__name__)
 
 
 class InGraphEnv:
@@ -165,11 +162,7 @@ class InGraphEnv:
     return observ.astype(self._observ_spec.dtype.as_numpy_dtype, copy=False)
 
   def _info_arrays(self, info):
-    for key in info:
-      if key not in self._info_specs and key not in self._dropped_info_keys:
-        self._dropped_info_keys.add(key)
-        _LOG.warning('Info key %r is not exposed in the graph; name it in info_specs to keep it.',
-                     key)
+    space_spec_lib.warn_unexposed_infos(info, self._info_specs, self._dropped_info_keys)
     arrays = []
     for key, spec in self._info_specs.items():
       shape = tuple(spec.shape.as_list())

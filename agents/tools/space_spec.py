@@ -7,9 +7,13 @@ environment's value, and rejects the spaces that have no single array form
 (Dict, Tuple, Text, Graph) with an error that says which space and what to do.
 """
 
+import logging
+
 import gymnasium
 import numpy as np
 import tensorflow as tf
+
+_LOG = logging.getLogger(__name__)
 
 
 def space_spec(space, what):
@@ -64,3 +68,19 @@ def info_spec(key, spec):
   except (TypeError, ValueError) as error:
     raise TypeError(f'Spec of info key {key!r} must be a tf.TensorSpec or a (shape, dtype) '
                     f'pair, got {spec!r}.') from error
+
+
+def warn_unexposed_infos(infos, info_specs, warned):
+  """Logs, in one line, the info keys an in-graph environment drops, each key only once.
+
+  Args:
+    infos: the info mapping of a step or reset (keys starting with '_' are masks).
+    info_specs: the keys the environment exposes in the graph.
+    warned: set of the keys already reported; updated.
+  """
+  new = sorted(key for key in infos
+               if not key.startswith('_') and key not in info_specs and key not in warned)
+  if new:
+    warned.update(new)
+    _LOG.warning('Info keys not exposed in the graph (name them in info_specs to keep them): '
+                 '%s.', ', '.join(map(repr, new)))

@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from agents.tools import batch_env as batch_env_lib
-from agents.tools import in_graph_batch_env
+from agents.tools import in_graph_batch_env, space_spec
 from tests.tools import mock_environment
 
 
@@ -78,7 +78,7 @@ class InGraphBatchEnvTest(unittest.TestCase):
 
   def test_unnamed_infos_are_dropped_with_one_warning_per_key(self):
     _, batch = _build()
-    with self.assertLogs(in_graph_batch_env.__name__, 'WARNING') as logs:
+    with self.assertLogs(space_spec.__name__, 'WARNING') as logs:
       batch.reset()
       batch.simulate(tf.zeros([2, 1]))
     self.assertEqual(len(logs.records), 1)
