@@ -304,6 +304,8 @@ def main(argv=None):
     print(f'agents.scripts.train: error: {error}', file=sys.stderr)
     return 2
   logging.basicConfig(level=logging.INFO, format='%(message)s')
+  # Our INFO lines, not TensorFlow's (a line per checkpoint save and per export).
+  logging.getLogger('tensorflow').setLevel(logging.WARNING)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
   result = train(config, run_dir, quiet=args.quiet)
   state = 'interrupted' if result['interrupted'] else 'finished'
