@@ -22,11 +22,15 @@ class FlightRenderer:
     self._simulator = simulator
     self._index = index
     self._figure = None
+    self._panels = None
     self.reset()
 
   def reset(self):
     """Forgets the recorded flight and records the balloon's current (start) state."""
     self._records = []
+    # Rows of `wind_column` already computed: the true wind at a past step never changes,
+    # so each frame computes only the steps recorded since the last one.
+    self._bearing = np.zeros((0, constants.NUM_LEVELS))
     self.record()
 
   def record(self):
@@ -52,37 +56,72 @@ class FlightRenderer:
                                      np.zeros_like(wind_u), np.ones(wind_u.shape, bool))
     return triples[..., 1]
 
+  def _recorded_wind_column(self, flight):
+    """`wind_column` of the recorded flight, computing only the rows not cached yet."""
+    done = len(self._bearing)
+    if done < len(flight['x']):
+      self._bearing = np.concatenate([self._bearing, self.wind_column(
+          {key: values[done:] for key, values in flight.items()})])
+    return self._bearing
+
   def draw(self, figure=None):
-    """Draws the flight into a matplotlib figure (a new one unless given) and returns it."""
+    """Draws the flight into a matplotlib figure (a new one unless given) and returns it.
+
+    The panels are laid out once per figure; later draws into the same figure only
+    update their data (a video renders a frame every few steps).
+    """
     import matplotlib.figure
-    flight = self.flight()
     if figure is None:
       figure = matplotlib.figure.Figure(figsize=(12, 4), dpi=80)
+    if self._panels is None or self._panels['figure'] is not figure:
+      self._panels = self._lay_out(figure)
+    panels, flight = self._panels, self.flight()
+    x_km, y_km, hours = flight['x'] / 1e3, flight['y'] / 1e3, flight['time_s'] / 3600.0
+    panels['track'].set_data(x_km, y_km)
+    panels['position'].set_data(x_km[-1:], y_km[-1:])
+    panels['pressure'].set_data(hours, flight['pressure'])
+    panels['battery'].set_data(hours, flight['battery_soc'])
+    span = (hours[0], max(hours[-1], hours[0] + 1e-3))
+    if len(hours) > 1:
+      panels['column'].set_data(self._recorded_wind_column(flight).T)
+      panels['column'].set_extent((*span, constants.COLUMN_MIN_PRESSURE,
+                                   constants.COLUMN_MAX_PRESSURE))
+      panels['column'].set_visible(True)
+    for axes in panels['column_axes'], panels['battery_axes']:
+      axes.set_xlim(*span)
+    track_axes = panels['track_axes']
+    track_axes.relim()
+    track_axes.autoscale_view()
+    return figure
+
+  @staticmethod
+  def _lay_out(figure):
+    """Builds the three panels in `figure`; returns their axes and the artists to update."""
     figure.clear()
     track, column, battery = figure.subplots(1, 3)
-    x_km, y_km, hours = flight['x'] / 1e3, flight['y'] / 1e3, flight['time_s'] / 3600.0
     circle = np.linspace(0.0, 2.0 * np.pi, 100)
     radius = constants.STATION_RADIUS_KM
     track.plot(radius * np.cos(circle), radius * np.sin(circle), 'g--', label='50 km')
-    track.plot(x_km, y_km, 'b-', lw=1)
-    track.plot(x_km[-1:], y_km[-1:], 'ro')
+    panels = {'figure': figure, 'track_axes': track, 'column_axes': column,
+              'battery_axes': battery}
+    panels['track'], = track.plot([], [], 'b-', lw=1)
+    panels['position'], = track.plot([], [], 'ro')
     track.plot([0.0], [0.0], 'g^')
     track.set_aspect('equal', adjustable='datalim')
     track.set(title='Ground track', xlabel='x (km east)', ylabel='y (km north)')
-    if len(hours) > 1:
-      bearing = self.wind_column(flight)
-      column.imshow(bearing.T, aspect='auto', origin='lower', cmap='coolwarm', vmin=0.0,
-                    vmax=1.0, extent=(hours[0], hours[-1], constants.COLUMN_MIN_PRESSURE,
-                                      constants.COLUMN_MAX_PRESSURE))
-    column.plot(hours, flight['pressure'], 'k-', lw=1.5)
+    panels['column'] = column.imshow(
+        np.zeros((constants.NUM_LEVELS, 1)), aspect='auto', origin='lower', cmap='coolwarm',
+        vmin=0.0, vmax=1.0, visible=False,
+        extent=(0.0, 1.0, constants.COLUMN_MIN_PRESSURE, constants.COLUMN_MAX_PRESSURE))
+    panels['pressure'], = column.plot([], [], 'k-', lw=1.5)
     column.set_ylim(constants.COLUMN_MAX_PRESSURE, constants.COLUMN_MIN_PRESSURE)
     column.set(title='Pressure over the wind column\n(blue: wind towards station)',
                xlabel='time (h)', ylabel='pressure (Pa)')
-    battery.plot(hours, flight['battery_soc'], 'm-')
+    panels['battery'], = battery.plot([], [], 'm-')
     battery.set_ylim(0.0, 1.05)
     battery.set(title='Battery', xlabel='time (h)', ylabel='state of charge')
     figure.tight_layout()
-    return figure
+    return panels
 
   def render(self, mode):
     """'rgb_array': uint8 [H, W, 3]; 'human': shows the figure (inline in notebooks)."""
@@ -115,3 +154,4 @@ class FlightRenderer:
       except Exception:  # noqa: BLE001 - closing a non-pyplot figure is harmless
         pass
       self._figure = None
+      self._panels = None
