@@ -160,7 +160,8 @@ class WindForecast:
     y_index, y_weight = _axis_position(y, GRID_Y_M[0], GRID_SPACING_M, 21)
     # Trilinear in (t, x, y) to a 10-level column per query, then linear in pressure:
     # every level of a column shares (t, x, y), so the 8 corners are gathered once.
-    levels = pressure[:, None] if pressure.ndim == 1 else pressure
+    # Contiguous, so the one compiled specialisation serves every caller.
+    levels = np.ascontiguousarray(pressure[:, None] if pressure.ndim == 1 else pressure)
     u, v = np.empty(levels.shape), np.empty(levels.shape)
     kernels.forecast_columns(
         self._grid, indices, np.stack([time_index, x_index, y_index], axis=1),
