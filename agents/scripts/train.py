@@ -304,8 +304,10 @@ def main(argv=None):
     print(f'agents.scripts.train: error: {error}', file=sys.stderr)
     return 2
   logging.basicConfig(level=logging.INFO, format='%(message)s')
-  # Our INFO lines, not TensorFlow's (a line per checkpoint save and per export).
-  logging.getLogger('tensorflow').setLevel(logging.WARNING)
+  # Our INFO lines, not TensorFlow's (a line per checkpoint save and per export; some of
+  # TensorFlow logs through absl).
+  for name in ('tensorflow', 'absl'):
+    logging.getLogger(name).setLevel(logging.WARNING)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
   result = train(config, run_dir, quiet=args.quiet)
   state = 'interrupted' if result['interrupted'] else 'finished'
