@@ -11,9 +11,18 @@ The building block of `visualize` and of the learning benchmark:
 
 import collections
 
-Step = collections.namedtuple('Step', 'observ, reward, terminated, truncated, info')
-Step.done = property(lambda step: bool(step.terminated or step.truncated))
-Step.__doc__ = 'One environment step of `play_episode`; `done` is terminated or truncated.'
+import numpy as np
+
+
+class Step(collections.namedtuple('Step', 'observ, reward, terminated, truncated, info')):
+  """One environment step of `play_episode`."""
+
+  __slots__ = ()
+
+  @property
+  def done(self):
+    """Whether the episode ended here (terminated or truncated)."""
+    return bool(self.terminated or self.truncated)
 
 
 class DeterministicPolicy:
@@ -40,7 +49,6 @@ class DeterministicPolicy:
     algorithm.training.assign(False)
     self.num_agents = int(self.config['num_agents'])
     self._algorithm = algorithm
-    self._tf = tf
 
     @tf.function(input_signature=[tf.TensorSpec([None, *observation_space.shape], tf.float32)])
     def perform(observations):
@@ -50,12 +58,12 @@ class DeterministicPolicy:
   def begin_episode(self, indices=(0,)):
     """Starts new episodes for the batch rows `indices`."""
     self._check_batch(max(indices, default=-1) + 1)
-    self._algorithm.begin_episode(self._tf.constant(indices, self._tf.int32))
+    self._algorithm.begin_episode(np.asarray(indices, np.int32))
 
   def __call__(self, observations):
     """Actions [B, ...] for observations [B, ...], B <= num_agents."""
     self._check_batch(len(observations))
-    return self._perform(self._tf.convert_to_tensor(observations, self._tf.float32)).numpy()
+    return self._perform(np.asarray(observations, np.float32)).numpy()
 
   def _check_batch(self, size):
     if size > self.num_agents:

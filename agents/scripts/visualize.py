@@ -112,11 +112,11 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
     frames, trace, rewards = [], {}, []
     render_first = (lambda *_, into=frames: into.append(env.render())) if can_render else None
     steps = evaluate.play_episode(env, policy, seed + episode, max_steps, on_reset=render_first)
-    for length, step in enumerate(steps, start=1):
+    for count, step in enumerate(steps, start=1):
       rewards.append(step.reward)
       for key, value in _numeric_infos(step.info).items():
         trace.setdefault(key, []).append(value)
-      if can_render and (length % frame_every == 0 or step.done):
+      if can_render and (count % frame_every == 0 or step.done):
         frames.append(env.render())
     total, length = float(sum(rewards)), len(rewards)
     record = {'episode': episode, 'return': total, 'length': length}

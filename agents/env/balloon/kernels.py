@@ -4,9 +4,9 @@ These are memory passes and elementwise maths that numpy can only do as a chain
 of separate calls, each a trip over the data:
 
 - `slide`: the GP window update of `observe` (one point in, the oldest out) as
-  one symmetric rank-2 update of the inverse Q, fused with writing alpha = Q y
-  and predict's float32 copy of Q in the same pass over Q (numpy needed seven
-  passes and a separate float32 copy per predict);
+  one symmetric rank-2 update of the inverse Q, fused with writing alpha = Q y,
+  then predict's float32 copy of Q while that balloon's Q is in cache (numpy
+  needed seven passes from memory and a separate float32 copy per predict);
 - `correlations`: exp(-r) over every (level, point) pair of a chunk of wind
   columns, r the scaled distance, in one pass (numpy needed six);
 - `forecast_columns`: the forecast's trilinear-then-linear interpolation to a
@@ -64,7 +64,7 @@ def _exp_negative(x):
 
 @numba.njit(fastmath=_FAST, cache=True)
 def exp_negative(values):
-  """exp(values) for a float32 array of values <= 0 (a view of `_exp_negative` for tests)."""
+  """exp(values) for a float32 array of values <= 0: `_exp_negative` over an array (tests)."""
   out = np.empty_like(values)
   flat_in, flat_out = values.ravel(), out.ravel()
   exponents = np.empty(flat_in.size, np.int32)
@@ -141,9 +141,10 @@ def slide(precision, weights, alpha, valid, points, errors, rows, slots, full, n
   over the remaining points and g = Q' c = Q c - q (q.c) / q_ss its gain under the
   downdated inverse Q', e = d - c.g, and h = g with h[s] = -1, the new inverse is
   Q - q q^T / q_ss + h h^T / e, and row and column s hold -g / e and 1 / e exactly
-  (the block-inverse formula). The same pass writes alpha = Q y and predict's
-  float32 weights: the block upper triangle of Q with its diagonal blocks halved
-  (blocks of `block_size` slots; lower blocks stay zero), then alpha's two columns.
+  (the block-inverse formula). The same pass writes alpha = Q y, and a second one over
+  the balloon's Q, still in cache, predict's float32 weights: the block upper triangle
+  of Q with its diagonal blocks halved (blocks of `block_size` slots; lower blocks stay
+  zero), then alpha's two columns.
 
   Args:
     precision: float64 [B, n, n], the inverses Q, updated in place.
@@ -224,8 +225,7 @@ def slide(precision, weights, alpha, valid, points, errors, rows, slots, full, n
         alpha_v += row[j] * errors_v[j]
       alpha[b, i, 0] = alpha_u
       alpha[b, i, 1] = alpha_v
-    # A pass of its own (Q is in cache by now): inside the loop above it stops the
-    # vectoriser.
+    # A second pass over this balloon's Q, in cache by now (shared with write_weights).
     _write_weights(q, alpha[b], weights[b], block_size)
 
 

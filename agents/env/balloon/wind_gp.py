@@ -18,7 +18,7 @@ posterior variance / 3.6^2. Spec §11:
   gp.reset(indices)                                    # forget those balloons' points
   gp.observe(x, y, pressure, t, error_u, error_v)      # arrays [B], one point each
   mean_u, mean_v, variance = gp.predict(x, y, pressures, t)   # pressures [B, L]
-  # or both at once, chunk by chunk (same results, Q read once per step):
+  # or both at once, chunk by chunk (same results; predict's weights still in cache):
   mean_u, mean_v, variance = gp.observe_and_predict(x, y, pressure, t, error_u, error_v,
                                                     pressures)
 
@@ -36,8 +36,8 @@ In the steady state (window full) both happen every step and are fused into
 one symmetric rank-2 update (kernels.slide, compiled with Numba). O(n^2) per
 balloon; every `refresh_interval` observations a balloon's Q is recomputed
 from scratch, though tests show no drift (1e-11 after 960 steps without it).
-The same pass over Q rewrites alpha = Q y and predict's float32 weights (below),
-so a step moves each balloon's 115 KB inverse through memory once.
+The same kernel rewrites alpha = Q y and predict's float32 weights (below) while
+the balloon's Q is in cache, so a step moves each 115 KB inverse through memory once.
 
 Prediction. alpha = Q y gives the mean k*^T alpha; the variance is
 3.6^2 - k*^T Q k*. All levels of a column share (x, y, t), so the
@@ -161,15 +161,13 @@ class WindGP:
       indices = wind_forecast.check_indices(indices, self.num_balloons, 'WindGP.observe')
       if len(np.unique(indices)) != len(indices):
         raise ValueError('WindGP.observe: a balloon index appears twice in indices.')
-    count = self.num_balloons if indices is None else len(indices)
+    rows = np.arange(self.num_balloons) if indices is None else indices
     new_points, times, new_errors = self._check_observation(
-        count, x, y, pressure, t, error_u, error_v, 'WindGP.observe')
+        len(rows), x, y, pressure, t, error_u, error_v, 'WindGP.observe')
     with blas_threads.limit_blas_threads(self._blas_threads):
-      for start in range(0, count, self._chunk_size):
+      for start in range(0, len(rows), self._chunk_size):
         part = slice(start, start + self._chunk_size)
-        # Basic slices give views (updated in place); index arrays give copies.
-        rows = part if indices is None else indices[part]
-        self._observe_chunk(rows, new_points[part], times[part], new_errors[part])
+        self._observe_chunk(rows[part], new_points[part], times[part], new_errors[part])
 
   def predict(self, x, y, pressures, t, needed=None):
     """Posterior of the forecast error over a pressure column per balloon.
@@ -198,10 +196,10 @@ class WindGP:
   def observe_and_predict(self, x, y, pressure, t, error_u, error_v, pressures, needed=None):
     """`observe` for every balloon, then `predict` at the same (x, y, t).
 
-    Same results as the two calls, but done chunk by chunk, so each balloon's
-    window (115 KB of inverse at 120 points) is read from memory once per step
-    instead of twice -- the usual agent step: measure where the balloon is,
-    then build its wind column there.
+    Same results as the two calls, but done chunk by chunk, so the predict
+    weights that observe has just written for a chunk (58 KB per balloon at 120
+    points) are still in cache -- the usual agent step: measure where the
+    balloon is, then build its wind column there.
 
     Args:
       x, y, pressure, t, error_u, error_v: as in `observe`, [B].
@@ -215,10 +213,11 @@ class WindGP:
         self.num_balloons, x, y, pressure, t, error_u, error_v, where)
     query, levels, needed = self._check_prediction(x, y, pressures, t, needed, where)
     mean, variance = self._empty_prediction(levels.shape)
+    rows = np.arange(self.num_balloons)
     with blas_threads.limit_blas_threads(self._blas_threads):
       for start in range(0, self.num_balloons, self._chunk_size):
         part = slice(start, start + self._chunk_size)
-        self._observe_chunk(part, new_points[part], times[part], new_errors[part])
+        self._observe_chunk(rows[part], new_points[part], times[part], new_errors[part])
         self._predict_chunk(part, query, levels, needed, mean, variance)
     return self._finish_prediction(mean, variance)
 
@@ -308,8 +307,7 @@ class WindGP:
             self._scratch_buffer[1, :wide].reshape(num_rows, num_levels, n + 2))
 
   def _observe_chunk(self, rows, new_points, new_times, new_errors):
-    """observe() for a chunk of balloons `rows` (a slice or an index array)."""
-    rows = np.arange(self.num_balloons)[rows]
+    """observe() for a chunk of balloons `rows` (an index array)."""
     times = self._times[rows]
     # Drop every point older than the 6 h window: none or one per balloon when
     # observe is called every step, so this loop rarely runs more than once.
