@@ -113,8 +113,7 @@ def _worker_main(spec, results):
   except KeyboardInterrupt:  # SIGINT before the training loop took over the signal.
     outcome = FitOutcome(spec.index, INTERRUPTED)
   except BaseException as error:  # Reported to the parent with the fit's index.
-    text = ''.join(traceback.format_exception(type(error), error, error.__traceback__))
-    outcome = FitOutcome(spec.index, FAILED, error=text)
+    outcome = _failure(spec.index, error)
   results.put(dataclasses.asdict(outcome))
 
 
@@ -222,4 +221,45 @@ def run_fits_locally(specs, max_workers, progress=None, context='spawn', on_outc
     results.close()
   for spec in pending:
     outcomes.setdefault(spec.index, FitOutcome(spec.index, PENDING))
+  return outcomes, interrupted
+
+
+def _failure(index, error):
+  text = ''.join(traceback.format_exception(type(error), error, error.__traceback__))
+  return FitOutcome(index, FAILED, error=text)
+
+
+def run_fits_inline(specs, progress=None, on_outcome=None):
+  """Runs fits one after another in this process (debugging, profiling, fast tests).
+
+  The thread limits are not applied (TensorFlow may already run here), and it
+  must run in the main thread, where a Ctrl-C reaches the training loop.
+
+  Args:
+    specs: list of `FitSpec`.
+    progress: optional `FitProgress`.
+    on_outcome: optional callable called with each `FitOutcome`.
+
+  Returns:
+    (outcomes, interrupted) as `run_fits_locally`.
+  """
+  outcomes = {}
+  interrupted = False
+  for spec in specs:
+    if interrupted or STOP.is_set():
+      outcomes[spec.index] = FitOutcome(spec.index, PENDING)
+      continue
+    try:
+      outcome = run_fit(spec)
+    except Exception as error:  # Reported with the fit's index; the next fits go on.
+      outcome = _failure(spec.index, error)
+    interrupted = outcome.status == INTERRUPTED
+    outcomes[spec.index] = outcome
+    if progress is not None:
+      if outcome.step is not None:
+        progress.finish(spec.index, outcome.step)
+      if outcome.status == FAILED:
+        progress.write(f'fit {spec.index} failed: {outcome.error.strip().splitlines()[-1]}')
+    if on_outcome is not None:
+      on_outcome(outcome)
   return outcomes, interrupted

@@ -28,7 +28,7 @@ from agents.experiment import threads as threads_lib
 
 _LOG = logging.getLogger(__name__)
 
-PARALLELIZATIONS = ('process', 'ray')
+PARALLELIZATIONS = ('process', 'ray', 'inline')
 # Config keys that may differ between a manager and the experiment already in its directory.
 _RESUMABLE_KEYS = (training_api.BUDGET_KEY,)
 
@@ -70,7 +70,8 @@ class ExperimentManager:
       n_fit: number of independent fits, at least 1.
       fit_budget: training steps of each fit; None keeps the config's `loop.steps`.
       output_dir: folder of experiments; the manager's is `<output_dir>/<name>`.
-      parallelization: 'process' (worker processes here) or 'ray'.
+      parallelization: 'process' (worker processes here), 'ray' (Ray tasks), or
+        'inline' (one after another in this process: debugging and tests).
       max_workers: fits running at once; None runs min(n_fit, CPU count).
       seed: int, `numpy.random.SeedSequence` or None (fresh entropy, recorded
         in the manifest).
@@ -211,6 +212,9 @@ class ExperimentManager:
         _, interrupted = ray_fitting.run_fits_on_ray(
             specs, max_workers, progress=progress, address=self.ray_address,
             on_outcome=self._record)
+      elif self.parallelization == 'inline':
+        _, interrupted = fitting.run_fits_inline(specs, progress=progress,
+                                                 on_outcome=self._record)
       else:
         _, interrupted = fitting.run_fits_locally(
             specs, max_workers, progress=progress, context=self.mp_context,

@@ -258,7 +258,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
         raise optuna.TrialPruned(f'score {score:.3g} at step {chunk_budget}')
     return score
 
-  done_states = (optuna.trial.states.COMPLETE, optuna.trial.states.PRUNED)
+  done_states = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
   callbacks = [optuna.study.MaxTrialsCallback(n_trials, states=done_states)] if n_trials else []
   already = len(study.get_trials(deepcopy=False, states=done_states))
   remaining = None if n_trials is None else max(0, n_trials - already)
