@@ -99,7 +99,8 @@ class ExperimentManager:
     if overrides_per_fit is not None and len(overrides_per_fit) != n_fit:
       raise ExperimentError(
           f'overrides_per_fit has {len(overrides_per_fit)} entries; n_fit is {n_fit}.')
-    self.config_name = config if isinstance(config, str) else None
+    self.config_name = config if isinstance(config, str) and \
+        not training_api.is_yaml_path(config) else None
     self.overrides = dict(overrides or {})
     self.config = training_api.resolve(config, self.overrides)
     if fit_budget is None:

@@ -116,14 +116,15 @@ def _requeue_cut_off_trials(study):
   """Queues again the trials a Ctrl-C or a killed process cut off (same values)."""
   import optuna
   states = optuna.trial.TrialState
-  for trial in study.get_trials(deepcopy=False):
+  trials = study.get_trials(deepcopy=False)
+  requeued = {trial.user_attrs.get('requeue_of') for trial in trials}
+  for trial in trials:
     cut_off = trial.state == states.RUNNING or (
         trial.state == states.FAIL and trial.user_attrs.get('interrupted'))
-    if not cut_off or trial.user_attrs.get('requeued'):
+    if not cut_off or trial.number in requeued:
       continue
     if trial.state == states.RUNNING:
       study._storage.set_trial_state_values(trial._trial_id, states.FAIL)
-    study._storage.set_trial_user_attr(trial._trial_id, 'requeued', True)
     study.enqueue_trial(trial.params, user_attrs={'requeue_of': trial.number})
 
 
@@ -258,17 +259,10 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
         raise optuna.TrialPruned(f'score {score:.3g} at step {chunk_budget}')
     return score
 
-  done_states = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
-  callbacks = [optuna.study.MaxTrialsCallback(n_trials, states=done_states)] if n_trials else []
-  already = len(study.get_trials(deepcopy=False, states=done_states))
-  remaining = None if n_trials is None else max(0, n_trials - already)
   optuna.logging.set_verbosity(optuna.logging.WARNING)
   try:
     with _StopOnSigint():
-      if remaining != 0:
-        study.optimize(run_trial, n_trials=remaining, timeout=timeout, n_jobs=n_workers,
-                       catch=(Exception,), callbacks=callbacks,
-                       show_progress_bar=not manager.quiet and remaining is not None)
+      _run_study(study, run_trial, n_trials, timeout, n_workers, quiet=manager.quiet)
   finally:
     manager.study = _study_record(study)
     manager.save()
@@ -283,6 +277,31 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     print(summary_table(study).to_string(index=False))
     print(f'Best value {manager.study["best_value"]:.4g} with {best}; config written to {path}')
   return best
+
+
+def _run_study(study, run_trial, n_trials, timeout, n_workers, quiet):
+  """Runs trials until `n_trials` are complete or pruned (failed ones are replaced, at most
+  `n_trials` times), or until `timeout` seconds have passed."""
+  import time
+
+  import optuna
+  done_states = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+  deadline = None if timeout is None else time.monotonic() + timeout
+  replacements = n_trials or 0
+  while True:
+    already = len(study.get_trials(deepcopy=False, states=done_states))
+    remaining = None if n_trials is None else n_trials - already
+    left = None if deadline is None else deadline - time.monotonic()
+    if remaining is not None and remaining <= 0 or left is not None and left <= 0:
+      return
+    before = len(study.trials)
+    study.optimize(run_trial, n_trials=remaining, timeout=left, n_jobs=n_workers,
+                   catch=(Exception,), show_progress_bar=not quiet and remaining is not None)
+    ran = len(study.trials) - before
+    finished = len(study.get_trials(deepcopy=False, states=done_states)) - already
+    replacements -= ran - finished
+    if remaining is None or replacements < 0 or ran == 0:
+      return
 
 
 def trial_values(study, trial):

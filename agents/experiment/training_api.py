@@ -74,7 +74,8 @@ def resolve(config, overrides=None):
   """Builds a validated config from a name or a mapping, with dotted overrides.
 
   Args:
-    config: the name of a registered config or a (resolved) config mapping.
+    config: the name of a registered config, a YAML config file (`.yaml`,
+      `.yml`), or a (resolved) config mapping.
     overrides: optional mapping of dotted keys to values.
 
   Returns:
@@ -85,7 +86,9 @@ def resolve(config, overrides=None):
     ConfigError: an override names an unknown key or has a bad value.
   """
   flat = {_flat_key(key): value for key, value in (overrides or {}).items()}
-  if isinstance(config, str):
+  if is_yaml_path(config):
+    config = load_yaml(config)
+  elif isinstance(config, str):
     return configs_lib.resolve(config, flat)
   resolved = copy.deepcopy(dict(config))
   for key, value in flat.items():
@@ -94,8 +97,15 @@ def resolve(config, overrides=None):
   return config_schema.validate(resolved)
 
 
+def is_yaml_path(config):
+  """Whether `config` names a YAML config file rather than a registered config."""
+  return isinstance(config, str) and config.endswith(('.yaml', '.yml'))
+
+
 def label(config):
-  """A short name for a config: its name, or its environment's id for a mapping."""
+  """A short name for a config: its name, its file's stem, or its environment's id."""
+  if is_yaml_path(config):
+    return os.path.splitext(os.path.basename(config))[0]
   if isinstance(config, str):
     return config
   env_id = get(config, 'environment.id')
@@ -103,7 +113,13 @@ def label(config):
 
 
 def load_yaml(path):
-  """Reads a config (or any plain mapping) from YAML with the safe loader."""
+  """Reads and validates a config from YAML with the safe loader.
+
+  Raises:
+    ConfigError: the file is missing or does not hold a valid config.
+  """
+  if not os.path.isfile(path):
+    raise ConfigError(f'Config file {path} does not exist.')
   return config_schema.load_yaml(path)
 
 
