@@ -32,6 +32,12 @@ import scipy.stats
 
 METHODS = ('permutation', 'welch', 'tukey', 'adastop')
 
+
+
+class ComparisonError(ValueError):
+  """Experiments cannot be compared as asked (method, names, too few scores)."""
+
+
 Comparison = collections.namedtuple('Comparison', ['pairs', 'experiments'])
 
 
@@ -39,12 +45,12 @@ def scores_of(managers, tag='mean_score', phase='train'):
   """Each manager's final score per fit: {name: array}, NaNs (fits with no score) dropped.
 
   Raises:
-    ValueError: two managers share a name, or one has fewer than 2 scores.
+    ComparisonError: two managers share a name, or one has fewer than 2 scores.
   """
   scores = {}
   for manager in managers:
     if manager.name in scores:
-      raise ValueError(f'Two experiments are named {manager.name!r}; names must differ.')
+      raise ComparisonError(f'Two experiments are named {manager.name!r}; names must differ.')
     values = np.asarray(manager.final_scores(tag, phase), dtype=float)
     scores[manager.name] = values[np.isfinite(values)]
   return scores
@@ -87,17 +93,17 @@ def compare_scores(scores, method='permutation', alpha=0.05, n_resamples=10_000,
     interval.
 
   Raises:
-    ValueError: an unknown method, fewer than two experiments, or an
+    ComparisonError: an unknown method, fewer than two experiments, or an
       experiment with fewer than 2 scores (named).
   """
   if method not in METHODS:
-    raise ValueError(f'method must be one of {METHODS}, got {method!r}.')
+    raise ComparisonError(f'method must be one of {METHODS}, got {method!r}.')
   scores = {name: np.asarray(values, dtype=float).ravel() for name, values in scores.items()}
   if len(scores) < 2:
-    raise ValueError(f'Comparing needs at least two experiments, got {list(scores)}.')
+    raise ComparisonError(f'Comparing needs at least two experiments, got {list(scores)}.')
   for name, values in scores.items():
     if len(values) < 2:
-      raise ValueError(f'Experiment {name!r} has {len(values)} score(s); comparing needs at '
+      raise ComparisonError(f'Experiment {name!r} has {len(values)} score(s); comparing needs at '
                        'least 2 finished fits per experiment.')
   names = list(scores)
   pairs = list(itertools.combinations(range(len(names)), 2))

@@ -42,11 +42,7 @@ def ensure_ray(address=None, num_cpus=None):
 
 
 def _run_fit_task(spec):
-  import signal
-  import threading
-  # Ray runs a task in a worker's main thread; the training loop takes over SIGINT there.
-  if threading.current_thread() is not threading.main_thread():
-    signal.signal = lambda *args: None  # pragma: no cover  (threaded actors only)
+  """The Ray task: the same fit as a local worker; errors come back as a FAILED outcome."""
   try:
     return fitting.run_fit(spec)
   except Exception as error:

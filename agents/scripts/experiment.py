@@ -99,7 +99,7 @@ def parse_args(argv):
   compare = commands.add_parser('compare', help='Statistical comparison of experiments.')
   compare.add_argument('directories', nargs='+', help='Two or more experiment directories.')
   compare.add_argument('--method', default='permutation',
-                       help='permutation, welch, tukey or adastop.')
+                       choices=('permutation', 'welch', 'tukey', 'adastop'))
   compare.add_argument('--tag', default='mean_score')
   compare.add_argument('--phase', default='train')
   compare.add_argument('--alpha', type=float, default=0.05)
@@ -181,11 +181,11 @@ def main(argv=None):
   for name in ('tensorflow', 'absl'):
     logging.getLogger(name).setLevel(logging.WARNING)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+  from agents.experiment import comparison, manifest, search, search_space, training_api
   from agents.experiment import manager as manager_lib
-  from agents.experiment import manifest, search, search_space, training_api
   bad_input = (UsageError, training_api.ConfigError, manager_lib.ExperimentError,
                manifest.NotAnExperimentError, search.SearchError,
-               search_space.SearchSpaceError)
+               search_space.SearchSpaceError, comparison.ComparisonError)
   try:
     return run(args)
   except bad_input as error:
