@@ -28,9 +28,15 @@ setuptools.setup(
     extras_require={
         # Flight plots, videos and the balloon renderer.
         'viz': ['matplotlib>=3.7', 'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1'],
+        # The experiment manager (agents.experiment): data frames, plots, search, statistics.
+        'experiment': ['pandas>=2.0', 'matplotlib>=3.7', 'scipy>=1.11', 'optuna>=4.0',
+                       'cmaes>=0.10', 'rliable>=1.0', 'adastop>=0.1'],
+        # Fits and searches on a Ray cluster (parallelization='ray').
+        'ray': ['ray>=2.9'],
         # Everything the test suite and the linter need.
-        'test': ['ruff>=0.6', 'scipy>=1.10', 'matplotlib>=3.7', 'imageio>=2.30',
-                 'imageio-ffmpeg>=0.4', 'pygame>=2.1'],
+        'test': ['ruff>=0.6', 'scipy>=1.11', 'matplotlib>=3.7', 'imageio>=2.30',
+                 'imageio-ffmpeg>=0.4', 'pygame>=2.1', 'pandas>=2.0', 'optuna>=4.0',
+                 'rliable>=1.0', 'adastop>=0.1', 'ray>=2.9'],
         # Peers that the benchmarks compare against.
         'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
     },
@@ -38,6 +44,7 @@ setuptools.setup(
         'console_scripts': [
             'agents-train=agents.scripts.train:main',
             'agents-visualize=agents.scripts.visualize:main',
+            'agents-experiment=agents.scripts.experiment:main',
         ],
         'gymnasium.envs': ['__root__=agents.env.registration:register_all'],
     },
