@@ -103,5 +103,20 @@ class SearchTest(unittest.TestCase):
     self.assertNotEqual(search.trial_name({'a': 1}), search.trial_name({'a': 2}))
 
 
+
+class StopOnSigintTest(unittest.TestCase):
+
+  def test_ctrl_c_asks_the_fits_to_stop_then_raises(self):
+    import signal
+
+    from agents.experiment import fitting
+    with self.assertRaises(KeyboardInterrupt):
+      with search._StopOnSigint():
+        signal.raise_signal(signal.SIGINT)
+        self.assertTrue(fitting.STOP.is_set())  # The running fits see it and checkpoint.
+    self.assertFalse(fitting.STOP.is_set())
+    self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+
+
 if __name__ == '__main__':
   unittest.main()
