@@ -161,8 +161,8 @@ class ExperimentManager:
     mine = self._manifest_data()
     differences = [key for key in ('n_fit', 'seed_entropy', 'overrides_per_fit')
                    if previous.get(key) != mine[key]]
-    old_config = _without(previous.get('config', {}), _RESUMABLE_KEYS)
-    new_config = _without(self.config, _RESUMABLE_KEYS)
+    old_config = _dotted(manifest.plain(_without(previous.get('config', {}), _RESUMABLE_KEYS)))
+    new_config = _dotted(manifest.plain(_without(self.config, _RESUMABLE_KEYS)))
     differences += [f'config.{key}' for key in sorted(set(old_config) | set(new_config))
                     if old_config.get(key) != new_config.get(key)]
     if differences:
@@ -397,6 +397,17 @@ def _check_budget(budget, what):
   if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
     raise ExperimentError(f'{what} must be an int >= 1 (training steps), got {budget!r}.')
   return int(budget)
+
+
+def _dotted(mapping, prefix=''):
+  """{dotted key: value} of a nested mapping (its sections' leaves)."""
+  flat = {}
+  for key, value in mapping.items():
+    if isinstance(value, dict) and value:
+      flat.update(_dotted(value, f'{prefix}{key}.'))
+    else:
+      flat[f'{prefix}{key}'] = value
+  return flat
 
 
 def _without(config, dotted_keys):

@@ -30,6 +30,17 @@ def project_version():
     return 'unknown'
 
 
+def plain(value):
+  """`value` with tuples as lists and NumPy scalars as Python ones, recursively (for YAML)."""
+  if isinstance(value, dict):
+    return {key: plain(item) for key, item in value.items()}
+  if isinstance(value, (list, tuple)):
+    return [plain(item) for item in value]
+  if hasattr(value, 'item') and not isinstance(value, (str, bytes)):
+    return value.item()
+  return value
+
+
 def path_in(directory):
   """The manifest's path in an experiment directory."""
   return os.path.join(directory, FILENAME)
@@ -48,7 +59,7 @@ def write(directory, data):
     data: plain mapping; `format` and `project_version` are added.
   """
   os.makedirs(directory, exist_ok=True)
-  data = dict(format=FORMAT, project_version=project_version(), **data)
+  data = plain(dict(format=FORMAT, project_version=project_version(), **data))
   yaml = YAML(typ='safe', pure=True)
   yaml.default_flow_style = False
   text = io.StringIO()

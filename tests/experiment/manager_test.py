@@ -68,7 +68,7 @@ class BadInputTest(unittest.TestCase):
     _tiny_manager(output_dir).save()
     with self.assertRaisesRegex(manager.ExperimentError, r'another experiment .*seed_entropy'):
       _tiny_manager(output_dir, seed=1)
-    with self.assertRaisesRegex(manager.ExperimentError, r'config\.learning_rate'):
+    with self.assertRaisesRegex(manager.ExperimentError, r'config\.(algorithm\.)?learning_rate'):
       _tiny_manager(output_dir, overrides={'algorithm.learning_rate': 1e-2})
     # The budget may change: that is how a finished experiment is extended.
     self.assertEqual(_tiny_manager(output_dir, fit_budget=512).fit_budget, 512)
