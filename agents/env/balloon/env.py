@@ -44,8 +44,6 @@ from agents.env.balloon import constants
 from agents.env.balloon import simulator as simulator_lib
 from agents.env.balloon.simulator import InitialState, check_seed
 
-_MAX_SEED = 2 ** 63
-
 
 def observation_space():
   """The Box of one balloon's 1099-float observation."""
@@ -112,7 +110,7 @@ class BalloonEnv(gymnasium.Env):
     if seed is not None:
       seed = check_seed(seed)
     super().reset(seed=seed)
-    episode_seed = seed if seed is not None else int(self.np_random.integers(_MAX_SEED))
+    episode_seed = seed if seed is not None else int(self.np_random.integers(constants.MAX_SEED))
     options = dict(options or {})
     initial_state = _initial_state(options.pop('initial_state', None), 'initial_state')
     if options:

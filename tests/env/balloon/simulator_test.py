@@ -77,7 +77,7 @@ class InitialStateTest(unittest.TestCase):
     self.assertEqual(state['station_lat_deg'][0], 2.0)
     self.assertEqual(state['unix_time_s'][0], self._initial_state().unix_time())
     self.assertGreater(state['superpressure'][0], 0.0)
-    self.assertAlmostEqual(state['battery_soc'][0], 0.95)
+    self.assertEqual(state['battery_charge'][0], 2905.6)  # BLE's start charge
     self.assertEqual(state['status'][0], constants.STATUS_OK)
 
   def test_naive_datetime_is_rejected(self):

@@ -1,0 +1,86 @@
+"""BLE's 3-minute search for the next sunrise and sunset, vectorised over balloons.
+
+BLE's power safety layer asks, once at the start of an episode and at the start
+position, for the next sunrise and sunset (`solar.get_next_sunrise_sunset`), then only adds
+whole days to them. BLE finds them by bisection on a grid of 3-minute steps from the
+query time: first the next solar noon and midnight (extrema of the elevation), then the
+grid points where the refracted elevation is nearest −4.242° between them. Its results
+therefore lie on the grid start + k·180 s, which is also the grid of agent steps, and the
+bisection (which compares the objective at the two ends of the bracket) is reproduced here
+step for step, so that the power layer's night and day switch at the same agent step as
+BLE's. The closed form of solar.sun_state (used by the observation) can differ from it by
+one grid point.
+
+    sunrise, sunset = sun_search.next_sunrise_sunset(unix_time_s, latitude_deg, longitude_deg)
+"""
+
+import numpy as np
+
+from agents.env.balloon import constants, solar
+
+SEARCH_STEP_S = 180.0  # BLE's _SEARCH_TIME_DELTA: 3 minutes
+_HALF_DAY_S = 12 * 3600.0
+_DAY_S = 24 * 3600.0
+
+
+def _elevation(unix_time_s, latitude_deg, longitude_deg):
+  return solar.solar_elevation_deg(unix_time_s, latitude_deg, longitude_deg)[0]
+
+
+def _is_afternoon(unix_time_s, latitude_deg, longitude_deg):
+  """BLE's is_solar_afternoon: the elevation falls over the next second."""
+  return (_elevation(unix_time_s + 1.0, latitude_deg, longitude_deg)
+          < _elevation(unix_time_s, latitude_deg, longitude_deg))
+
+
+def _bisect(start, stop, latitude_deg, longitude_deg, objective):
+  """BLE's _find_solar_elevation_binary_search on arrays: the grid time start + k·180 s
+  in [start, stop] that its bisection picks as the minimum of objective(elevation)."""
+  steps = np.floor((stop - start) / SEARCH_STEP_S)
+  low, high = np.zeros_like(start), steps.copy()
+
+  def value(index):
+    return objective(_elevation(start + SEARCH_STEP_S * index, latitude_deg, longitude_deg))
+
+  searching = high > low + 1
+  while searching.any():
+    midpoint = low + (high - low) / 2
+    lower_is_smaller = value(low) < value(high)
+    high = np.where(searching & lower_is_smaller, np.ceil(midpoint), high)
+    low = np.where(searching & ~lower_is_smaller, np.floor(midpoint), low)
+    searching = high > low + 1
+  best = np.where(value(low) < value(high), low, high)
+  return start + SEARCH_STEP_S * best
+
+
+def next_sunrise_sunset(unix_time_s, latitude_deg, longitude_deg):
+  """BLE's get_next_sunrise_sunset for arrays of balloons.
+
+  Args:
+    unix_time_s: query times (UTC Unix seconds), float64 [B].
+    latitude_deg, longitude_deg: positions, [B] (|latitude| < 60°, as BLE requires).
+
+  Returns:
+    (sunrise, sunset): Unix seconds [B] of the next sunrise and sunset, each at or after
+    the query time, on the query's 3-minute grid.
+  """
+  time = np.asarray(unix_time_s, np.float64)
+  latitude, longitude = np.broadcast_arrays(np.asarray(latitude_deg, np.float64),
+                                            np.asarray(longitude_deg, np.float64))
+  afternoon = _is_afternoon(time, latitude, longitude)
+  # Midnight is within 12 hours in the afternoon, 12 to 24 hours away in the morning;
+  # noon the other way round.
+  near, far = (time, time + _HALF_DAY_S), (time + _HALF_DAY_S, time + _DAY_S)
+  midnight = _bisect(np.where(afternoon, near[0], far[0]), np.where(afternoon, near[1], far[1]),
+                     latitude, longitude, lambda elevation: elevation)
+  noon = _bisect(np.where(afternoon, far[0], near[0]), np.where(afternoon, far[1], near[1]),
+                 latitude, longitude, lambda elevation: -elevation)
+  target = constants.DAYTIME_MIN_ELEVATION_DEG
+  crossing = lambda elevation: np.abs(elevation - target)  # noqa: E731
+  sunrise = _bisect(np.where(afternoon, midnight, midnight - _DAY_S), noon, latitude, longitude,
+                    crossing)
+  sunset = _bisect(np.where(afternoon, noon - _DAY_S, noon), midnight, latitude, longitude,
+                   crossing)
+  sunrise = np.where(sunrise < time, sunrise + _DAY_S, sunrise)
+  sunset = np.where(sunset < time, sunset + _DAY_S, sunset)
+  return sunrise, sunset
