@@ -473,11 +473,15 @@ class BalloonSimulator:
       sun = solar.scalar_sun_state(
           float(unix_time[0]), float(latitude[0]), float(longitude[0]),
           None if terms is None else tuple(float(term[0]) for term in terms))
-      elevation, _, _, phase, to_sunset, to_sunrise = (np.array([value]) for value in sun)
-      self._seconds_to_sunset, self._seconds_to_sunrise = to_sunset, to_sunrise
+      elevation, _, _, _, to_sunset, to_sunrise = (np.array([value]) for value in sun)
     else:
-      elevation, _, _, phase, self._seconds_to_sunset, self._seconds_to_sunrise = (
-          solar.sun_state(unix_time, latitude, longitude, terms))
+      elevation, _, _, _, to_sunset, to_sunrise = solar.sun_state(
+          unix_time, latitude, longitude, terms)
+    # BLE's sunrise and sunset lie on its 3-minute search grid, and its solar-cycle phase
+    # (features 3, 4) is computed from them.
+    self._seconds_to_sunset, self._seconds_to_sunrise = sun_search.snap_to_search_grid(
+        unix_time, latitude, longitude, to_sunset, to_sunrise)
+    phase = sun_search.solar_cycle_phase(self._seconds_to_sunset, self._seconds_to_sunrise)
     soc = self.battery_charge / constants.BATTERY_CAPACITY_WH
     solar_power_now = np.where(elevation > constants.DAYTIME_MIN_ELEVATION_DEG,
                                solar.solar_power(elevation, self.pressure), 0.0)

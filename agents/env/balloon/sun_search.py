@@ -84,3 +84,47 @@ def next_sunrise_sunset(unix_time_s, latitude_deg, longitude_deg):
   sunrise = np.where(sunrise < time, sunrise + _DAY_S, sunrise)
   sunset = np.where(sunset < time, sunset + _DAY_S, sunset)
   return sunrise, sunset
+
+
+_CANDIDATES = np.array([-1.0, 0.0, 1.0, 2.0])[:, None, None]
+
+
+def snap_to_search_grid(unix_time_s, latitude_deg, longitude_deg, seconds_to_sunset,
+                        seconds_to_sunrise):
+  """Moves closed-form times to the next sunset and sunrise onto BLE's search grid.
+
+  BLE's search answers a grid point t + k·180 s; where its bisection behaves (everywhere
+  we have checked: all 101 states of the reference episode) that is the grid point whose
+  refracted elevation is nearest −4.242°. This takes the closed-form crossing (from
+  solar.sun_state), evaluates the elevation at the four grid points around it, and keeps
+  the nearest: 8 elevations per balloon instead of BLE's ~80.
+
+  Args:
+    unix_time_s, latitude_deg, longitude_deg: float64 [B], the query.
+    seconds_to_sunset, seconds_to_sunrise: float64 [B], closed-form times from the query.
+
+  Returns:
+    (seconds_to_sunset, seconds_to_sunrise) on the grid, float64 [B], each ≥ 0.
+  """
+  closed_form = np.stack([seconds_to_sunset, seconds_to_sunrise])  # [2, B]
+  candidates = (np.floor(closed_form / SEARCH_STEP_S) + _CANDIDATES) * SEARCH_STEP_S  # [4, 2, B]
+  elevation = _elevation(unix_time_s + candidates, latitude_deg, longitude_deg)
+  best = np.abs(elevation - constants.DAYTIME_MIN_ELEVATION_DEG).argmin(axis=0)
+  snapped = np.take_along_axis(candidates, best[None], axis=0)[0]
+  # BLE: an event found before the query time is the next day's.
+  snapped = np.where(snapped < 0.0, snapped + _DAY_S, snapped)
+  return snapped[0], snapped[1]
+
+
+def solar_cycle_phase(seconds_to_sunset, seconds_to_sunrise):
+  """BLE's solar-cycle phase (features.compute_sunrise_time) from the next sunset and
+  sunrise on its grid: π·(t − previous sunrise)/(sunset − previous sunrise) by day (the
+  next sunset comes first), π + π·(t − previous sunset)/(sunrise − previous sunset) at
+  night, with BLE's rounding (π × a timedelta is rounded to whole microseconds).
+  """
+  day = seconds_to_sunset < seconds_to_sunrise
+  since = np.where(day, _DAY_S - seconds_to_sunrise, _DAY_S - seconds_to_sunset)
+  span = np.where(day, seconds_to_sunset - seconds_to_sunrise,
+                  seconds_to_sunrise - seconds_to_sunset) + _DAY_S
+  fraction = np.round(np.pi * (since * 1e6)) / (span * 1e6)
+  return np.where(day, fraction, np.pi + fraction)
