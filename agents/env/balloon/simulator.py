@@ -90,7 +90,7 @@ def check_seed(seed, where='seed'):
 class _Wind:
   """The wind fields of a slab: forecast, forecast error (or none) and the GP."""
 
-  def __init__(self, num_balloons, wind):
+  def __init__(self, num_balloons, wind, gp_predict_dtype=np.float32):
     from agents.env.balloon import forecast_error, wind_forecast, wind_gp
     if wind == 'procedural':
       self.forecast = wind_forecast.WindForecast(num_balloons)
@@ -100,7 +100,7 @@ class _Wind:
       self.error = None
     else:
       raise ValueError(f"wind must be 'procedural' or 'static', got {wind!r}.")
-    self.gp = wind_gp.WindGP(num_balloons)
+    self.gp = wind_gp.WindGP(num_balloons, predict_dtype=gp_predict_dtype)
 
   def sample(self, indices, rngs):
     self.forecast.sample(indices, rngs)
@@ -154,7 +154,7 @@ class BalloonSimulator:
   status = _physical_field('status')
 
   def __init__(self, num_balloons, wind='procedural', max_episode_steps=None, seed=None,
-               power_sun='episode_start'):
+               power_sun='episode_start', gp_predict_dtype=np.float32):
     """Creates the slab; call `reset` before `step`.
 
     Args:
@@ -166,6 +166,9 @@ class BalloonSimulator:
       power_sun: where the power safety layer takes sunrise and sunset: 'episode_start'
         (BLE: found once at the start position, then advanced by whole days) or
         'balloon' (at the balloon's current position each step; see safety.py).
+      gp_predict_dtype: float type of the wind GP's prediction: float32 (default; the
+        uncertainty feature within 2e-4 of float64, docs/fidelity.md) or float64 (about
+        45 % slower for a slab of 256).
     """
     if isinstance(num_balloons, bool) or not isinstance(num_balloons, (int, np.integer)) or (
         num_balloons < 1):
@@ -174,7 +177,7 @@ class BalloonSimulator:
       raise ValueError(f'max_episode_steps must be positive or None, got {max_episode_steps}.')
     count = self.num_balloons = int(num_balloons)
     self.max_episode_steps = max_episode_steps
-    self._wind = _Wind(count, wind)
+    self._wind = _Wind(count, wind, gp_predict_dtype)
     self._seed_stream = np.random.default_rng(None if seed is None else check_seed(seed))
     self.atmosphere = atmosphere_lib.Atmosphere(np.full(count, 0.5))
     self.safety = safety.SafetyLayers(count, power_sun)
@@ -353,7 +356,13 @@ class BalloonSimulator:
     # The drift is added once per sub-step run, as BLE's Euler step does (x += u·dt), so
     # positions agree with BLE's to the last bit.
     ran_all = bool((substeps == constants.SUBSTEPS_PER_STEP).all())
-    for k in range(constants.SUBSTEPS_PER_STEP):
+    if self.num_balloons == 1:
+      x, y, dx, dy = float(self.x[0]), float(self.y[0]), float(drift_x[0]), float(drift_y[0])
+      for _ in range(int(substeps[0])):
+        x += dx
+        y += dy
+      self.x[0], self.y[0] = x, y
+    for k in range(constants.SUBSTEPS_PER_STEP if self.num_balloons > 1 else 0):
       if ran_all:
         self.x += drift_x
         self.y += drift_y
@@ -468,20 +477,25 @@ class BalloonSimulator:
       terms = None
     else:
       latitude, longitude, terms = sun_end
+    # BLE's sunrise and sunset lie on its 3-minute search grid, and its solar-cycle phase
+    # (features 3, 4) is computed from them: the closed form, snapped to the grid.
     if count == 1:
       # One balloon: the same equations on Python floats, 30 numpy calls fewer.
+      when, lat, lng = float(unix_time[0]), float(latitude[0]), float(longitude[0])
       sun = solar.scalar_sun_state(
-          float(unix_time[0]), float(latitude[0]), float(longitude[0]),
-          None if terms is None else tuple(float(term[0]) for term in terms))
-      elevation, _, _, _, to_sunset, to_sunrise = (np.array([value]) for value in sun)
+          when, lat, lng, None if terms is None else tuple(float(term[0]) for term in terms))
+      to_sunset, to_sunrise = sun_search.scalar_snap_to_search_grid(when, lat, lng, sun[4],
+                                                                    sun[5])
+      elevation = np.array([sun[0]])
+      phase = np.array([sun_search.scalar_solar_cycle_phase(to_sunset, to_sunrise)])
+      self._seconds_to_sunset, self._seconds_to_sunrise = (np.array([to_sunset]),
+                                                           np.array([to_sunrise]))
     else:
       elevation, _, _, _, to_sunset, to_sunrise = solar.sun_state(
           unix_time, latitude, longitude, terms)
-    # BLE's sunrise and sunset lie on its 3-minute search grid, and its solar-cycle phase
-    # (features 3, 4) is computed from them.
-    self._seconds_to_sunset, self._seconds_to_sunrise = sun_search.snap_to_search_grid(
-        unix_time, latitude, longitude, to_sunset, to_sunrise)
-    phase = sun_search.solar_cycle_phase(self._seconds_to_sunset, self._seconds_to_sunrise)
+      self._seconds_to_sunset, self._seconds_to_sunrise = sun_search.snap_to_search_grid(
+          unix_time, latitude, longitude, to_sunset, to_sunrise)
+      phase = sun_search.solar_cycle_phase(self._seconds_to_sunset, self._seconds_to_sunrise)
     soc = self.battery_charge / constants.BATTERY_CAPACITY_WH
     solar_power_now = np.where(elevation > constants.DAYTIME_MIN_ELEVATION_DEG,
                                solar.solar_power(elevation, self.pressure), 0.0)

@@ -14,9 +14,11 @@ one grid point.
     sunrise, sunset = sun_search.next_sunrise_sunset(unix_time_s, latitude_deg, longitude_deg)
 """
 
+import math
+
 import numpy as np
 
-from agents.env.balloon import constants, solar
+from agents.env.balloon import array_math, constants, solar
 
 SEARCH_STEP_S = 180.0  # BLE's _SEARCH_TIME_DELTA: 3 minutes
 _HALF_DAY_S = 12 * 3600.0
@@ -128,3 +130,40 @@ def solar_cycle_phase(seconds_to_sunset, seconds_to_sunrise):
                   seconds_to_sunrise - seconds_to_sunset) + _DAY_S
   fraction = np.round(np.pi * (since * 1e6)) / (span * 1e6)
   return np.where(day, fraction, np.pi + fraction)
+
+
+def _scalar_elevation(unix_time_s, latitude_deg, longitude_deg):
+  """The refracted elevation (deg) on Python floats (solar's scalar functions)."""
+  m = array_math.SCALAR
+  declination, equation_of_time, _ = solar.sun_terms(unix_time_s, m)
+  hour_angle = solar.hour_angle_deg(unix_time_s, longitude_deg, equation_of_time, m)
+  latitude = math.radians(latitude_deg)
+  return solar.scalar_elevation_from_hour_angle(
+      math.sin(latitude) * math.sin(declination), math.cos(latitude) * math.cos(declination),
+      hour_angle)
+
+
+def scalar_snap_to_search_grid(unix_time_s, latitude_deg, longitude_deg, seconds_to_sunset,
+                               seconds_to_sunrise):
+  """`snap_to_search_grid` for one balloon on Python floats (the one-balloon path)."""
+  snapped = []
+  for seconds in (seconds_to_sunset, seconds_to_sunrise):
+    first = math.floor(seconds / SEARCH_STEP_S)
+    best, best_distance = None, math.inf
+    for offset in (-1, 0, 1, 2):
+      candidate = (first + offset) * SEARCH_STEP_S
+      distance = abs(_scalar_elevation(unix_time_s + candidate, latitude_deg, longitude_deg)
+                     - constants.DAYTIME_MIN_ELEVATION_DEG)
+      if distance < best_distance:  # first of equals, as numpy's argmin
+        best, best_distance = candidate, distance
+    snapped.append(best + _DAY_S if best < 0.0 else best)
+  return snapped[0], snapped[1]
+
+
+def scalar_solar_cycle_phase(seconds_to_sunset, seconds_to_sunrise):
+  """`solar_cycle_phase` for one balloon on Python floats."""
+  if seconds_to_sunset < seconds_to_sunrise:
+    since, span = _DAY_S - seconds_to_sunrise, seconds_to_sunset - seconds_to_sunrise + _DAY_S
+    return round(math.pi * (since * 1e6)) / (span * 1e6)
+  since, span = _DAY_S - seconds_to_sunset, seconds_to_sunrise - seconds_to_sunset + _DAY_S
+  return math.pi + round(math.pi * (since * 1e6)) / (span * 1e6)

@@ -163,6 +163,33 @@ class ObservationTest(unittest.TestCase):
     np.testing.assert_array_equal(ours, levels)
 
 
+class SlabReplayTest(unittest.TestCase):
+  """The vector slab (numpy path) replays BLE's episode as the one-balloon path does."""
+
+  def test_slab_matches_single(self):
+    from agents.env.balloon import env as env_lib
+    reference, single = _Replayed.get(ble_replay.TRAJECTORIES[1])
+    slab = env_lib.BalloonVectorEnv(2, wind='static', max_episode_steps=None)
+    start = ble_replay.initial_state(reference)
+    observation, _ = slab.reset(seed=[0, 1], options={'initial_states': [start, start]})
+    observations = [observation]
+    for record in reference['records'][1:]:
+      wind = record['wind_applied']
+      observation, reward, _, _, info = slab.step_with_wind(
+          np.full(2, record['action']), np.full(2, wind['u_mps']), np.full(2, wind['v_mps']))
+      observations.append(observation)
+      self.assertEqual(reward.tolist(), [record['reward']] * 2)
+      np.testing.assert_array_equal(info['effective_action'], record['effective_action'])
+    state = slab.read_state()
+    for key in ('x', 'y', 'pressure', 'superpressure', 'battery_charge', 'mols_air'):
+      np.testing.assert_allclose(state[key], single['states'][-1][key], rtol=1e-12, err_msg=key)
+    observations = np.array(observations)
+    # The ambient features; the column also depends on each balloon's own seeded wind.
+    np.testing.assert_allclose(observations[:, 0, :16], single['observations'][:, :16],
+                               atol=1e-6)
+    slab.close()
+
+
 class SunriseSearchTest(unittest.TestCase):
   """BLE's next sunrise and sunset, which its power layer fixes at the start."""
 
@@ -188,6 +215,20 @@ class SunriseSearchTest(unittest.TestCase):
     phase = sun_search.solar_cycle_phase(snapped_sunset, snapped_sunrise)
     np.testing.assert_array_equal(
         phase, [record['diagnostics']['solar_cycle_phase'] for record in reference['records']])
+
+  def test_one_balloon_path_matches_numpy(self):
+    reference = ble_replay.load(ble_replay.OBSERVATIONS)
+    from agents.env.balloon import solar
+    for record in reference['records'][::10]:
+      state = record['state']
+      when = datetime.datetime.fromisoformat(state['date_time']).timestamp()
+      args = (when, state['lat_deg'], state['lng_deg'])
+      closed = solar.scalar_sun_state(*args)[4:]
+      scalar = sun_search.scalar_snap_to_search_grid(*args, *closed)
+      vector = sun_search.snap_to_search_grid(*(np.array([value]) for value in args + closed))
+      self.assertEqual(scalar, (vector[0][0], vector[1][0]))
+      self.assertEqual(sun_search.scalar_solar_cycle_phase(*scalar),
+                       sun_search.solar_cycle_phase(*vector)[0])
 
   def test_power_layer_takes_the_start_sunrise(self):
     from agents.env.balloon import env as env_lib
