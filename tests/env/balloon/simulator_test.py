@@ -164,6 +164,37 @@ class StepTest(unittest.TestCase):
     self.assertTrue(info['out_of_power'][0])
 
 
+class ActiveMaskTest(unittest.TestCase):
+
+  def _slab_with_one_truncated(self):
+    sim = BalloonSimulator(2, wind='static', max_episode_steps=1)
+    sim.reset(seeds=[1, 2])
+    sim.step(np.array([1, 1]))
+    sim.reset([1], seeds=[3])  # balloon 0 truncated (inactive), balloon 1 active
+    return sim
+
+  def test_truncated_balloon_is_frozen_and_stays_ok(self):
+    sim = self._slab_with_one_truncated()
+    before = sim.read_state()
+    sim.step(np.array([0, 0]))
+    after = sim.read_state()
+    for key in ('x', 'pressure', 'battery_charge', 'time_elapsed_s', 'steps'):
+      self.assertEqual(after[key][0], before[key][0], key)
+      self.assertNotEqual(after[key][1], before[key][1], key)
+    np.testing.assert_array_equal(after['status'], [constants.STATUS_OK] * 2)
+
+  def test_no_status_left_behind_when_physics_raises(self):
+    sim = self._slab_with_one_truncated()
+
+    def broken(pressure):
+      raise RuntimeError('atmosphere broke')
+
+    sim.atmosphere.temperature_at_pressure = broken
+    with self.assertRaisesRegex(RuntimeError, 'atmosphere broke'):
+      sim.step(np.array([1, 1]))
+    np.testing.assert_array_equal(sim.status, [constants.STATUS_OK] * 2)
+
+
 class BadInputTest(unittest.TestCase):
 
   def setUp(self):
