@@ -112,8 +112,8 @@ def agreement(reference, ours):
 
   Returns:
     {quantity: {'max_abs': ..., 'max_rel': ...}} over every record (step 0 included, but
-    for AFTER_RESET) for the continuous FIELDS, plus exact-match counts for status, effective action, last
-    command and reward ('mismatches').
+    for AFTER_RESET) for the continuous FIELDS, plus exact-match counts for status,
+    effective action, last command and reward ('mismatches').
   """
   count = len(ours['states'])
   records = reference['records'][:count]
