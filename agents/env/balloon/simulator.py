@@ -353,25 +353,8 @@ class BalloonSimulator:
                                       self.earth_heat)
       last = np.maximum(substeps.astype(np.intp) - 1, 0)
       self.hotel_load = np.where(substeps > 0, sun.hotel_load[last, self._rows], self.hotel_load)
-    # The drift is added once per sub-step run, as BLE's Euler step does (x += u·dt), so
-    # positions agree with BLE's to the last bit.
     ran_all = bool((substeps == constants.SUBSTEPS_PER_STEP).all())
-    if self.num_balloons == 1:
-      x, y, dx, dy = float(self.x[0]), float(self.y[0]), float(drift_x[0]), float(drift_y[0])
-      for _ in range(int(substeps[0])):
-        x += dx
-        y += dy
-      self.x[0], self.y[0] = x, y
-    for k in range(constants.SUBSTEPS_PER_STEP if self.num_balloons > 1 else 0):
-      if ran_all:
-        self.x += drift_x
-        self.y += drift_y
-      else:
-        moving = substeps > k
-        if not moving.any():
-          break
-        self.x += np.where(moving, drift_x, 0.0)
-        self.y += np.where(moving, drift_y, 0.0)
+    self._drift(drift_x, drift_y, substeps, ran_all)
     self.time_elapsed_s += constants.SUBSTEP_S * substeps
     self.steps += active
     # Balloons that ran all 18 sub-steps are where SunForcing's end values were computed.
@@ -444,6 +427,30 @@ class BalloonSimulator:
         'internal_temperature': self.internal_temperature.copy(),
         'volume': self.volume.copy(), 'mols_air': self.mols_air.copy(),
     }
+
+  def _drift(self, drift_x, drift_y, substeps, ran_all):
+    """Moves each balloon by (drift_x, drift_y) once per sub-step it ran.
+
+    Added one sub-step at a time, as BLE's Euler step does (x += u·dt), not as 18·u·dt,
+    so positions agree with BLE's to the last bit.
+    """
+    if self.num_balloons == 1:
+      x, y, dx, dy = float(self.x[0]), float(self.y[0]), float(drift_x[0]), float(drift_y[0])
+      for _ in range(int(substeps[0])):
+        x += dx
+        y += dy
+      self.x[0], self.y[0] = x, y
+      return
+    for k in range(constants.SUBSTEPS_PER_STEP):
+      if ran_all:
+        self.x += drift_x
+        self.y += drift_y
+        continue
+      moving = substeps > k
+      if not moving.any():
+        break
+      self.x += np.where(moving, drift_x, 0.0)
+      self.y += np.where(moving, drift_y, 0.0)
 
   def _measure_wind(self, indices):
     """Measures the true wind at the balloons and feeds the forecast error to the GP (§11)."""
