@@ -304,18 +304,55 @@ class ExperimentManager:
         fit_fraction=fit_fraction, continue_previous=continue_previous, n_workers=n_workers,
         objective=objective, search_space=search_space, budget=budget)
 
-  def eval_agents(self, suite=None):
-    """Evaluates every fit on a suite of the evaluation API (not available yet).
+  def eval_agents(self, suite=None, workers=None, use_ray=None):
+    """Evaluates every finished fit on a suite through the evaluation API (`agents.evaluation`).
+
+    Each fit's policy (`run:<run_dir>`, its latest checkpoint) flies every seed
+    of the suite; the results go to `<run_dir>/eval-<suite>/` (the evaluation's
+    own shard files, so an interrupted evaluation resumes).
+
+    Args:
+      suite: a suite name (see `agents.evaluation.suite_names()`) or `Suite`;
+        defaults to the manager's `eval_suite`, else 'small_eval'.
+      workers: local worker processes of each evaluation (None: the CPU count).
+      use_ray: fly on Ray (default: when the manager's parallelization is 'ray').
+
+    Returns:
+      DataFrame with one row per fit and seed: name, fit, seed, and the
+      evaluation's per-seed fields (twr50, cumulative_reward, ...).
 
     Raises:
-      NotImplementedError: the evaluation package `agents.evaluation` (issue 11)
-        is not in this tree yet.
+      NotImplementedError: the evaluation package is not installed in this tree.
+      ExperimentError: no fit has finished.
     """
+    try:
+      from agents import evaluation
+    except ImportError as error:
+      raise NotImplementedError(
+          'eval_agents needs the evaluation API agents.evaluation (issue 11), which is not '
+          f'in this tree ({error}); final training scores are in final_scores() and '
+          'get_writer_data().') from error
+    import pandas as pd
     suite = suite or self.eval_suite or 'small_eval'
-    raise NotImplementedError(
-        f"eval_agents(suite={suite!r}) needs the evaluation API agents.evaluation "
-        '(issue 11), which has not landed on main yet; final training scores are in '
-        'final_scores() and get_writer_data().')
+    suite_name = suite if isinstance(suite, str) else suite.name
+    finished = [fit for fit in self.fits if fit['status'] == fitting.FINISHED]
+    if not finished:
+      raise ExperimentError(f'{self.name}: no fit has finished; call fit() first.')
+    rows = []
+    for fit in finished:
+      run_dir = self.run_dir(fit['index'])
+      eval_dir = os.path.join(run_dir, f'eval-{suite_name}')
+      evaluation.evaluate(
+          f'run:{run_dir}', suite, eval_dir,
+          workers=workers if workers is not None else (os.cpu_count() or 1),
+          use_ray=self.parallelization == 'ray' if use_ray is None else use_ray,
+          ray_address=self.ray_address, progress=not self.quiet, artifacts=False)
+      _, results = evaluation.load(eval_dir)  # Every seed, also those flown before.
+      for result in results:
+        record = result.to_dict()
+        record.pop('flight_path', None)
+        rows.append(dict(name=self.name, fit=fit['index'], **record))
+    return pd.DataFrame(rows).sort_values(['fit', 'seed']).reset_index(drop=True)
 
   def generate_profile(self, budget=None, fname=None, lines=20):
     """Profiles a short fit in this process with cProfile; prints the top lines and saves it.
