@@ -53,6 +53,32 @@ def mean_final_score(manager):
   return float(scores.mean())
 
 
+def twr50_objective(suite='tiny_eval'):
+  """An objective for balloon configs: mean TWR50 of the trial's fits on an evaluation suite.
+
+  Needs the evaluation API (`agents.evaluation`); `ExperimentManager.eval_agents`
+  raises NotImplementedError, naming it, when it is missing.
+  """
+  def objective(manager):
+    frame = manager.eval_agents(suite=suite)
+    return float(frame['twr50'].mean())
+  objective.__name__ = f'twr50_on_{suite}'
+  return objective
+
+
+def default_objective(config):
+  """TWR50 on 'tiny_eval' for balloon configs when `agents.evaluation` exists, else
+  `mean_final_score`."""
+  env_id = training_api.get(config, 'environment.id')
+  if 'Balloon' in env_id:
+    try:
+      import agents.evaluation  # noqa: F401
+    except ImportError:
+      return mean_final_score
+    return twr50_objective('tiny_eval')
+  return mean_final_score
+
+
 def storage_url(directory):
   """The SQLite URL of the study storage in an experiment directory."""
   return 'sqlite:///' + os.path.join(os.path.abspath(directory), STORAGE_NAME)
@@ -175,7 +201,8 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     n_workers: trials running at once (threads, each running its fits in
       worker processes or Ray tasks).
     objective: callable(trial_manager) -> float to maximise; defaults to
-      `mean_final_score`.
+      `mean_final_score` (for balloon configs, TWR50 on 'tiny_eval' when the
+      evaluation API is present).
     search_space: search space (see `search_space.py`); defaults to the one
       declared for the config's name in `search_spaces.py`.
     budget: training steps per fit; defaults to the manager's fit_budget.
@@ -212,7 +239,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
   budgets = chunk_budgets(budget, fit_fraction)
   sampler_object = make_sampler(sampler, space, seed=manager.seed_entropy % 2**32)
   pruner_object = make_pruner(pruner, len(budgets))
-  objective = objective or mean_final_score
+  objective = objective or default_objective(manager.config)
 
   os.makedirs(manager.directory, exist_ok=True)
   storage = storage_url(manager.directory)
