@@ -7,13 +7,16 @@ Runs the same experiment (same seeds) twice, in fresh directories: with
 `max_workers=1` (one fit at a time) and with `max_workers=--workers`, and
 prints JSON with both wall times, the speed-up, each fit's final training
 score in both runs (they should match seed by seed: same seed, one
-TensorFlow thread, same code path), and the load average before and after.
+TensorFlow thread, same code path), the workers' CPU time, and the load
+average before and after. On a machine that other jobs keep busy, the
+speed-up says little: `cpu_per_wall` shows how many cores each run got.
 Both runs use worker processes, so both pay the same start-up per fit.
 """
 
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -25,9 +28,15 @@ def _run(config, n_fit, steps, workers, output_dir, name, seed):
       config, n_fit=n_fit, fit_budget=steps, output_dir=output_dir, max_workers=workers,
       seed=seed, name=name, quiet=True)
   start = time.perf_counter()
+  before = resource.getrusage(resource.RUSAGE_CHILDREN)
   summary = experiment.fit()
   seconds = time.perf_counter() - start
-  return dict(workers=workers, wall_seconds=round(seconds, 1),
+  after = resource.getrusage(resource.RUSAGE_CHILDREN)
+  cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+  # The workers' CPU time: with it, a parallel run on a busy machine shows whether
+  # it lacked cores (CPU/wall near the core count) or work.
+  return dict(workers=workers, wall_seconds=round(seconds, 1), worker_cpu_seconds=round(cpu, 1),
+              cpu_per_wall=round(cpu / seconds, 2),
               status=list(summary['status']), seeds=[int(s) for s in summary['seed']],
               final_scores=[None if s != s else round(float(s), 3)
                             for s in experiment.final_scores()])
