@@ -8,8 +8,7 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
-from agents.algorithms.ppo import ppo
-from agents.scripts import networks
+from agents.algorithms.ppo import networks, ppo
 
 OBSERVATION_SPACE = gymnasium.spaces.Box(-np.inf, np.inf, (3,), np.float32)
 BOX = gymnasium.spaces.Box(-2.0, 2.0, (1,), np.float32)
@@ -155,7 +154,8 @@ class UpdateTest(unittest.TestCase):
     self.assertGreater(float(algorithm.metrics['kl'].numpy()), 0.0)
 
   def test_bad_minibatch_split_names_the_keys(self):
-    with self.assertRaisesRegex(ValueError, 'num_minibatches=3 .*num_agents \\* segment_length'):
+    with self.assertRaisesRegex(ValueError,
+                                "'algorithm.num_minibatches' = 3 must divide num_agents"):
       _make(num_minibatches=3)
 
   def test_forced_reset_truncates_abandoned_episode(self):

@@ -1,6 +1,6 @@
 """Policy and value networks of PPO, as `tf.Module`s.
 
-Every network has the same interface, which `agents.algorithms.ppo.PPO` calls:
+Every network has the same interface, which `agents.algorithms.ppo.ppo.PPO` calls:
 
 - `policy(observ [N, O], state [N, S]) -> (params [N, P], new_state [N, S])`
 - `policy_sequence(observ [N, T, O], state [N, S], reset [N, T]) -> params [N, T, P]`,
@@ -17,11 +17,14 @@ initialisation (gain sqrt(2) for hidden layers, 0.01 for the policy output,
 1 for the value output), a standard PPO implementation detail.
 """
 
+import dataclasses
+
 import gymnasium
 import numpy as np
 import tensorflow as tf
 
 from agents.algorithms.ppo import distributions
+from agents.config_fields import param
 
 _ACTIVATIONS = {'tanh': tf.tanh, 'relu': tf.nn.relu, 'elu': tf.nn.elu}
 
@@ -204,11 +207,23 @@ NETWORKS = {
 }
 
 
-def make_network(name, observation_space, action_space, seed=0, **kwargs):
-  """Builds the network registered under `name` for the given spaces.
+@dataclasses.dataclass(frozen=True)
+class NetworkConfig:
+  """The network of PPO: the `network` section of a run config."""
+  kind: str = param('feed_forward', 'feed-forward policy, or a GRU policy (BatchPPO)',
+                    choices=tuple(NETWORKS))
+  policy_layers: tuple[int, ...] = param((64, 64), 'hidden sizes of the policy', low=1)
+  value_layers: tuple[int, ...] = param((64, 64), 'hidden sizes of the value function', low=1)
+  gru_units: int = param(64, 'GRU size of the recurrent policy', low=1)
+  activation: str = param('tanh', 'activation of the hidden layers', choices=tuple(_ACTIVATIONS))
+  init_std: float = param(1.0, 'initial std of the Gaussian policy', low=0, low_open=True)
+
+
+def make_network(kind, observation_space, action_space, seed=0, **kwargs):
+  """Builds the network registered under `kind` for the given spaces.
 
   Args:
-    name: a key of `NETWORKS` (config key "network").
+    kind: a key of `NETWORKS` (config key "network.kind").
     observation_space: a gymnasium Box; observations are flattened.
     action_space: a gymnasium Box or Discrete.
     seed: seed of the initial weights.
@@ -217,8 +232,8 @@ def make_network(name, observation_space, action_space, seed=0, **kwargs):
   Returns:
     The network module.
   """
-  if name not in NETWORKS:
-    raise ValueError(f'Unknown network {name!r} (config key "network"); '
+  if kind not in NETWORKS:
+    raise ValueError(f'Unknown network {kind!r} (config key "network.kind"); '
                      f'expected one of {sorted(NETWORKS)}.')
   observ_size = int(np.prod(observation_space.shape))
-  return NETWORKS[name](observ_size, action_space, seed=seed, **kwargs)
+  return NETWORKS[kind](observ_size, action_space, seed=seed, **kwargs)

@@ -1,0 +1,104 @@
+"""Tests of agents/training.py: the run directory, resume, Ctrl-C."""
+
+import json
+import os
+import signal
+import tempfile
+import unittest
+from unittest import mock
+
+import numpy as np
+
+from agents import builders, configs, training
+from tests.scripts import tiny_run
+
+
+def _rows(run_dir):
+  with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
+    return [json.loads(line) for line in file]
+
+
+class TrainTest(unittest.TestCase):
+
+  def test_run_directory_contents(self):
+    run_dir, result = tiny_run.tiny_run()
+    self.assertEqual(result['step'], 128)
+    self.assertFalse(result['interrupted'])
+    for name in ('config.yaml', 'metrics.jsonl', 'checkpoints', 'train', 'policy'):
+      self.assertTrue(os.path.exists(os.path.join(run_dir, name)), name)
+    self.assertTrue(any(name.startswith('events.out.tfevents')
+                        for name in os.listdir(os.path.join(run_dir, 'train'))))
+    rows = _rows(run_dir)
+    train_rows = [row for row in rows if row['phase'] == 'train']
+    update_rows = [row for row in rows if row['phase'] == 'update']
+    self.assertEqual([row['step'] for row in train_rows], [64, 128])
+    # 128 steps / (2 agents * 16 steps) = 4 updates.
+    self.assertEqual(update_rows[-1]['updates'], 4)
+    for key in ('policy_loss', 'value_loss', 'kl', 'kl_penalty', 'entropy', 'clip_fraction',
+                'explained_variance', 'gradient_norm', 'observ_mean', 'observ_std'):
+      self.assertIn(key, update_rows[-1])
+    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')),
+                     tiny_run.tiny_config())
+
+  def test_resume_continues_from_checkpoint(self):
+    run_dir = tempfile.mkdtemp()
+    first = training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True)
+    self.assertEqual(first['step'], 64)
+    # A finished run extended by more steps (and another log cadence) continues.
+    longer = tiny_run.tiny_config(steps=128, log_every=32)
+    second = training.train(longer, run_dir, quiet=True)
+    self.assertEqual(second['step'], 128)
+    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')), longer)
+    steps = [row['step'] for row in _rows(run_dir) if row['phase'] == 'train']
+    self.assertEqual(steps, [64, 96, 128])
+    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
+    self.assertEqual(int(algorithm.num_updates.numpy()), 4)
+
+  def test_resume_refuses_other_changes_before_writing(self):
+    run_dir = tempfile.mkdtemp()
+    training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True, export_policy=False)
+    path = os.path.join(run_dir, 'config.yaml')
+    with open(path, encoding='utf-8') as file:
+      before = file.read()
+    with self.assertRaisesRegex(configs.ConfigError, 'algorithm.learning_rate'):
+      training.train(tiny_run.tiny_config(steps=128, learning_rate=1e-2), run_dir, quiet=True)
+    with open(path, encoding='utf-8') as file:
+      self.assertEqual(file.read(), before)
+
+  def test_ctrl_c_saves_checkpoint_and_stops(self):
+    run_dir = tempfile.mkdtemp()
+    original = training._ProgressReporter.__call__
+    calls = []
+
+    def interrupting_call(reporter, row):
+      calls.append(row['step'])
+      if len(calls) == 2:
+        signal.raise_signal(signal.SIGINT)
+      return original(reporter, row)
+
+    with mock.patch.object(training._ProgressReporter, '__call__', interrupting_call):
+      result = training.train(tiny_run.tiny_config(steps=10_000), run_dir, quiet=True)
+    self.assertTrue(result['interrupted'])
+    self.assertEqual(result['step'], calls[-1])
+    checkpoints = os.listdir(os.path.join(run_dir, 'checkpoints'))
+    self.assertIn(f"ckpt-{result['step']}.index", checkpoints)
+    self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+
+
+class BatchEnvTest(unittest.TestCase):
+
+  def test_vector_env_slabs_for_the_balloon(self):
+    config = configs.resolve('balloon', {'num_agents': 3, 'environment.processes': False})
+    batch = builders.make_batch_env(config)
+    try:
+      self.assertEqual(len(batch), 3)
+      observ, _ = batch.reset(seeds=[0, 1, 2])
+      self.assertEqual(observ.shape, (3, 1099))
+      observ, reward, terminated, truncated, _ = batch.step(np.array([0, 1, 2]))
+      self.assertEqual((observ.shape, reward.shape), ((3, 1099), (3,)))
+    finally:
+      batch.close()
+
+
+if __name__ == '__main__':
+  unittest.main()
