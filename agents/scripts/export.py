@@ -48,7 +48,8 @@ def main(argv=None):
   outdir = args.outdir or os.path.join(args.logdir, 'policy')
   try:
     _check_outdir(outdir)
-    _, algorithm, observation_space, _ = builders.restore_algorithm(args.logdir, args.checkpoint)
+    _, algorithm, observation_space, _ = builders.restore_algorithm(
+        args.logdir, args.checkpoint, is_training=False)
     path = training.save_policy(algorithm, observation_space, outdir)
   except configs.ConfigError as error:
     print(f'{_PROG}: error: {error}', file=sys.stderr)

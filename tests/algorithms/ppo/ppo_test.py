@@ -98,6 +98,19 @@ class PerformTest(unittest.TestCase):
     self.assertTrue(set(actions.ravel()) <= {0, 1, 2})
 
 
+  def test_discrete_actions_start_where_the_space_starts(self):
+    space = gymnasium.spaces.Discrete(3, start=5)
+    algorithm = _make(space, batch_size=64)
+    # Sampled (training) and most likely (evaluation) actions are both in 5..7, and the
+    # update still learns from the category indices 0..2.
+    actions = _drive(algorithm, 10, batch_size=64)
+    self.assertEqual(set(np.unique(actions)), {5, 6, 7})
+    algorithm.training.assign(False)
+    mode = algorithm.perform(tf.range(4), tf.zeros([4, 3])).numpy()
+    self.assertTrue(np.all((mode >= 5) & (mode <= 7)), mode)
+    self.assertTrue(all(space.contains(int(action)) for action in mode))
+
+
 class UpdateTest(unittest.TestCase):
 
   def _fill_memory(self, algorithm, action_space):
