@@ -27,7 +27,8 @@ Rules that follow from running inside one traced `tf.function`:
 
 Configuration: a class declares its hyperparameters once, as a frozen
 dataclass made with `agents.config_fields.param`, in its `Config` attribute
-(and, if it has a network, `NetworkConfig`). They become the `algorithm` (and
+(and, if it has a network, `NetworkConfig`); a `check_run(config)` static
+method of `Config`, if present, checks relations between keys. They become the `algorithm` (and
 `network`) section of a run config, with validation, YAML and `--set` derived
 from them. `from_config` builds the algorithm from a resolved run config; the
 default calls `cls(num_agents, observation_space, action_space, config,
@@ -117,15 +118,6 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
                        if cls.Config is not None else None)
     return cls(config['environment']['num_agents'], observation_space, action_space,
                hyperparameters, seed=config['seed'], is_training=is_training)
-
-  @classmethod
-  def check_config(cls, config):
-    """Checks relations between keys of a run config before anything is built.
-
-    Each value has already passed its own declaration. Raise
-    `agents.config_fields.ConfigError` naming the keys; the default checks nothing.
-    """
-    del config
 
   def export_policy(self, observation_space):
     """Returns a `tf.Module` for `tf.saved_model.save` with `action(observ [N, ...])`.

@@ -123,7 +123,9 @@ def validate(config):
     if key not in expected:
       raise ConfigError(f'Unknown config key {key!r} at the top; expected {sorted(expected)}.')
   for section in sections.SECTIONS:
-    if not isinstance(config.get(section), dict):
+    if section not in config:
+      raise ConfigError(f'Config is missing the section {section!r}.')
+    if not isinstance(config[section], dict):
       raise ConfigError(f'Config section {section!r} must be a mapping, got '
                         f'{config.get(section)!r}.')
   name = _checked_name(config['algorithm'].get('name'))
@@ -147,7 +149,9 @@ def validate(config):
   ordered = {'seed': resolved['seed']}
   ordered.update((section, resolved[section]) for section in sections.SECTIONS)
   _check_relations(ordered)
-  registry.lookup(name).check_config(ordered)
+  config_class = sections.section_classes(name)['algorithm']
+  if hasattr(config_class, 'check_run'):
+    config_class.check_run(ordered)
   check_environment(ordered)
   return ordered
 
@@ -215,10 +219,14 @@ def flatten(config):
 
 
 def load_yaml(path):
-  """Reads a config file (nested, or flat from earlier versions) and validates it."""
+  """Reads a full config file (a run's config.yaml, or a flat one of earlier versions).
+
+  Raises:
+    ConfigError: naming the file and the problem; a nested file must hold every key.
+  """
   data = yaml_io.read_yaml(path)
-  if migration.is_flat(data) or set(data) != {'seed', *sections.SECTIONS}:
-    data = from_mapping(data)
+  if migration.is_flat(data):
+    data = from_mapping(data)  # Earlier versions' keys onto today's defaults.
   try:
     return validate(data)
   except ConfigError as error:
@@ -241,7 +249,7 @@ def parse_override(text):
 
 
 def _checked_name(name):
-  registry.lookup(name)  # Raises naming the key when unknown.
+  registry.declarations(name)  # Raises naming the key when unknown.
   return name
 
 

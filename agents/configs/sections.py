@@ -68,10 +68,11 @@ class LoopConfig:
                           resumable=True)
 
 
-def section_classes(algorithm_class):
-  """{section: declared dataclass or None} for a run of `algorithm_class`."""
-  return {'environment': EnvironmentConfig, 'network': algorithm_class.NetworkConfig,
-          'algorithm': algorithm_class.Config, 'loop': LoopConfig}
+def section_classes(algorithm_name):
+  """{section: declared dataclass or None} for a run of the named algorithm."""
+  config, network_config = registry.declarations(algorithm_name)
+  return {'environment': EnvironmentConfig, 'network': network_config, 'algorithm': config,
+          'loop': LoopConfig}
 
 
 def specs_of(algorithm_name):
@@ -80,12 +81,11 @@ def specs_of(algorithm_name):
   Raises:
     ConfigError: the algorithm is unknown.
   """
-  algorithm_class = registry.lookup(algorithm_name)
   specs = dict(config_fields.specs(RootConfig))
   specs['algorithm.name'] = config_fields.Spec(
       name='name', kind=str, is_list=False, nullable=False,
       doc=f"the algorithm: one of {sorted(registry.ALGORITHMS)} or 'package.module:Class'")
-  for section, cls in section_classes(algorithm_class).items():
+  for section, cls in section_classes(algorithm_name).items():
     if cls is not None:
       specs.update({f'{section}.{key}': spec for key, spec in config_fields.specs(cls).items()})
   return specs
@@ -93,9 +93,8 @@ def specs_of(algorithm_name):
 
 def defaults_of(algorithm_name):
   """A run config of defaults for the named algorithm (a fresh nested mapping)."""
-  algorithm_class = registry.lookup(algorithm_name)
   config = config_fields.defaults(RootConfig)
-  for section, cls in section_classes(algorithm_class).items():
+  for section, cls in section_classes(algorithm_name).items():
     config[section] = config_fields.defaults(cls) if cls is not None else {}
   config['algorithm'] = {'name': algorithm_name, **config['algorithm']}
   return config

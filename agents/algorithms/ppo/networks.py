@@ -17,16 +17,15 @@ initialisation (gain sqrt(2) for hidden layers, 0.01 for the policy output,
 1 for the value output), a standard PPO implementation detail.
 """
 
-import dataclasses
-
 import gymnasium
 import numpy as np
 import tensorflow as tf
 
+from agents.algorithms.ppo import config as config_lib
 from agents.algorithms.ppo import distributions
-from agents.config_fields import param
 
 _ACTIVATIONS = {'tanh': tf.tanh, 'relu': tf.nn.relu, 'elu': tf.nn.elu}
+assert tuple(_ACTIVATIONS) == config_lib.ACTIVATIONS
 
 
 def _orthogonal(shape, gain, rng):
@@ -205,18 +204,7 @@ NETWORKS = {
     'feed_forward': FeedForwardPolicy,
     'recurrent': RecurrentPolicy,
 }
-
-
-@dataclasses.dataclass(frozen=True)
-class NetworkConfig:
-  """The network of PPO: the `network` section of a run config."""
-  kind: str = param('feed_forward', 'feed-forward policy, or a GRU policy (BatchPPO)',
-                    choices=tuple(NETWORKS))
-  policy_layers: tuple[int, ...] = param((64, 64), 'hidden sizes of the policy', low=1)
-  value_layers: tuple[int, ...] = param((64, 64), 'hidden sizes of the value function', low=1)
-  gru_units: int = param(64, 'GRU size of the recurrent policy', low=1)
-  activation: str = param('tanh', 'activation of the hidden layers', choices=tuple(_ACTIVATIONS))
-  init_std: float = param(1.0, 'initial std of the Gaussian policy', low=0, low_open=True)
+assert tuple(NETWORKS) == config_lib.NETWORK_KINDS
 
 
 def make_network(kind, observation_space, action_space, seed=0, **kwargs):

@@ -32,9 +32,7 @@ import tensorflow as tf
 from agents import config_fields
 from agents.algorithms import algorithm
 from agents.algorithms.ppo import adam, exported_policy, memory, networks, normalize, utility
-from agents.config_fields import ConfigError, param
-
-POLICY_OBJECTIVES = ('kl_penalty', 'clipped')
+from agents.algorithms.ppo import config as config_lib
 
 # Methods marked `do_not_convert` use explicit `tf.cond` and no Python control
 # flow on tensors, so autograph need not rewrite them; skipping the rewrite
@@ -74,41 +72,11 @@ def kl_penalty_loss(kl, penalty, kl_target, cutoff_factor, cutoff_coef):
   return penalty * kl + cutoff
 
 
-@dataclasses.dataclass(frozen=True)
-class PPOConfig:
-  """The hyperparameters of PPO: the `algorithm` section of a run config."""
-  segment_length: int = param(256, 'steps per agent between updates (memory capacity)', low=1)
-  update_epochs: int = param(10, 'passes over the memory per update', low=1)
-  num_minibatches: int = param(
-      32, 'mini-batches per epoch (recurrent: chunks of agents; must divide the rows)', low=1)
-  discount: float = param(0.99, 'gamma', low=0, high=1, low_open=True)
-  gae_lambda: float = param(0.95, 'GAE lambda', low=0, high=1)
-  learning_rate: float = param(3e-4, 'Adam step size', low=0, low_open=True)
-  max_grad_norm: float = param(0.5, 'global gradient-norm clip; 0 disables', low=0)
-  policy_objective: str = param('kl_penalty', "BatchPPO's adaptive KL penalty or the clipped "
-                                'surrogate', choices=POLICY_OBJECTIVES)
-  kl_target: float = param(1e-2, 'target KL per update of the adaptive penalty', low=0,
-                           low_open=True)
-  kl_init_penalty: float = param(1.0, 'initial KL penalty coefficient', low=0)
-  kl_cutoff_factor: float = param(2.0, 'quadratic cutoff above this multiple of kl_target',
-                                  low=0, low_open=True)
-  kl_cutoff_coef: float = param(1000.0, 'weight of the quadratic KL cutoff', low=0)
-  clip_ratio: float = param(0.2, 'epsilon of the clipped surrogate', low=0, high=1,
-                            low_open=True)
-  value_coef: float = param(0.5, 'weight of the value loss', low=0)
-  entropy_coef: float = param(0.0, 'weight of the entropy bonus', low=0)
-  normalize_observ: bool = param(True, 'streaming observation normalisation')
-  observ_clip: float = param(10.0, 'clip of normalised observations', low=0, low_open=True)
-  normalize_reward: bool = param(True, 'scale rewards by the running std of the return')
-  reward_clip: float = param(10.0, 'clip of scaled rewards', low=0, low_open=True)
-  normalize_advantage: bool = param(True, 'normalise advantages per mini-batch')
-
-
 class PPO(algorithm.InGraphAlgorithm):
   """Proximal policy optimisation over a batch of environments."""
 
-  Config = PPOConfig
-  NetworkConfig = networks.NetworkConfig
+  Config = config_lib.PPOConfig
+  NetworkConfig = config_lib.NetworkConfig
 
   def __init__(self, batch_size, observation_space, action_space, network, config=None, *,
                seed=0, is_training=None, name='ppo', **hyperparameters):
@@ -128,14 +96,13 @@ class PPO(algorithm.InGraphAlgorithm):
       **hyperparameters: fields of `PPOConfig` that replace those of `config`.
     """
     super().__init__(name=name)
-    config = dataclasses.replace(config or PPOConfig(), **hyperparameters)
+    config = dataclasses.replace(config or config_lib.PPOConfig(), **hyperparameters)
     self.config = config
-    if config.policy_objective not in POLICY_OBJECTIVES:
+    if config.policy_objective not in config_lib.POLICY_OBJECTIVES:
       raise ValueError(f'Unknown policy_objective {config.policy_objective!r}; expected one of '
-                       f'{POLICY_OBJECTIVES}.')
-    rows = _update_rows(batch_size, config.segment_length, network.recurrent)
-    if rows % config.num_minibatches:
-      raise ValueError(_minibatch_message(config.num_minibatches, network.recurrent, rows))
+                       f'{config_lib.POLICY_OBJECTIVES}.')
+    config_lib.check_minibatches(batch_size, config.segment_length, config.num_minibatches,
+                                 network.recurrent)
     self._batch_size = batch_size
     self._network = network
     self._observ_size = int(np.prod(observation_space.shape))
@@ -193,19 +160,9 @@ class PPO(algorithm.InGraphAlgorithm):
     network = networks.make_network(observation_space=observation_space,
                                     action_space=action_space, seed=config['seed'],
                                     **config['network'])
+    hyperparameters = config_fields.from_mapping(config_lib.PPOConfig, config['algorithm'])
     return cls(config['environment']['num_agents'], observation_space, action_space, network,
-               config_fields.from_mapping(PPOConfig, config['algorithm']), seed=config['seed'],
-               is_training=is_training)
-
-  @classmethod
-  def check_config(cls, config):
-    """Refuses a `num_minibatches` that does not divide the rows of an update."""
-    hyperparameters = config['algorithm']
-    recurrent = config['network']['kind'] == 'recurrent'
-    rows = _update_rows(config['environment']['num_agents'], hyperparameters['segment_length'],
-                        recurrent)
-    if rows % hyperparameters['num_minibatches']:
-      raise ConfigError(_minibatch_message(hyperparameters['num_minibatches'], recurrent, rows))
+               hyperparameters, seed=config['seed'], is_training=is_training)
 
   def export_policy(self, observation_space):
     """The deterministic policy as a SavedModel-ready module: network and normaliser only."""
@@ -462,13 +419,3 @@ class PPO(algorithm.InGraphAlgorithm):
       for name, value in metrics.items():
         tf.summary.scalar(name, value, step=step)
 
-
-def _update_rows(num_agents, segment_length, recurrent):
-  """Rows the update shuffles: agents (recurrent) or agent steps (feed-forward)."""
-  return num_agents if recurrent else num_agents * segment_length
-
-
-def _minibatch_message(num_minibatches, recurrent, rows):
-  unit = 'num_agents' if recurrent else 'num_agents * segment_length'
-  return (f"Config key 'algorithm.num_minibatches' = {num_minibatches} must divide "
-          f'{unit} = {rows}.')
