@@ -7,8 +7,6 @@ import tempfile
 import unittest
 from unittest import mock
 
-import numpy as np
-
 from agents import builders, configs, training
 from tests.scripts import tiny_run
 
@@ -83,21 +81,6 @@ class TrainTest(unittest.TestCase):
     checkpoints = os.listdir(os.path.join(run_dir, 'checkpoints'))
     self.assertIn(f"ckpt-{result['step']}.index", checkpoints)
     self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
-
-
-class BatchEnvTest(unittest.TestCase):
-
-  def test_vector_env_slabs_for_the_balloon(self):
-    config = configs.resolve('balloon', {'num_agents': 3, 'environment.processes': False})
-    batch = builders.make_batch_env(config)
-    try:
-      self.assertEqual(len(batch), 3)
-      observ, _ = batch.reset(seeds=[0, 1, 2])
-      self.assertEqual(observ.shape, (3, 1099))
-      observ, reward, terminated, truncated, _ = batch.step(np.array([0, 1, 2]))
-      self.assertEqual((observ.shape, reward.shape), ((3, 1099), (3,)))
-    finally:
-      batch.close()
 
 
 if __name__ == '__main__':

@@ -88,5 +88,13 @@ def read_yaml(path):
 
 
 def _first_line(error):
-  lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-  return '; '.join(lines[:2]) if lines else type(error).__name__
+  """The problem and its place, e.g. 'while parsing a flow sequence, line 1, column 7'."""
+  problem = getattr(error, 'problem', None) or getattr(error, 'context', None)
+  mark = getattr(error, 'problem_mark', None) or getattr(error, 'context_mark', None)
+  if problem is None:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+  where = f', line {mark.line + 1}, column {mark.column + 1}' if mark is not None else ''
+  context = getattr(error, 'context', None)
+  return f'{context + ": " if context and context != problem else ""}{problem}{where}'
+
