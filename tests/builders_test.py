@@ -23,27 +23,17 @@ class BuildersTest(unittest.TestCase):
     finally:
       env.close()
 
-  def test_batch_env_in_this_process(self):
-    config = configs.resolve('cartpole', {'num_agents': 3, 'environment.processes': False})
-    batch = builders.make_batch_env(config)
-    try:
-      self.assertEqual(len(batch), 3)
-      observ, _ = batch.reset(seeds=[0, 1, 2])
-      self.assertEqual(observ.shape, (3, 4))
-    finally:
-      batch.close()
-
-  def test_vector_env_slabs_for_the_balloon(self):
-    config = configs.resolve('balloon', {'num_agents': 3, 'environment.processes': False})
-    batch = builders.make_batch_env(config)
-    try:
-      self.assertEqual(len(batch), 3)
-      observ, _ = batch.reset(seeds=[0, 1, 2])
-      self.assertEqual(observ.shape, (3, 1099))
-      observ, reward, _, _, _ = batch.step(np.array([0, 1, 2]))
-      self.assertEqual((observ.shape, reward.shape), ((3, 1099), (3,)))
-    finally:
-      batch.close()
+  def test_batch_env_in_this_process_plain_and_as_balloon_slabs(self):
+    for name, observ_size in (('cartpole', 4), ('balloon', 1099)):
+      config = configs.resolve(name, {'num_agents': 3, 'environment.processes': False})
+      batch = builders.make_batch_env(config)
+      try:
+        self.assertEqual(len(batch), 3)
+        batch.reset(seeds=[0, 1, 2])
+        observ, reward, _, _, _ = batch.step(np.array([0, 1, 0]))
+        self.assertEqual((observ.shape, reward.shape), ((3, observ_size), (3,)))
+      finally:
+        batch.close()
 
   def test_check_finite_reaches_batch_env_when_it_takes_it(self):
     config = configs.resolve('cartpole', {'check_finite': False, 'environment.processes': False})
