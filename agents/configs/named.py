@@ -9,8 +9,7 @@ import copy
 
 from agents.config_fields import ConfigError
 from agents.configs import sections
-
-BALLOON_ENV_ID = 'BalloonLearningEnvironment-v0'
+from agents.env.balloon.constants import BALLOON_ENV_ID
 
 
 def merge(base, overrides, path=''):
