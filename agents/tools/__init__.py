@@ -1,8 +1,10 @@
 """The framework's machinery: workers, the batch, the in-graph batch, the fused step, the loop.
 
-    from agents.tools import BatchEnv, InGraphBatchEnv, FusedStep, Loop, simulate
+    from agents.tools import BatchEnv, InGraphBatchEnv, FusedStep, Loop
+    from agents.tools.simulate import simulate   # the fused step as a plain function
 
-Names are imported lazily: worker processes import `agents.tools.external_process`
+(`agents.tools.simulate` is the module: a submodule shadows a package attribute
+of its name once imported.) Names are imported lazily: worker processes import `agents.tools.external_process`
 and must not pay for TensorFlow, which only some of the tools need.
 """
 
@@ -24,7 +26,6 @@ _EXPORTS = {
     'WorkerError': 'errors',
     'WorkerTimeoutError': 'errors',
     'read_metrics': 'metrics_writer',
-    'simulate': 'simulate',
 }
 
 __all__ = sorted(_EXPORTS)
