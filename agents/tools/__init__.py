@@ -4,8 +4,9 @@
     from agents.tools.simulate import simulate   # the fused step as a plain function
 
 (`agents.tools.simulate` is the module: a submodule shadows a package attribute
-of its name once imported.) Names are imported lazily: worker processes import `agents.tools.external_process`
-and must not pay for TensorFlow, which only some of the tools need.
+of its name once imported.) Names are imported lazily: worker processes import
+`agents.tools.external_process` and must not pay for TensorFlow, which only
+some of the tools need.
 """
 
 import importlib
