@@ -18,6 +18,8 @@ from agents.config_fields import ConfigError
 def _yaml():
   yaml = YAML(typ='safe', pure=True)
   yaml.default_flow_style = False
+  # Keys in declaration order: seed, environment, network, algorithm (name first), loop.
+  yaml.representer.sort_base_mapping_type_on_output = False
   return yaml
 
 
