@@ -26,8 +26,9 @@ def resolve(name_or_path, overrides=None):
 
   Args:
     name_or_path: a key of `CONFIGS`, or the path of a YAML config file (a full
-      config such as a run's config.yaml, a partial one merged onto `default`, or
-      one in the old flat format).
+      config such as a run's config.yaml, a partial one merged onto the named
+      config of its top key `base` (default 'default'), or one in the old flat
+      format).
     overrides: optional mapping of dotted keys ('algorithm.learning_rate'), or
       leaf names that are unique ('learning_rate'), to values. Setting
       'algorithm.name' switches the algorithm: its `algorithm` and `network`
@@ -53,12 +54,20 @@ def base_config(name_or_path):
 
 
 def from_mapping(data):
-  """A full config from a mapping read from YAML: nested or flat, full or partial."""
+  """A full config from a mapping read from YAML: nested or flat, full or partial.
+
+  A partial mapping is merged onto the named config of its optional top key
+  `base` (default: 'default'); `base` itself is not part of the result.
+  """
+  data = dict(data)
+  base = data.pop('base', 'default')
+  if base not in named.CONFIGS:
+    raise ConfigError(f"Config key 'base' must be one of {sorted(named.CONFIGS)}, got {base!r}.")
   if migration.is_flat(data):
     data = migration.migrate_flat(data)
   name = data.get('algorithm', {}).get('name', 'ppo') if isinstance(
       data.get('algorithm'), dict) else 'ppo'
-  return named.merge(with_algorithm(named.default(), name), data)
+  return named.merge(with_algorithm(named.CONFIGS[base](), name), data)
 
 
 def with_algorithm(config, name):

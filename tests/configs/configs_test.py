@@ -109,6 +109,14 @@ class YamlFilesTest(unittest.TestCase):
     self.assertEqual(config['algorithm']['learning_rate'], 0.001)
     self.assertEqual(config['algorithm']['discount'], 0.99)
 
+  def test_a_partial_file_names_its_base(self):
+    config = configs.resolve(_write('base: cartpole\nalgorithm: {learning_rate: 0.001}\n'))
+    self.assertEqual((config['environment']['id'], config['loop']['steps']),
+                     ('CartPole-v1', 100_000))
+    self.assertEqual(config['algorithm']['learning_rate'], 0.001)
+    with self.assertRaisesRegex(ConfigError, "'base' must be one of"):
+      configs.resolve(_write('base: cartpol\n'))
+
   def test_flat_files_of_earlier_versions_migrate(self):
     path = _write('algorithm: ppo\nenv: CartPole-v1\nenv_processes: false\nnetwork: recurrent\n'
                   'learning_rate: 0.001\nsteps: 5000\nnum_agents: 4\nnum_minibatches: 2\n')
