@@ -8,6 +8,7 @@ import unittest
 from unittest import mock
 
 from agents import builders, configs, training
+from agents.configs import migration
 from tests.scripts import tiny_run
 
 
@@ -51,6 +52,21 @@ class TrainTest(unittest.TestCase):
     self.assertEqual(steps, [64, 96, 128])
     _, algorithm, _, _ = builders.restore_algorithm(run_dir)
     self.assertEqual(int(algorithm.num_updates.numpy()), 4)
+
+  def test_a_flat_run_of_earlier_versions_resumes(self):
+    run_dir = tempfile.mkdtemp()
+    training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True, export_policy=False)
+    # Rewrite config.yaml as earlier versions wrote it: one flat mapping.
+    renamed = {dotted: flat for flat, dotted in migration.RENAMES.items()}
+    nested = configs.load_yaml(os.path.join(run_dir, 'config.yaml'))
+    flat = {renamed.get(key, key.rsplit('.', 1)[-1]): value
+            for key, value in configs.flatten(nested).items() if key != 'environment.check_finite'}
+    configs.save_yaml(flat, os.path.join(run_dir, 'config.yaml'))
+    result = training.train(tiny_run.tiny_config(steps=128), run_dir, quiet=True,
+                            export_policy=False)
+    self.assertEqual(result['step'], 128)
+    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')),
+                     tiny_run.tiny_config(steps=128))
 
   def test_resume_refuses_other_changes_before_writing(self):
     run_dir = tempfile.mkdtemp()
