@@ -2,34 +2,19 @@
 
 Everything in `agents/experiment/` reads and changes configs through dotted
 keys (`'algorithm.learning_rate'`, `'loop.steps'`, `'seed'`) and trains through
-`train`, so switching from today's flat configs (`agents.scripts.configs`,
-`agents.scripts.train`) to the nested ones of the config redesign
-(`agents.configs.resolve`, `agents.training.train`) changes only this file.
-
-Today's configs are flat: a dotted key maps to its last component (or to the
-renamed flat key in `_FLAT_ALIASES`), so search spaces and overrides written
-for the nested configs already work.
+`train`: `agents.configs` resolves and validates the nested configs, and
+`agents.training.train` trains or resumes a run (`loop.steps` may grow on
+resume).
 """
 
 import copy
 import os
 
-from agents.scripts import config_schema
-from agents.scripts import configs as configs_lib
+from agents import configs
+from agents.configs import resolution
 
-ConfigError = config_schema.ConfigError
-UnknownConfigError = configs_lib.UnknownConfigError
-
-# Nested keys whose flat name is not their last component.
-_FLAT_ALIASES = {
-    'algorithm.name': 'algorithm',
-    'environment.id': 'env',
-    'environment.kwargs': 'env_kwargs',
-    'environment.imports': 'env_imports',
-    'environment.processes': 'env_processes',
-    'environment.vector': 'vector_env',
-    'network.kind': 'network',
-}
+ConfigError = configs.ConfigError
+UnknownConfigError = configs.ConfigError
 
 BUDGET_KEY = 'loop.steps'
 SEED_KEY = 'seed'
@@ -38,18 +23,21 @@ THREADS_KEY = 'loop.tf_threads'
 
 def config_names():
   """Names of the registered configs."""
-  return sorted(configs_lib.CONFIGS)
+  return sorted(configs.CONFIGS)
 
 
-def _flat_key(key):
-  if key in _FLAT_ALIASES:
-    return _FLAT_ALIASES[key]
-  return key.rsplit('.', 1)[-1]
+def _dotted(config, key):
+  """The dotted key of `key` (dotted already, or a unique leaf name) in the config."""
+  return resolution.dotted_key(key, configs.specs_of(config['algorithm']['name']))
 
 
 def has_key(config, key):
-  """Whether the dotted `key` names a value of the resolved `config`."""
-  return _flat_key(key) in config
+  """Whether the dotted `key` (or unique leaf name) names a value of the resolved `config`."""
+  try:
+    _dotted(config, key)
+  except ConfigError:
+    return False
+  return True
 
 
 def get(config, key):
@@ -58,43 +46,40 @@ def get(config, key):
   Raises:
     ConfigError: the key is not in the config.
   """
-  if not has_key(config, key):
-    raise ConfigError(f"Unknown config key '{key}'.")
-  return config[_flat_key(key)]
+  return configs.flatten(config)[_dotted(config, key)]
 
 
 def without(config, key):
   """A copy of `config` without the dotted `key` (for comparing configs that may differ there)."""
   config = copy.deepcopy(dict(config))
-  config.pop(_flat_key(key), None)
+  dotted = _dotted(config, key) if has_key(config, key) else key
+  if '.' in dotted:
+    section, leaf = dotted.split('.', 1)
+    config.get(section, {}).pop(leaf, None)
+  else:
+    config.pop(dotted, None)
   return config
 
 
 def resolve(config, overrides=None):
-  """Builds a validated config from a name or a mapping, with dotted overrides.
+  """Builds a validated config from a name, a YAML file or a mapping, with dotted overrides.
 
   Args:
     config: the name of a registered config, a YAML config file (`.yaml`,
       `.yml`), or a (resolved) config mapping.
-    overrides: optional mapping of dotted keys to values.
+    overrides: optional mapping of dotted keys (or unique leaf names) to values.
 
   Returns:
     A new validated config mapping.
 
   Raises:
-    UnknownConfigError: no config has that name.
-    ConfigError: an override names an unknown key or has a bad value.
+    ConfigError: an unknown config or key, or a bad value (named).
   """
-  flat = {_flat_key(key): value for key, value in (overrides or {}).items()}
-  if is_yaml_path(config):
-    config = load_yaml(config)
-  elif isinstance(config, str):
-    return configs_lib.resolve(config, flat)
-  resolved = copy.deepcopy(dict(config))
-  for key, value in flat.items():
-    config_schema.check_key(key, value)
-    resolved[key] = value
-  return config_schema.validate(resolved)
+  if isinstance(config, str):
+    if is_yaml_path(config) and not os.path.isfile(config):
+      raise ConfigError(f'Config file {config} does not exist.')
+    return configs.resolve(config, overrides)
+  return configs.apply_overrides(copy.deepcopy(dict(config)), overrides)
 
 
 def is_yaml_path(config):
@@ -113,19 +98,19 @@ def label(config):
 
 
 def load_yaml(path):
-  """Reads and validates a config from YAML with the safe loader.
+  """Reads and validates a config file.
 
   Raises:
     ConfigError: the file is missing or does not hold a valid config.
   """
   if not os.path.isfile(path):
     raise ConfigError(f'Config file {path} does not exist.')
-  return config_schema.load_yaml(path)
+  return configs.load_yaml(path)
 
 
 def save_yaml(data, path):
-  """Writes a plain mapping as YAML."""
-  config_schema.save_yaml(data, path)
+  """Writes a config as YAML."""
+  configs.save_yaml(data, path)
 
 
 def train(config, run_dir, quiet=True, export_policy=True):
@@ -134,6 +119,6 @@ def train(config, run_dir, quiet=True, export_policy=True):
   The summary has `step`, `interrupted`, `mean_score` and `run_dir`. A run
   directory with a checkpoint resumes, and `loop.steps` may grow on resume.
   """
-  from agents.scripts import train as train_lib
+  from agents import training
   os.makedirs(run_dir, exist_ok=True)
-  return train_lib.train(config, run_dir, quiet=quiet, export_policy=export_policy)
+  return training.train(config, run_dir, quiet=quiet, export_policy=export_policy)

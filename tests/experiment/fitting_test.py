@@ -7,7 +7,7 @@ import time
 import unittest
 
 from agents.experiment import fitting, manager, progress, threads
-from tests.experiment import tiny
+from tests.experiment import crashing_env, tiny
 
 
 class ThreadsTest(unittest.TestCase):
@@ -30,7 +30,7 @@ class ProcessFitTest(unittest.TestCase):
     experiment = manager.ExperimentManager(
         'pendulum', n_fit=2, fit_budget=100_000, output_dir=output_dir, seed=0,
         overrides=tiny.TINY_OVERRIDES, max_workers=2, quiet=True,
-        overrides_per_fit=[{}, {'environment.id': 'NoSuchEnv-v0'}])
+        overrides_per_fit=[{}, crashing_env.CRASHING_OVERRIDES])
     run_dir = experiment.run_dir(0)
 
     def stop_when_training():
@@ -53,7 +53,7 @@ class ProcessFitTest(unittest.TestCase):
     states = [fit['status'] for fit in experiment.fits]
     # Fit 1 crashed, reported with its index; fit 0 saved a checkpoint and stopped.
     self.assertEqual(states, [fitting.INTERRUPTED, fitting.FAILED])
-    self.assertIn('NoSuchEnv', experiment.fits[1]['error'])
+    self.assertIn(crashing_env.MESSAGE, experiment.fits[1]['error'])
     stopped_at = experiment.fits[0]['step']
     self.assertGreater(stopped_at, 0)
     self.assertLess(stopped_at, 100_000)

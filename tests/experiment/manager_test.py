@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from agents.experiment import fitting, manager, manifest, training_api
-from tests.experiment import tiny
+from tests.experiment import crashing_env, tiny
 
 
 def _tiny_manager(output_dir, **kwargs):
@@ -48,6 +48,8 @@ class BadInputTest(unittest.TestCase):
       _tiny_manager(output_dir, overrides_per_fit=[{}])
     with self.assertRaisesRegex(training_api.ConfigError, 'Fit 1: .*discount'):
       _tiny_manager(output_dir, overrides_per_fit=[{}, {'algorithm.discount': 'high'}])
+    with self.assertRaisesRegex(training_api.ConfigError, "Fit 0: .*'NoSuchEnv-v0'"):
+      _tiny_manager(output_dir, overrides_per_fit=[{'environment.id': 'NoSuchEnv-v0'}, {}])
     with self.assertRaisesRegex(manager.ExperimentError, 'parallelization'):
       _tiny_manager(output_dir, parallelization='threads')
     self.assertFalse(os.listdir(output_dir))  # Nothing was written.
@@ -155,12 +157,12 @@ class FitTest(unittest.TestCase):
 
   def test_a_crashing_fit_is_reported_with_its_index_and_the_others_finish(self):
     output_dir = tempfile.mkdtemp()
-    bad = [{}, {'environment.id': 'NoSuchEnv-v0'}]
+    bad = [{}, crashing_env.CRASHING_OVERRIDES]
     crashing = _tiny_manager(output_dir, overrides_per_fit=bad)
     summary = crashing.fit()
     self.assertEqual(list(summary['status']), [fitting.FINISHED, fitting.FAILED])
     self.assertEqual(crashing.failed_fits(), [1])
-    self.assertIn('NoSuchEnv', crashing.fits[1]['error'])
+    self.assertIn(crashing_env.MESSAGE, crashing.fits[1]['error'])
     # The failed fit is tried again by the next fit(); the finished one is kept.
     self.assertEqual(list(crashing.fit()['status']), [fitting.FINISHED, fitting.FAILED])
 
