@@ -6,6 +6,7 @@ import unittest
 from unittest import mock
 
 from agents.experiment import fitting, manager, ray_fitting
+from agents.experiment.search_space import LogUniform
 from tests.experiment import tiny
 
 try:
@@ -46,6 +47,17 @@ class RayFitTest(unittest.TestCase):
     self.assertEqual(set(frame['fit']), {0, 1})
     loaded = manager.ExperimentManager.load(experiment.directory, quiet=True)
     self.assertEqual([fit['status'] for fit in loaded.fits], [fitting.FINISHED] * 2)
+
+  def test_search_spreads_trials_over_ray(self):
+    experiment = manager.ExperimentManager(
+        'pendulum', n_fit=1, fit_budget=tiny.TINY_BUDGET, output_dir=tempfile.mkdtemp(), seed=0,
+        overrides=tiny.TINY_OVERRIDES, parallelization='ray', quiet=True)
+    # Two trials at once (threads), each fit a Ray task declaring one CPU.
+    experiment.optimize_hyperparams(
+        n_trials=2, n_fit=1, sampler='random', pruner='none', fit_fraction=1.0, n_workers=2,
+        search_space={'algorithm.learning_rate': LogUniform(1e-4, 1e-2)})
+    self.assertEqual(experiment.study['complete'], 2)
+    self.assertEqual(len(os.listdir(os.path.join(experiment.directory, 'trials'))), 2)
 
 
 if __name__ == '__main__':
