@@ -8,8 +8,9 @@
 
 The manager's directory is `<output_dir>/<name>/`: `experiment.yaml` (the
 manifest, see `manifest.py`) and one ordinary run directory per fit,
-`fit00-<name>/`, `fit01-<name>/`, ..., each of which `agents.scripts.train`
-can also resume. Fit `i` gets the `i`-th seed spawned from one
+`fit00-<name>/`, `fit01-<name>/`, ... (when the name is the config's,
+`agents.scripts.train --logdir=<output_dir>/<name> --timestamp=fit00
+--config=<name>` resumes a fit by hand). Fit `i` gets the `i`-th seed spawned from one
 `numpy.random.SeedSequence`. Building a manager whose directory already holds
 the same experiment picks up its state, so `fit` resumes where it stopped.
 """
