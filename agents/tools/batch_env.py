@@ -52,6 +52,7 @@ import numpy as np
 from agents.tools import errors
 from agents.tools import external_process as external_process_lib
 from agents.tools import slab as slab_lib
+from agents.tools.transport import shared_block, wire
 
 
 class BatchEnv:
@@ -110,15 +111,15 @@ class BatchEnv:
       self._share_one_block()
 
   def _share_one_block(self):
-    layout, size = external_process_lib.shared_layout(
+    layout, size = shared_block.shared_layout(
         self._size, self.observation_space, self.action_space)
     memory = shared_memory.SharedMemory(create=True, size=size)
     self._block_finalizer = weakref.finalize(
-        self, external_process_lib.release_memory, memory)
+        self, shared_block.release_memory, memory)
     for member, start, count in zip(self._members, self._starts, self._sizes):
       member.attach_shared_block(
-          memory, external_process_lib.slice_layout(layout, start, count))
-    self._block = external_process_lib.views(memory.buf, layout)
+          memory, shared_block.slice_layout(layout, start, count))
+    self._block = shared_block.views(memory.buf, layout)
 
   @classmethod
   def from_constructors(cls, constructor, num_envs, processes=True, envs_per_process=1,
@@ -322,7 +323,7 @@ class BatchEnv:
       seeds = [None if seed is None else int(seed) for seed in seeds]
     self._truncate_next_step[indices] = False
     requests, counts, order = self._requests_by_member(indices, seeds)
-    if self._block is not None and external_process_lib.fast_reset_fits(None, seeds):
+    if self._block is not None and wire.fast_reset_fits(None, seeds):
       parts = self._reset_shared_block(requests)
       observ = self._block['observ'][indices]  # A copy, in the caller's order already.
     else:
@@ -395,7 +396,7 @@ class BatchEnv:
     members = self._members
     # Send every request before waiting for any, so the workers reset in parallel.
     tokens = [members[position].begin_fast_reset(
-                  external_process_lib.encode_fast_reset(local, member_seeds))
+                  wire.encode_fast_reset(local, member_seeds))
               for position, local, member_seeds in requests]
     involved = [members[position] for position, _, _ in requests]
     parts, died, failed = _sort_replies(involved, external_process_lib.wait_all(involved, tokens))
@@ -409,7 +410,7 @@ class BatchEnv:
       _, parts[slot] = self._reset_restarted(
           position, local, member_seeds,
           lambda member, *args: (None, member.end_fast_reset(member.begin_fast_reset(
-              external_process_lib.encode_fast_reset(*args)))))
+              wire.encode_fast_reset(*args)))))
     return parts
 
   def _reset_restarted(self, position, local, member_seeds, reset_member):
