@@ -49,7 +49,7 @@ from multiprocessing import shared_memory
 import gymnasium
 import numpy as np
 
-from agents.tools import errors
+from agents.tools import batch_checks, batch_index, batch_member, errors
 from agents.tools import external_process as external_process_lib
 from agents.tools import slab as slab_lib
 from agents.tools.transport import shared_block, wire
@@ -64,14 +64,18 @@ class BatchEnv:
     max_restarts: How many dead workers this batch may still replace in total.
   """
 
-  def __init__(self, envs, max_restarts=0):
+  def __init__(self, envs, max_restarts=0, check_finite=True):
     """Builds the batch from environments, slabs or `ExternalProcess` workers.
 
     Args:
       envs: Sequence of `gymnasium.Env`, autoreset-disabled `gymnasium.vector.VectorEnv`
-        or `ExternalProcess` objects; their spaces must agree.
+        or `BatchMember` objects (such as `ExternalProcess` workers); their spaces must
+        agree.
       max_restarts: Total number of dead workers the batch replaces before it gives up
         and raises `WorkerDiedError`.
+      check_finite: Whether `step` and `reset` raise `NonFiniteError` when a float
+        observation or a reward is NaN or infinite (one pass over the batch; see
+        bench/env_throughput.py for its cost).
 
     Raises:
       ValueError: `envs` is empty.
@@ -79,7 +83,7 @@ class BatchEnv:
     """
     if not envs:
       raise ValueError('BatchEnv needs at least one environment.')
-    self._members = [_as_member(env) for env in envs]
+    self._members = [batch_member.as_member(env) for env in envs]
     self._sizes = [member.num_envs for member in self._members]
     self._starts = np.cumsum([0] + self._sizes)[:-1].tolist()
     self._size = int(sum(self._sizes))
@@ -88,8 +92,7 @@ class BatchEnv:
     self.observation_space = self._members[0].observation_space
     self.action_space = self._members[0].action_space
     for member, start in zip(self._members, self._starts):
-      if isinstance(member, external_process_lib.ExternalProcess):
-        member.index = start  # Errors name the batch index of the worker's first environment.
+      member.index = start  # Errors name the batch index of the member's first environment.
       _check_same_space('observation', start, member.observation_space, self.observation_space)
       _check_same_space('action', start, member.action_space, self.action_space)
     self.max_restarts = max_restarts
@@ -98,10 +101,8 @@ class BatchEnv:
     # other environment of its slab; their next step reports the episode as truncated.
     self._truncate_next_step = np.zeros(self._size, bool)
     self._array_observ = slab_lib.is_array_space(self.observation_space)
-    self._action_bounds = None
-    if isinstance(self.action_space, (gymnasium.spaces.Discrete, gymnasium.spaces.MultiDiscrete,
-                                      gymnasium.spaces.MultiBinary)):
-      self._action_bounds = _integer_bounds(self.action_space)
+    self._check_actions = batch_checks.ActionCheck(self.action_space, self._size)
+    self._check_finite = check_finite
     self._last_observ = None
     self._closed = False
     self._block = None
@@ -123,7 +124,7 @@ class BatchEnv:
 
   @classmethod
   def from_constructors(cls, constructor, num_envs, processes=True, envs_per_process=1,
-                        max_restarts=0, **process_kwargs):
+                        max_restarts=0, check_finite=True, **process_kwargs):
     """Builds a batch of `num_envs` environments from constructors.
 
     Args:
@@ -135,6 +136,7 @@ class BatchEnv:
         `SyncVectorEnv`) steps this many environments together. The last slab may be
         smaller.
       max_restarts: Total number of dead workers the batch replaces.
+      check_finite: Whether NaN or infinite observations and rewards raise.
       **process_kwargs: Passed to `ExternalProcess` (context, timeout, start_timeout, ...).
 
     Returns:
@@ -151,13 +153,15 @@ class BatchEnv:
     groups = [constructors[start:start + envs_per_process]
               for start in range(0, num_envs, envs_per_process)]
     slab_constructors = [
-        group[0] if envs_per_process == 1 else _SlabConstructor(group) for group in groups]
+        group[0] if envs_per_process == 1 else batch_member.SlabConstructor(group)
+        for group in groups]
     return cls.from_slab_constructors(
-        slab_constructors, processes=processes, max_restarts=max_restarts, **process_kwargs)
+        slab_constructors, processes=processes, max_restarts=max_restarts,
+        check_finite=check_finite, **process_kwargs)
 
   @classmethod
   def from_slab_constructors(cls, slab_constructors, processes=True, max_restarts=0,
-                             **process_kwargs):
+                             check_finite=True, **process_kwargs):
     """Builds a batch from constructors of whole slabs, one worker process per slab.
 
     For environments with a native vector form, e.g.
@@ -169,13 +173,15 @@ class BatchEnv:
         disabled `gymnasium.vector.VectorEnv`.
       processes: Whether to run every slab in its own worker process.
       max_restarts: Total number of dead workers the batch replaces.
+      check_finite: Whether NaN or infinite observations and rewards raise.
       **process_kwargs: Passed to `ExternalProcess` (context, timeout, start_timeout, ...).
 
     Returns:
       A `BatchEnv` whose size is the sum of the slab sizes.
     """
     if not processes:
-      return cls([make() for make in slab_constructors], max_restarts=max_restarts)
+      return cls([make() for make in slab_constructors], max_restarts=max_restarts,
+                 check_finite=check_finite)
     workers = []
     try:
       # Start every worker before waiting for any, so the constructors run in parallel;
@@ -187,7 +193,7 @@ class BatchEnv:
         worker.index = start
         worker.wait_ready()
         start += worker.num_envs
-      return cls(workers, max_restarts=max_restarts)
+      return cls(workers, max_restarts=max_restarts, check_finite=check_finite)
     except BaseException:
       for worker in workers:
         worker.close()
@@ -244,6 +250,8 @@ class BatchEnv:
     infos = self._truncate_lost_episodes(truncated, infos)
     if self._array_observ:
       self._last_observ = observ
+    if self._check_finite:
+      batch_checks.check_finite(observ, reward)
     return observ, reward, terminated, truncated, infos
 
   def _step_shared_block(self, actions):
@@ -261,6 +269,8 @@ class BatchEnv:
     if any(not ok or info for ok, info in results):  # Rare: infos, errors or dead workers.
       infos = self._finish_shared_step(results, observ, reward, terminated, truncated)
     self._last_observ = observ
+    if self._check_finite:
+      batch_checks.check_finite(observ, reward)
     return observ, reward, terminated, truncated, self._truncate_lost_episodes(truncated, infos)
 
   def _finish_shared_step(self, results, observ, reward, terminated, truncated):
@@ -312,7 +322,7 @@ class BatchEnv:
       ValueError: `seeds` has a different length than `indices`.
     """
     self._check_open()
-    indices = self._check_indices(indices)
+    indices = batch_index.check_indices(indices, self._size)
     if seeds is not None:
       seeds = list(seeds)
       if len(seeds) != len(indices):
@@ -322,7 +332,8 @@ class BatchEnv:
     if seeds is not None:
       seeds = [None if seed is None else int(seed) for seed in seeds]
     self._truncate_next_step[indices] = False
-    requests, counts, order = self._requests_by_member(indices, seeds)
+    requests, counts, order = batch_index.split_by_member(
+        indices, seeds, self._member_of, self._starts)
     if self._block is not None and wire.fast_reset_fits(None, seeds):
       parts = self._reset_shared_block(requests)
       observ = self._block['observ'][indices]  # A copy, in the caller's order already.
@@ -352,36 +363,9 @@ class BatchEnv:
       else:
         self._last_observ = self._last_observ.copy()  # The old array is the caller's now.
       self._last_observ[indices] = observ
+    if self._check_finite:
+      batch_checks.check_finite(observ, None)
     return observ, infos
-
-  def _requests_by_member(self, indices, seeds):
-    """Splits the environments to reset by the member that hosts them.
-
-    Args:
-      indices: Batch indices, checked.
-      seeds: One int or None per index, or None.
-
-    Returns:
-      Requests (member position, local indices, seeds or None) for the members concerned,
-      in batch order; the number of indices in each; and the permutation that puts the
-      members' results, joined in that order, into the order of `indices` (None when
-      they are in that order already).
-    """
-    index_list, member_of, starts = indices.tolist(), self._member_of, self._starts
-    slots_of = {}  # Member position -> positions in `indices` of its environments.
-    for slot, index in enumerate(index_list):
-      slots_of.setdefault(member_of[index], []).append(slot)
-    requests, counts, joined = [], [], []
-    for position in sorted(slots_of):
-      slots = slots_of[position]
-      local = [index_list[slot] - starts[position] for slot in slots]
-      member_seeds = None if seeds is None else [seeds[slot] for slot in slots]
-      requests.append((position, local, member_seeds))
-      counts.append(len(slots))
-      joined.extend(slots)
-    if joined == list(range(len(joined))):
-      return requests, counts, None
-    return requests, counts, np.argsort(joined, kind='stable')
 
   def _reset_shared_block(self, requests):
     """The hot path of `reset`: workers write the observations into the shared block.
@@ -403,7 +387,7 @@ class BatchEnv:
     if failed is not None:
       slot, error = failed
       position = requests[slot][0]
-      raise _name_environment(error, self._starts[position], self._sizes[position])
+      raise errors.name_environment(error, self._starts[position], self._sizes[position])
     for slot, error in died:
       position, local, member_seeds = requests[slot]
       self._restart(position, error)
@@ -484,7 +468,7 @@ class BatchEnv:
         died.append((slot, error))
       except Exception as error:  # noqa: BLE001 - re-raised below once all replies are in.
         results.append(None)
-        first_error = first_error or _name_environment(error, self._starts[position],
+        first_error = first_error or errors.name_environment(error, self._starts[position],
                                                        self._sizes[position])
     if first_error is not None:
       raise first_error
@@ -508,122 +492,12 @@ class BatchEnv:
     infos = {'worker_restarted': flags, '_worker_restarted': flags.copy()}
     return observ, np.zeros(size), np.zeros(size, bool), np.ones(size, bool), infos
 
-  def _check_indices(self, indices):
-    if indices is None:
-      return np.arange(self._size)
-    indices = np.asarray(indices).reshape(-1)
-    if indices.size and indices.dtype.kind not in 'iu':
-      raise IndexError(f'Indices to reset must be integers, got dtype {indices.dtype}.')
-    indices = indices.astype(np.int64)
-    if not indices.size:
-      return indices
-    index_list = indices.tolist()
-    if min(index_list) < 0 or max(index_list) >= self._size:
-      outside = indices[(indices < 0) | (indices >= self._size)]
-      raise IndexError(
-          f'Index {outside[0]} to reset is outside the batch of {self._size} environments.')
-    if len(set(index_list)) != len(index_list):
-      raise IndexError(f'Indices to reset repeat an environment: {index_list}.')
-    return indices
-
-  def _check_actions(self, actions):
-    """Returns the actions as an array of the space's dtype, or raises ActionError."""
-    space, size = self.action_space, self._size
-    if not slab_lib.is_array_space(space):
-      actions = list(actions)
-      if len(actions) != size:
-        raise errors.ActionError(f'expected {size} actions, one per environment, '
-                                 f'got {len(actions)}.')
-      for index, action in enumerate(actions):
-        if not space.contains(action):
-          raise errors.ActionError(f'{action!r} is not in the action space {space}.', index)
-      return actions
-    actions = np.asarray(actions)
-    expected = (size, *space.shape)
-    if actions.shape != expected:
-      raise errors.ActionError(
-          f'expected an array of shape {expected} (batch of {size}, action shape '
-          f'{space.shape}), got shape {actions.shape}.')
-    # Checked over the whole batch at once; the per-environment search only on failure.
-    if self._action_bounds is None:  # Box.
-      if actions.dtype.kind not in 'fiu':
-        raise errors.ActionError(f'expected numeric actions for {space}, got dtype '
-                                 f'{actions.dtype}.')
-      if actions.dtype.kind == 'f' and not np.isfinite(actions).all():
-        index = int(np.flatnonzero(~np.isfinite(actions.reshape(size, -1)).all(1))[0])
-        raise errors.ActionError(f'action {actions[index]} is not finite.', index)
-      return actions.astype(space.dtype, copy=False)
-    if actions.dtype.kind not in 'iub':
-      raise errors.ActionError(f'expected integer actions for {space}, got dtype '
-                               f'{actions.dtype}.')
-    low, high = self._action_bounds
-    outside = (actions < low) | (actions > high)
-    if outside.any():
-      index = int(np.flatnonzero(outside.reshape(size, -1).any(1))[0])
-      raise errors.ActionError(f'action {actions[index]} is outside {space}.', index)
-    return actions.astype(space.dtype, copy=False)
-
-
-class _InProcessSlab:
-  """An in-process member with the promise interface of `ExternalProcess`."""
-
-  def __init__(self, env):
-    self._slab = slab_lib.Slab(env)
-    self.num_envs = self._slab.num_envs
-    self.observation_space = self._slab.observation_space
-    self.action_space = self._slab.action_space
-
-  def step_batch(self, actions, blocking=True, copy=True):
-    del copy  # Results are fresh arrays already.
-    num_envs, is_vector = self.num_envs, self._slab.is_vector
-
-    def run():
-      observ, reward, terminated, truncated, info = self._slab.step(actions)
-      return (observ, reward, terminated, truncated,
-              slab_lib.vector_infos(info, num_envs, is_vector))
-
-    return run() if blocking else run
-
-  def reset_batch(self, indices=None, seeds=None, blocking=True):
-    run = lambda: self._slab.reset(indices, seeds)
-    return run() if blocking else run
-
-  def restart(self):
-    raise errors.WorkerError('an in-process environment cannot be restarted.')
-
-  def close(self):
-    self._slab.close()
-
-
-class _SlabConstructor:
-  """Picklable constructor of a `SyncVectorEnv` slab from per-environment constructors."""
-
-  def __init__(self, constructors):
-    self._constructors = list(constructors)
-
-  def __call__(self):
-    return slab_lib.make_sync_slab(self._constructors)
-
-
-def _as_member(env):
-  if isinstance(env, external_process_lib.ExternalProcess):
-    return env
-  return _InProcessSlab(env)
-
 
 def _check_same_space(kind, index, space, expected):
   if space != expected:
     raise errors.SpaceMismatchError(
         f'Environment {index} has {kind} space {space}, but environment 0 has {expected}; '
         f'all environments of a batch must agree.')
-
-
-def _integer_bounds(space):
-  if isinstance(space, gymnasium.spaces.Discrete):
-    return np.asarray(space.start), np.asarray(space.start + space.n - 1)
-  if isinstance(space, gymnasium.spaces.MultiDiscrete):
-    return np.asarray(space.start), np.asarray(space.start + space.nvec - 1)
-  return np.zeros(space.shape, np.int64), np.ones(space.shape, np.int64)  # MultiBinary.
 
 
 def _concatenate(pieces):
@@ -652,15 +526,3 @@ def _sort_replies(members, results):
     elif failed is None:
       failed = (slot, value)
   return infos, died, failed
-
-
-def _name_environment(error, start, size):
-  """Makes an in-process environment's error say which environment raised it."""
-  if isinstance(error, errors.WorkerError):
-    return error  # Already names its environments.
-  if isinstance(error, errors.NonFiniteError) and size == 1 and error.index is None:
-    return error.with_index(start)
-  if hasattr(error, 'add_note'):
-    where = f'environment {start}' if size == 1 else f'environments {start}..{start + size - 1}'
-    error.add_note(f'Raised by {where} of the batch.')
-  return error

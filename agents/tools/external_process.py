@@ -35,9 +35,7 @@ import numpy as np
 from agents.tools import errors
 from agents.tools import slab as slab_lib
 from agents.tools.transport import connection as transport_connection
-from agents.tools.transport import launch
-from agents.tools.transport import shared_block
-from agents.tools.transport import wire
+from agents.tools.transport import launch, shared_block, wire
 
 default_context = launch.default_context
 

@@ -146,5 +146,16 @@ class SpaceEnv(gymnasium.Env):
     return np.zeros(2, np.float32), 0.0, False, False, {}
 
 
+class InfoEnv(CountingEnv):
+  """CountingEnv whose every step returns the same given info dict."""
+
+  def __init__(self, info):
+    super().__init__(length=100)
+    self.step_info = info
+
+  def step(self, action):
+    return (*super().step(action)[:4], self.step_info)
+
+
 def make_counting(length=5, info=False):
   return CountingEnv(length=length, info=info)

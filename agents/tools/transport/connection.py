@@ -14,8 +14,7 @@ import time
 import weakref
 
 from agents.tools import errors
-from agents.tools.transport import launch
-from agents.tools.transport import wire
+from agents.tools.transport import launch, wire
 
 
 class WorkerConnection:

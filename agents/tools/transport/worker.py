@@ -20,16 +20,15 @@ import select
 import signal
 import threading
 import traceback
+from multiprocessing import shared_memory
 
 import cloudpickle
 import gymnasium
 import numpy as np
-from multiprocessing import shared_memory
 
 from agents.tools import slab as slab_lib
 from agents.tools.transport import channel as channel_lib
-from agents.tools.transport import shared_block
-from agents.tools.transport import wire
+from agents.tools.transport import shared_block, wire
 
 # Modules that register the framework's Gymnasium ids; every worker imports them, so
 # `gymnasium.make('BalloonLearningEnvironment-v0')` resolves in a worker even when the
