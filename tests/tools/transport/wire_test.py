@@ -67,14 +67,14 @@ class WireTest(unittest.TestCase):
     self.assertEqual(cause.index, 2)
 
   def test_unpicklable_error_travels_as_text(self):
-    class Local(Exception):
+    class LocalError(Exception):
       pass
     try:
-      raise Local('only here')
-    except Local as error:
+      raise LocalError('only here')
+    except LocalError as error:
       payload = wire.encode_error(error)
     ok, (remote_type, text, _, cause) = wire.decode_reply(payload)
-    self.assertEqual((ok, remote_type, text, cause), (False, 'Local', 'only here', None))
+    self.assertEqual((ok, remote_type, text, cause), (False, 'LocalError', 'only here', None))
 
   def test_pickled_messages_never_start_like_a_fast_message(self):
     for payload in [wire.encode_request('close'), wire.encode_reply(None),
