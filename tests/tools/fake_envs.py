@@ -48,7 +48,8 @@ class CountingEnv(gymnasium.Env):
 
 
 class FaultyEnv(CountingEnv):
-  """CountingEnv that misbehaves at one step: raises, dies, hangs, is slow or returns NaN.
+  """CountingEnv that misbehaves at one step: raises, dies, hangs, spins, is slow, or
+  returns a NaN observation or an infinite reward.
 
   The fault 'orphan' dies but leaves a child process that holds the worker's pipes open
   for `ORPHAN_SECONDS`, so the parent cannot see the death as the pipe closing.
@@ -76,8 +77,13 @@ class FaultyEnv(CountingEnv):
         if os.fork() == 0:
           time.sleep(ORPHAN_SECONDS)
         os._exit(3)
+      if self.fault == 'spin':
+        while True:  # Busy in Python, holding the GIL between switches.
+          pass
       if self.fault == 'nan':
         observ[1] = np.nan
+      if self.fault == 'inf_reward':
+        reward = float('inf')
     return observ, reward, terminated, truncated, info
 
 
