@@ -120,6 +120,14 @@ def check_finite(observ, reward):
         'check off with check_finite=False)')
 
 
+def check_same_space(kind, index, space, expected):
+  """Raises SpaceMismatchError naming environment `index` if `space` is not `expected`."""
+  if space != expected:
+    raise errors.SpaceMismatchError(
+        f'Environment {index} has {kind} space {space}, but environment 0 has {expected}; '
+        f'all environments of a batch must agree.')
+
+
 def _integer_bounds(space):
   if isinstance(space, gymnasium.spaces.Discrete):
     return np.asarray(space.start), np.asarray(space.start + space.n - 1)

@@ -93,8 +93,9 @@ class BatchEnv:
     self.action_space = self._members[0].action_space
     for member, start in zip(self._members, self._starts):
       member.index = start  # Errors name the batch index of the member's first environment.
-      _check_same_space('observation', start, member.observation_space, self.observation_space)
-      _check_same_space('action', start, member.action_space, self.action_space)
+      for kind in ('observation', 'action'):
+        batch_checks.check_same_space(kind, start, getattr(member, f'{kind}_space'),
+                                      getattr(self, f'{kind}_space'))
     self.max_restarts = max_restarts
     self._num_restarts = 0
     # Environments whose episode ended with a worker that died during a reset of some
@@ -242,7 +243,7 @@ class BatchEnv:
     for position, error in died:
       self._restart(position, error)
       results[position] = self._interrupted_step(position)
-    observ = _concatenate([result[0] for result in results])
+    observ = slab_lib.concatenate([result[0] for result in results])
     reward = np.concatenate([result[1] for result in results], dtype=np.float32)
     terminated = np.concatenate([result[2] for result in results])
     truncated = np.concatenate([result[3] for result in results])
@@ -347,7 +348,7 @@ class BatchEnv:
         results[slot] = self._reset_restarted(
             position, local, member_seeds,
             lambda member, *args: member.reset_batch(*args))
-      observ = _concatenate([result[0] for result in results])
+      observ = slab_lib.concatenate([result[0] for result in results])
       if order is not None:
         observ = slab_lib.select(observ, order)
       parts = [result[1] for result in results]
@@ -491,21 +492,6 @@ class BatchEnv:
     flags = np.ones(size, bool)
     infos = {'worker_restarted': flags, '_worker_restarted': flags.copy()}
     return observ, np.zeros(size), np.zeros(size, bool), np.ones(size, bool), infos
-
-
-def _check_same_space(kind, index, space, expected):
-  if space != expected:
-    raise errors.SpaceMismatchError(
-        f'Environment {index} has {kind} space {space}, but environment 0 has {expected}; '
-        f'all environments of a batch must agree.')
-
-
-def _concatenate(pieces):
-  """Joins batched observations of several members; nested ones go through `tf.nest`."""
-  if isinstance(pieces[0], np.ndarray):
-    return np.concatenate(pieces)
-  import tensorflow as tf  # Only nested observations need it; keep plain batches light.
-  return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *pieces)
 
 
 def _sort_replies(members, results):

@@ -176,6 +176,14 @@ def _vector_info_of_one(info):
   return vector
 
 
+def concatenate(pieces):
+  """Joins the batched observations of consecutive slabs; nested ones through `tf.nest`."""
+  if isinstance(pieces[0], np.ndarray):
+    return np.concatenate(pieces)
+  import tensorflow as tf  # Only nested observations need it; keep plain batches light.
+  return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *pieces)
+
+
 def concatenate_infos(parts, sizes):
   """Joins vector-format infos of consecutive slabs into the infos of the whole batch.
 
