@@ -9,9 +9,11 @@ load cancel out. Each run measures its own AsyncVectorEnv reference, so the
     python bench/env_throughput_compare.py --before /work/wt/baseline [--after .]
         [--rounds 4] [--bench-rounds 3] [--methods async,batch_env,batch_env_k]
 
-Prints one JSON object: for each environment and method, the `vs_async` ratios of
-every run of each tree, their medians, the after/before ratio of the medians,
-and the spread (min and max) of each side; with the load average of every run.
+Prints one JSON object: for each environment, method and metric (`vs_async`, the
+wall-clock throughput ratio, and `cpu_vs_async`, the ratio of CPU time per step,
+which a busy machine disturbs less), the ratio of every run of each tree, their
+medians, the after/before ratio of the medians, and the spread (min and max) of
+each side; with the load average of every run.
 """
 
 import argparse
@@ -62,13 +64,15 @@ def main(argv=None):
           for method, row in result['rows'].items():
             if method == 'async':
               continue
-            entry = ratios.setdefault(f"{result['env']} {method}", {'before': [], 'after': []})
-            entry[side].append(row['vs_async'])
+            for metric in ('vs_async', 'cpu_vs_async'):
+              entry = ratios.setdefault(f"{result['env']} {method} {metric}",
+                                        {'before': [], 'after': []})
+              entry[side].append(row[metric])
   summary = {}
   for key, sides in ratios.items():
     before, after = statistics.median(sides['before']), statistics.median(sides['after'])
     summary[key] = {
-        'before_vs_async': sides['before'], 'after_vs_async': sides['after'],
+        'before': sides['before'], 'after': sides['after'],
         'before_median': before, 'after_median': after,
         'after_over_before': round(after / before, 3),
         'before_spread': [min(sides['before']), max(sides['before'])],

@@ -264,7 +264,9 @@ class ExternalProcess:
     Returns:
       A token for `end_fast_step`.
     """
-    return self._send_fast(wire.FAST_STEP_FRAME, 'stepping')
+    if self._closed:
+      raise errors.ClosedError(f'ExternalProcess for environment {self.index} is closed.')
+    return self._connection.send_frame(wire.FAST_STEP_FRAME, 'stepping')
 
   def end_fast_step(self, token):
     """Waits for the step begun by `begin_fast_step` and returns the raw info.
@@ -302,17 +304,12 @@ class ExternalProcess:
 
   # Public hooks of the reply bookkeeping, for `wait_all` and other waiters.
 
-  def reply_fileno(self, token):
-    """The descriptor to poll for the reply to `token`, or None when polling cannot tell.
-
-    Returns the read end of the reply pipe when that reply is the next to arrive and
-    nothing is buffered already; otherwise None: call `settle(token)` directly.
-    """
-    return self._connection.reply_fileno(token)
-
-  def death_fileno(self):
-    """A descriptor that becomes readable when the worker process ends."""
-    return self._connection.death_fileno()
+  @property
+  def connection(self):
+    """The current worker's `transport.connection.WorkerConnection`: its replies
+    (`resolve`, `settle`) and the descriptors to poll for them (`reply_fileno`,
+    `death_fileno`). A restart replaces it."""
+    return self._connection
 
   def resolve(self, token):
     """Waits for the reply to `token` (a promise's or a fast request's) and returns it.
@@ -325,13 +322,6 @@ class ExternalProcess:
       conversion of its result raised. ValueError: the reply was already taken.
     """
     return self._connection.resolve(token)
-
-  def settle(self, token):
-    """Waits for the reply to `token`; returns `(True, result)` or `(False, exception)`."""
-    try:
-      return True, self._connection.resolve(token)
-    except Exception as error:  # noqa: BLE001 - handed to the caller, which raises it.
-      return False, error
 
   # Lifecycle.
 
@@ -476,16 +466,17 @@ def wait_all(processes, tokens):
   fds_of = {}  # Position -> its descriptors.
   poller = select.poll()
   timeouts = []
-  for position, (process, token) in enumerate(zip(processes, tokens)):
-    fd = process.reply_fileno(token)
+  connections = [process.connection for process in processes]
+  for position, (connection, token) in enumerate(zip(connections, tokens)):
+    fd = connection.reply_fileno(token)
     if fd is None:
-      results[position] = process.settle(token)
+      results[position] = connection.settle(token)
       continue
-    fds_of[position] = (fd, process.death_fileno())
+    fds_of[position] = (fd, connection.death_fileno())
     for watched_fd in fds_of[position]:
       watched[watched_fd] = position
       poller.register(watched_fd, select.POLLIN)
-    timeouts.append(process.timeout)
+    timeouts.append(connection.timeout)
   deadline = None
   if timeouts and None not in timeouts:
     deadline = time.monotonic() + min(timeouts)
@@ -499,9 +490,9 @@ def wait_all(processes, tokens):
       if position in fds_of:
         for settled_fd in fds_of.pop(position):
           poller.unregister(settled_fd)
-        results[position] = processes[position].settle(tokens[position])
+        results[position] = connections[position].settle(tokens[position])
   for position in sorted(fds_of):
-    results[position] = processes[position].settle(tokens[position])
+    results[position] = connections[position].settle(tokens[position])
   return results
 
 

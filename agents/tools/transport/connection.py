@@ -123,7 +123,16 @@ class WorkerConnection:
       raise value
     return value
 
+  def settle(self, token):
+    """Waits for the reply to `token`; returns `(True, result)` or `(False, exception)`."""
+    try:
+      return True, self.resolve(token)
+    except Exception as error:  # noqa: BLE001 - handed to the caller, which raises it.
+      return False, error
+
   def _decode(self, payload):
+    if payload is wire.FAST_STEP:
+      return {}  # The hot path: a fast step's reply without info (from `take_fast`).
     ok, value = wire.decode_reply(payload)
     if ok:
       return value

@@ -67,11 +67,15 @@ def run(reader, writer, constructor_bytes, parent_pid, registry):
         parent_gone = True  # Exit, crash, SIGTERM or SIGKILL of the parent: do not linger.
         break
       try:
-        if message == wire.FAST_STEP:
-          channel.send(wire.encode_info_reply(fast_step()))
-          continue
-        if message[:1] == wire.FAST_RESET:
-          channel.send(wire.encode_info_reply(fast_reset(*wire.decode_fast_reset(message))))
+        if message == wire.FAST_STEP or message[:1] == wire.FAST_RESET:
+          if message == wire.FAST_STEP:
+            info = fast_step()
+          else:
+            info = fast_reset(*wire.decode_fast_reset(message))
+          if info:
+            channel.send(wire.encode_info_reply(info))
+          else:
+            channel.send_frame(wire.FAST_STEP_FRAME)  # The hot path: one byte, framed.
           continue
         command, args = wire.decode_request(message)
         if command == 'close':
