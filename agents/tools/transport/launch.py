@@ -47,12 +47,18 @@ def get_context(name):
   return context
 
 
+_snapshot_cache = {}  # The last snapshot, reused while the registry is unchanged.
+
+
 def registry_snapshot():
   """Returns the parent's Gymnasium registrations beyond Gymnasium's own, cloudpickled.
 
   Workers add the ids they lack, so an environment registered in the parent (by an
   import, or by the user's script) resolves in `gymnasium.make` inside the worker too.
   """
+  key = tuple((env_id, id(spec)) for env_id, spec in gymnasium.registry.items())
+  if _snapshot_cache.get('key') == key:
+    return _snapshot_cache['specs']
   specs = []
   for spec in gymnasium.registry.values():
     entry = spec.entry_point if isinstance(spec.entry_point, str) else ''
@@ -62,6 +68,7 @@ def registry_snapshot():
       specs.append(cloudpickle.dumps(spec))
     except Exception:  # noqa: BLE001 - an unpicklable registration stays the parent's own.
       continue
+  _snapshot_cache.update(key=key, specs=specs)
   return specs
 
 
