@@ -7,6 +7,8 @@ finds NaN and infinity in a batch of observations or rewards, with one pass
 over each array, and names the environment and the field.
 """
 
+import math
+
 import gymnasium
 import numpy as np
 
@@ -106,9 +108,7 @@ def check_finite(observ, reward):
     NonFiniteError: Names the field, the first environment at fault and the value.
   """
   for field, values in (('reward', reward), ('observation', observ)):
-    if not isinstance(values, np.ndarray) or values.dtype.kind != 'f':
-      continue
-    if np.isfinite(values).all():
+    if not isinstance(values, np.ndarray) or values.dtype.kind != 'f' or _all_finite(values):
       continue
     rows = values.reshape(len(values), -1)
     index = int(np.flatnonzero(~np.isfinite(rows).all(1))[0])
@@ -118,6 +118,14 @@ def check_finite(observ, reward):
     raise errors.NonFiniteError(
         field, index, detail=f'{field}{where} is {rows[index, component]} (turn this '
         'check off with check_finite=False)')
+
+
+def _all_finite(values):
+  """Whether every value is finite, in one pass without a temporary array in the
+  common case: NaN and infinity propagate into the sum of squares (a BLAS dot), and
+  only when that sum is not finite (perhaps merely overflowed) is each value tested."""
+  flat = values.reshape(-1)
+  return math.isfinite(flat.dot(flat)) or bool(np.isfinite(flat).all())
 
 
 def check_same_space(kind, index, space, expected):

@@ -15,11 +15,15 @@ CONTRACT (other modules rely on it; keep it when extending):
       # terminated, truncated: bool [B]; infos as above with length B.
   batch.close()
 
-No automatic reset: the caller resets the environments that finished.
+No automatic reset: the caller resets the environments that finished. Actions
+are checked against the action space (`ActionError`), and observations and
+rewards for NaN and infinity (`NonFiniteError`, unless `check_finite=False`);
+see `batch_checks.py`.
 
 Members of the batch are plain `gymnasium.Env`s (one environment each), slabs
 (`gymnasium.vector.VectorEnv`s with autoreset disabled, K environments each),
-or `ExternalProcess` workers hosting either. The batch size is the sum of the
+or `ExternalProcess` workers hosting either: anything that implements the
+`batch_member.BatchMember` protocol. The batch size is the sum of the
 members' sizes. `BatchEnv.from_constructors` builds the process-parallel
 version: it starts every worker at once, and each `step` sends every request
 before gathering any reply, so the workers step in parallel; the replies are read
@@ -75,7 +79,7 @@ class BatchEnv:
         and raises `WorkerDiedError`.
       check_finite: Whether `step` and `reset` raise `NonFiniteError` when a float
         observation or a reward is NaN or infinite (one pass over the batch; see
-        bench/env_throughput.py for its cost).
+        bench/finite_check_cost.py for its cost).
 
     Raises:
       ValueError: `envs` is empty.

@@ -461,38 +461,45 @@ def wait_all(processes, tokens):
     One `(True, raw info)` or `(False, exception)` per worker, in order; the exceptions
     are those `end_fast_step` would raise.
   """
-  results = [None] * len(processes)
-  watched = {}  # Descriptor -> position.
-  fds_of = {}  # Position -> its descriptors.
-  poller = select.poll()
-  timeouts = []
   connections = [process.connection for process in processes]
+  results = [None] * len(connections)
+  owner = {}  # Descriptor -> position of its worker.
+  poller = select.poll()
+  timeout, bounded = None, True
   for position, (connection, token) in enumerate(zip(connections, tokens)):
     fd = connection.reply_fileno(token)
     if fd is None:
       results[position] = connection.settle(token)
       continue
-    fds_of[position] = (fd, connection.death_fileno())
-    for watched_fd in fds_of[position]:
-      watched[watched_fd] = position
-      poller.register(watched_fd, select.POLLIN)
-    timeouts.append(connection.timeout)
-  deadline = None
-  if timeouts and None not in timeouts:
-    deadline = time.monotonic() + min(timeouts)
-  while fds_of:
+    death = connection.death_fileno()
+    owner[fd] = owner[death] = position
+    poller.register(fd, select.POLLIN)
+    poller.register(death, select.POLLIN)
+    if connection.timeout is None:
+      bounded = False
+    elif timeout is None or connection.timeout < timeout:
+      timeout = connection.timeout
+  pending = len(owner) // 2
+  deadline = time.monotonic() + timeout if bounded and pending else None
+  while pending:
     wait_ms = -1 if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
     ready = poller.poll(wait_ms)
     if not ready:
       break
     for fd, _ in ready:
-      position = watched.get(fd)
-      if position in fds_of:
-        for settled_fd in fds_of.pop(position):
-          poller.unregister(settled_fd)
-        results[position] = connections[position].settle(tokens[position])
-  for position in sorted(fds_of):
-    results[position] = connections[position].settle(tokens[position])
+      position = owner.get(fd)  # None: a descriptor unwatched earlier in this loop.
+      if position is None or results[position] is not None:
+        continue
+      results[position] = result = connections[position].settle(tokens[position])
+      pending -= 1
+      if not result[0]:  # A dead worker's descriptor stays readable: stop watching it.
+        for stale, holder in list(owner.items()):
+          if holder == position:
+            poller.unregister(stale)
+            del owner[stale]
+  for position, result in enumerate(results):
+    if result is None:
+      results[position] = connections[position].settle(tokens[position])
   return results
 
 
