@@ -38,7 +38,8 @@ class ActionCheck:
     """Returns the actions as an array of the space's dtype, or raises ActionError.
 
     Box bounds are compared in the dtype of the actions given, so an action clipped to
-    the bounds in float32 (as PPO does) passes for a float64 space too.
+    the bounds in float32 (as PPO does) passes for a float64 space too, and reaches the
+    environment inside the space's own bounds.
     """
     space, size = self._space, self._size
     if not self._array:
@@ -72,8 +73,13 @@ class ActionCheck:
     if actions.dtype.kind == 'f' and not np.isfinite(actions).all():
       index = int(np.flatnonzero(~np.isfinite(actions.reshape(size, -1)).all(1))[0])
       raise errors.ActionError(f'action {actions[index]} is not finite.', index)
-    if self._bounds is not None:
-      self._check_box_bounds(actions)
+    if self._bounds is None:
+      return actions.astype(space.dtype, copy=False)
+    self._check_box_bounds(actions)
+    if actions.dtype.kind == 'f' and actions.dtype.itemsize < np.dtype(space.dtype).itemsize:
+      # A bound rounded to the narrower dtype may lie just outside the space's own bound;
+      # clipping moves such values by that rounding only.
+      return np.clip(actions.astype(space.dtype), *self._bounds)
     return actions.astype(space.dtype, copy=False)
 
   def _check_box_bounds(self, actions):

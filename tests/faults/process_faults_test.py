@@ -180,6 +180,17 @@ class BoxBoundsTest(unittest.TestCase):
       batch.step(np.array([[2.], [-2.]], np.float32))
       batch.step([[1.5], [-0.25]])
 
+  def test_actions_clipped_in_float32_pass_a_float64_space(self):
+    # PPO clips in float32; float32(0.1) is above float64 0.1, but is the bound itself.
+    space = gymnasium.spaces.Box(-0.1, 0.1, (2,), np.float64)
+    batch = BatchEnv([fake_envs.SpaceEnv(space) for _ in range(2)])
+    batch.reset()
+    clipped = np.clip(np.array([[5., -5.], [0.05, 9.]], np.float32), np.float32(-0.1),
+                      np.float32(0.1))
+    batch.step(clipped)
+    with self.assertRaises(errors.ActionError):
+      batch.step(np.array([[0.1, 0.], [0., 0.1000001]]))
+
   def test_multi_dimensional_box_names_the_component(self):
     space = gymnasium.spaces.Box(low=np.array([[-1, 0], [-np.inf, 0]]),
                                  high=np.array([[1, 1], [np.inf, 3]]), dtype=np.float64)
