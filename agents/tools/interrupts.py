@@ -70,19 +70,29 @@ class StopRequest:
     """Name of the first signal received ('SIGINT', 'SIGTERM'), or None."""
     return None if self.signum is None else signal.Signals(self.signum).name
 
-  def __enter__(self):
-    # signal.signal works in the main thread only; elsewhere nothing is installed
-    # and the process keeps its handlers.
-    if threading.current_thread() is threading.main_thread():
+  def install(self):
+    """Installs the handlers (what `with` does on entry); returns self.
+
+    Outside the main thread, where `signal.signal` cannot be called, nothing
+    is installed and the process keeps its handlers.
+    """
+    if not self._previous and threading.current_thread() is threading.main_thread():
       for signum in self._signals:
         self._previous[signum] = signal.signal(signum, self._handle)
     return self
 
-  def __exit__(self, *exc_info):
+  def uninstall(self):
+    """Puts back the handlers found by `install` (what `with` does on exit)."""
     for signum, handler in self._previous.items():
       # None: the previous handler was not installed from Python.
       signal.signal(signum, signal.SIG_DFL if handler is None else handler)
     self._previous = {}
+
+  def __enter__(self):
+    return self.install()
+
+  def __exit__(self, *exc_info):
+    self.uninstall()
     return False
 
   def _handle(self, signum, frame):
@@ -101,12 +111,16 @@ def exit_code(stopped_by):
   """The shell's exit code for a run stopped by a signal: 128 + its number.
 
   Args:
-    stopped_by: a `StopRequest` that was requested, an `Aborted`, or a plain
-      `KeyboardInterrupt` (SIGINT).
+    stopped_by: a signal number or name, a `StopRequest` that was requested,
+      an `Aborted`, or a plain `KeyboardInterrupt` (SIGINT).
 
   Returns:
     130 for SIGINT, 143 for SIGTERM.
   """
+  if isinstance(stopped_by, str):
+    return 128 + signal.Signals[stopped_by]
+  if isinstance(stopped_by, int):
+    return 128 + stopped_by
   return 128 + int(getattr(stopped_by, 'signum', None) or signal.SIGINT)
 
 

@@ -69,6 +69,16 @@ class StopRequestTest(unittest.TestCase):
     self.assertEqual(text.strip(), 'SIGTERM: stopping at the next report with a checkpoint; '
                                    'SIGTERM again aborts without saving.')
 
+  def test_install_and_uninstall_without_with(self):
+    stop = interrupts.StopRequest(notice=False).install()
+    try:
+      stop.install()  # a second install keeps the handlers found by the first
+      signal.raise_signal(signal.SIGTERM)
+      self.assertTrue(stop.requested)
+    finally:
+      stop.uninstall()
+    self.assertIs(signal.getsignal(signal.SIGTERM), self._saved[signal.SIGTERM])
+
   def test_outside_the_main_thread_nothing_is_installed(self):
     results = []
 
@@ -87,6 +97,8 @@ class StopRequestTest(unittest.TestCase):
     stop = interrupts.StopRequest()
     stop.signum = signal.SIGTERM
     self.assertEqual(interrupts.exit_code(stop), 143)
+    self.assertEqual(interrupts.exit_code('SIGTERM'), 143)
+    self.assertEqual(interrupts.exit_code(signal.SIGINT), 130)
     self.assertEqual(interrupts.describe(interrupts.Aborted(signal.SIGINT)),
                      'SIGINT received twice; aborted without saving.')
     self.assertIn('nothing was saved', interrupts.describe(KeyboardInterrupt()))
