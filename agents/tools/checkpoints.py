@@ -144,8 +144,39 @@ def find_damage(path):
   return None
 
 
+def newest_readable(directory):
+  """Finds the newest checkpoint of `directory` that reads, skipping damaged ones.
+
+  Each damaged checkpoint gets one warning line naming it and the reason.
+  Scripts that restore a run's policy (export, visualize, evaluate) can call
+  this instead of `tf.train.latest_checkpoint`.
+
+  Args:
+    directory: the checkpoint folder.
+
+  Returns:
+    The path prefix, or None when the folder holds no checkpoint.
+
+  Raises:
+    CheckpointError: there are checkpoints, but every one of them is damaged;
+      the message names each with its reason.
+  """
+  skipped = []
+  for path in candidates(directory):
+    reason = find_damage(path)
+    if reason is None:
+      return path
+    _LOG.warning('Skipped checkpoint %s: it does not restore (%s).', path, reason)
+    skipped.append(f'{os.path.basename(path)} ({reason})')
+  if skipped:
+    raise CheckpointError(
+        f'No checkpoint in {directory} restores: {"; ".join(skipped)}. Move that folder '
+        'aside to start the run over.')
+  return None
+
+
 def restore_newest(checkpoint, directory, expect=None):
-  """Restores the newest checkpoint of `directory` that reads, skipping damaged ones.
+  """Restores the newest checkpoint of `directory` that reads (see `newest_readable`).
 
   Args:
     checkpoint: the `tf.train.Checkpoint` to restore into.
@@ -158,24 +189,14 @@ def restore_newest(checkpoint, directory, expect=None):
     The restored path prefix, or None when the folder holds no checkpoint.
 
   Raises:
-    CheckpointError: there are checkpoints, but every one of them is damaged;
-      the message names each with its reason.
+    CheckpointError: there are checkpoints, but none of them reads.
   """
-  skipped = []
-  for path in candidates(directory):
-    reason = find_damage(path)
-    if reason is None:
-      status = checkpoint.restore(path)
-      if expect is not None:
-        expect(status)
-      return path
-    _LOG.warning('Skipped checkpoint %s: it does not restore (%s).', path, reason)
-    skipped.append(f'{os.path.basename(path)} ({reason})')
-  if skipped:
-    raise CheckpointError(
-        f'No checkpoint in {directory} restores: {"; ".join(skipped)}. Move that folder '
-        'aside to start the run over.')
-  return None
+  path = newest_readable(directory)
+  if path is not None:
+    status = checkpoint.restore(path)
+    if expect is not None:
+      expect(status)
+  return path
 
 
 def _read_state(directory):
