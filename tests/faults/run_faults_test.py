@@ -50,12 +50,13 @@ def _training():
 class _Child:
   """`python -m agents.scripts.train ...` in a subprocess, its stderr read by a thread."""
 
-  def __init__(self, argv):
+  def __init__(self, argv, new_session=False):
     env = dict(os.environ, PYTHONPATH=_REPOSITORY, OPENBLAS_NUM_THREADS='1',
                TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
     self.process = subprocess.Popen(
         [sys.executable, '-m', 'agents.scripts.train'] + argv, cwd=_REPOSITORY, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=new_session)
     self.stderr_lines = []
     self._lines = queue.Queue()
     self._reader = threading.Thread(target=self._read, daemon=True)
@@ -175,6 +176,21 @@ class SignalFaultsTest(unittest.TestCase):
     self.assertEqual(_checkpoint_steps(run_dir)[-2:], [step, resumed])
     steps = [row['step'] for row in _rows(run_dir)]
     self.assertEqual(steps, sorted(set(steps)), 'rows repeat or go back after the resume')
+
+  @unittest.skip('Workers die of a SIGTERM sent to the whole process group (as SLURM does), '
+                 'and the run then fails with WorkerDiedError: the worker must ignore SIGTERM '
+                 'or leave the group (agents/tools/external_process.py, transport branch).')
+  def test_sigterm_to_the_process_group_saves_a_checkpoint(self):
+    logdir = tempfile.mkdtemp()
+    run_dir = os.path.join(logdir, 't-cartpole')
+    child = _Child(['--logdir', logdir, '--env_processes'] + _ENDLESS_RUN, new_session=True)
+    child.wait_until(lambda: _rows(run_dir), 'a first metrics row')
+    os.killpg(child.process.pid, signal.SIGTERM)
+    code, stdout, stderr = child.finish()
+    self.assertEqual(code, 128 + signal.SIGTERM, stderr)
+    self.assertNotIn('Traceback', stderr)
+    step = int(re.search(r'Run interrupted\D* at step (\d+)', stdout).group(1))
+    self.assertEqual(_checkpoint_steps(run_dir)[-1], step)
 
   def test_ctrl_c_twice_at_start_up_is_one_line_without_traceback(self):
     logdir = tempfile.mkdtemp()
