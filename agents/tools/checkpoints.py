@@ -6,17 +6,18 @@ A run's `checkpoints/` folder is written by `tf.train.CheckpointManager`:
 
 - a damaged checkpoint (a truncated or corrupted file, a missing data file):
   restoring it raises deep inside TensorFlow (`IndexError: Read less bytes than
-  requested`, `DataLossError`, ...). `restore_newest` reads every tensor of a
-  checkpoint before it restores it into live variables, skips the ones that do
-  not read, with one warning line each naming the file and the reason, and
-  restores the newest one that does;
+  requested`, `DataLossError`, ...). `newest_readable` reads every tensor of
+  each checkpoint, newest first, and skips the ones that do not read, with one
+  warning line each naming the file and the reason; `restore_newest` restores
+  the first that does, so nothing damaged reaches live variables;
 - a save killed midway: TensorFlow first writes into `ckpt-<N>_temp/` and the
   state file through `checkpoint.tmp<hex>`, then renames. `remove_leftovers`
   deletes such leftovers, which nothing else ever removes.
 
 A state file that no longer parses makes TensorFlow forget every checkpoint
-(and a resume would silently start over at step 0); `repair_state` rewrites it
-from the checkpoint files found in the folder.
+(a resume would start over at step 0), and one that is not UTF-8 makes it raise
+`UnicodeDecodeError`; `repair_state` rewrites it from the checkpoint files found
+in the folder.
 """
 
 import logging
