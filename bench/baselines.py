@@ -34,11 +34,11 @@ def _fly_baseline(name, seeds, **kwargs):
 
 def _fly_trained(run_dir, seeds, **kwargs):
   """`baselines.evaluate` of a trained run's deterministic policy, in slabs of num_agents."""
-  from agents.scripts import configs
+  from agents import configs
   from agents.scripts import evaluate as evaluate_lib
   policy = evaluate_lib.DeterministicPolicy(run_dir)
-  if policy.config['env'] != configs.BALLOON_ENV_ID:
-    raise SystemExit(f'--run_dir {run_dir} trained on {policy.config["env"]}, '
+  if policy.config['environment']['id'] != configs.BALLOON_ENV_ID:
+    raise SystemExit(f'--run_dir {run_dir} trained on {policy.config["environment"]["id"]}, '
                      f'not {configs.BALLOON_ENV_ID}.')
   size = policy.num_agents
   parts = [baselines.evaluate(policy, seeds[start:start + size], **kwargs)
