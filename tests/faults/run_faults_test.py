@@ -21,7 +21,9 @@ import threading
 import time
 import unittest
 
+from agents import training
 from agents.tools import checkpoints
+from tests.scripts import tiny_run
 from tests.tools import loop_child
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -31,20 +33,12 @@ _TIMEOUT = 180
 # A CartPole run that never finishes by itself and writes a row every 64 steps.
 _ENDLESS_RUN = [
     '--config=cartpole', '--timestamp=t', '--quiet', '--num_agents=2',
-    '--set', 'steps=10000000', '--set', 'steps_per_call=16', '--set', 'log_every=64',
-    '--set', 'checkpoint_every=1000000', '--set', 'segment_length=16',
-    '--set', 'num_minibatches=2', '--set', 'update_epochs=2',
-    '--set', 'policy_layers=[8]', '--set', 'value_layers=[8]',
+    '--set', 'loop.steps=10000000', '--set', 'loop.steps_per_call=16',
+    '--set', 'loop.log_every=64', '--set', 'loop.checkpoint_every=1000000',
+    '--set', 'algorithm.segment_length=16', '--set', 'algorithm.num_minibatches=2',
+    '--set', 'algorithm.update_epochs=2', '--set', 'network.policy_layers=[8]',
+    '--set', 'network.value_layers=[8]',
 ]
-
-
-def _training():
-  """The module with `train(config, run_dir, quiet=...)`: agents.training once it exists."""
-  try:
-    from agents import training
-  except ImportError:
-    from agents.scripts import train as training
-  return training
 
 
 class _Child:
@@ -216,16 +210,14 @@ class SignalFaultsTest(unittest.TestCase):
 class CheckpointFaultsTest(unittest.TestCase):
 
   def test_truncated_newest_checkpoint_resumes_from_the_previous_one(self):
-    from tests.scripts import tiny_run
-    training = _training()
     run_dir = tempfile.mkdtemp()
-    training.train(tiny_run.tiny_config(steps=128), run_dir, quiet=True, export_policy=False)
+    training.train(tiny_run.tiny_config(), run_dir, quiet=True, export_policy=False)
     self.assertEqual(_checkpoint_steps(run_dir), [64, 128])
     newest = os.path.join(run_dir, 'checkpoints', 'ckpt-128')
     os.truncate(f'{newest}.data-00000-of-00001', 1000)
     with self.assertLogs('agents', 'INFO') as logs:
-      result = training.train(tiny_run.tiny_config(steps=192), run_dir, quiet=True,
-                              export_policy=False)
+      result = training.train(tiny_run.tiny_config(**{'loop.steps': 192}), run_dir,
+                              quiet=True, export_policy=False)
     self.assertEqual(result['step'], 192)
     self.assertIn(f'WARNING:agents.tools.checkpoints:Skipped checkpoint {newest}: it does not '
                   'restore (IndexError: Read less bytes than requested).', logs.output)
