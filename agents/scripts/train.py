@@ -91,6 +91,14 @@ def resolve_run(args):
 
 def main(argv=None):
   """Console entry point `agents-train`; returns the exit code."""
+  try:
+    return _main(argv)
+  except KeyboardInterrupt as error:  # Ctrl-C before training, or a second Ctrl-C or SIGTERM
+    print(f'{_PROG}: {interrupts.describe(error)}', file=sys.stderr)
+    return interrupts.exit_code(error)
+
+
+def _main(argv):
   args = parse_args(sys.argv[1:] if argv is None else argv)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
   from agents import training
@@ -111,9 +119,6 @@ def main(argv=None):
   from agents.tools import checkpoints  # TensorFlow: only once the inputs are checked
   try:
     result = training.train(config, run_dir, quiet=args.quiet)
-  except KeyboardInterrupt as error:  # a second Ctrl-C or SIGTERM: nothing saved
-    print(f'{_PROG}: {interrupts.describe(error)}', file=sys.stderr)
-    return interrupts.exit_code(error)
   except checkpoints.CheckpointError as error:
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2

@@ -128,4 +128,4 @@ def describe(error):
   """One line for the user about a `KeyboardInterrupt` (or `Aborted`) that ended the run."""
   if isinstance(error, Aborted):
     return str(error)
-  return 'SIGINT received before training started; nothing was saved.'
+  return 'interrupted by SIGINT during start-up; nothing was saved.'

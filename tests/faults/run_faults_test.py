@@ -9,10 +9,14 @@ subprocess and wait for what it writes (a line, a metrics row, its signal
 mask), never for a fixed time.
 """
 
+import contextlib
+import io
 import json
+import logging
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +26,7 @@ import time
 import unittest
 
 from agents import training
+from agents.scripts import train as train_script
 from agents.tools import checkpoints
 from tests.scripts import tiny_run
 from tests.tools import loop_child
@@ -209,10 +214,21 @@ class SignalFaultsTest(unittest.TestCase):
 
 class CheckpointFaultsTest(unittest.TestCase):
 
-  def test_truncated_newest_checkpoint_resumes_from_the_previous_one(self):
-    run_dir = tempfile.mkdtemp()
-    training.train(tiny_run.tiny_config(), run_dir, quiet=True, export_policy=False)
+  @classmethod
+  def setUpClass(cls):
+    # One tiny run with checkpoints at steps 64 and 128; each test damages a copy.
+    cls._trained = os.path.join(tempfile.mkdtemp(), 't-cartpole')
+    training.train(tiny_run.tiny_config(), cls._trained, quiet=True, export_policy=False)
+
+  def _copy(self):
+    logdir = tempfile.mkdtemp()
+    run_dir = os.path.join(logdir, 't-cartpole')
+    shutil.copytree(self._trained, run_dir)
     self.assertEqual(_checkpoint_steps(run_dir), [64, 128])
+    return logdir, run_dir
+
+  def test_truncated_newest_checkpoint_resumes_from_the_previous_one(self):
+    _, run_dir = self._copy()
     newest = os.path.join(run_dir, 'checkpoints', 'ckpt-128')
     os.truncate(f'{newest}.data-00000-of-00001', 1000)
     with self.assertLogs('agents', 'INFO') as logs:
@@ -226,6 +242,25 @@ class CheckpointFaultsTest(unittest.TestCase):
     # The rows after step 64 were trained again, once each; ckpt-128 was rewritten.
     self.assertEqual([row['step'] for row in _rows(run_dir)], [64, 128, 192])
     self.assertIsNone(checkpoints.find_damage(newest))
+
+  def test_every_checkpoint_damaged_is_one_line_and_exit_2(self):
+    logdir, run_dir = self._copy()
+    for step in (64, 128):
+      os.truncate(os.path.join(run_dir, 'checkpoints', f'ckpt-{step}.index'), 10)
+    # main() configures the root logger (to the redirected stderr); undo it afterwards.
+    root = logging.getLogger()
+    self.addCleanup(setattr, root, 'handlers', root.handlers[:])
+    self.addCleanup(root.setLevel, root.level)
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), self.assertLogs('agents', 'WARNING'):
+      code = train_script.main(['--config=cartpole', f'--logdir={logdir}', '--timestamp=t',
+                                '--quiet'])
+    self.assertEqual(code, 2)
+    lines = stderr.getvalue().strip().splitlines()
+    self.assertEqual(len(lines), 1, lines)
+    self.assertRegex(lines[0], r'^agents\.scripts\.train: error: No checkpoint in .*/checkpoints '
+                               r'restores: ckpt-128 \(.*\); ckpt-64 \(.*\)\. Move that folder '
+                               r'aside to start the run over\.$')
 
   def test_leftovers_of_a_killed_save_are_removed_on_resume(self):
     logdir = tempfile.mkdtemp()
