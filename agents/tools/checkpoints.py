@@ -20,6 +20,7 @@ A state file that no longer parses makes TensorFlow forget every checkpoint
 in the folder.
 """
 
+import contextlib
 import logging
 import os
 import re
@@ -112,8 +113,9 @@ def repair_state(directory):
   if not found:
     return False
   oldest_first = list(reversed(found))
-  tf.compat.v1.train.update_checkpoint_state(
-      directory, oldest_first[-1], all_model_checkpoint_paths=oldest_first)
+  with _quiet_tensorflow():  # its deprecation notice; our warning says what happened
+    tf.compat.v1.train.update_checkpoint_state(
+        directory, oldest_first[-1], all_model_checkpoint_paths=oldest_first)
   _LOG.warning('Checkpoint state file %s was missing or unreadable; rebuilt it from %d '
                'checkpoint(s) found, newest %s.', os.path.join(directory, _STATE_FILE),
                len(found), os.path.basename(found[0]))
@@ -148,7 +150,8 @@ def find_damage(path):
 def newest_readable(directory):
   """Finds the newest checkpoint of `directory` that reads, skipping damaged ones.
 
-  Each damaged checkpoint gets one warning line naming it and the reason.
+  When one reads, each damaged checkpoint skipped gets one warning line naming
+  it and the reason; when none does, the error names them all.
   Scripts that restore a run's policy (export, visualize, evaluate) can call
   this instead of `tf.train.latest_checkpoint`.
 
@@ -166,13 +169,16 @@ def newest_readable(directory):
   for path in candidates(directory):
     reason = find_damage(path)
     if reason is None:
+      for skipped_path, skipped_reason in skipped:
+        _LOG.warning('Skipped checkpoint %s: it does not restore (%s).', skipped_path,
+                     skipped_reason)
       return path
-    _LOG.warning('Skipped checkpoint %s: it does not restore (%s).', path, reason)
-    skipped.append(f'{os.path.basename(path)} ({reason})')
+    skipped.append((path, reason))
   if skipped:
-    raise CheckpointError(
-        f'No checkpoint in {directory} restores: {"; ".join(skipped)}. Move that folder '
-        'aside to start the run over.')
+    # One error naming each, rather than a warning each and then the error.
+    listed = '; '.join(f'{os.path.basename(path)} ({reason})' for path, reason in skipped)
+    raise CheckpointError(f'No checkpoint in {directory} restores: {listed}. Move that folder '
+                          'aside to start the run over.')
   return None
 
 
@@ -206,10 +212,24 @@ def _read_state(directory):
   if not os.path.isfile(path):
     return None
   try:
-    # TensorFlow logs and returns None when the file does not parse.
-    return tf.train.get_checkpoint_state(directory)
+    # TensorFlow returns None when the file does not parse, with two warning
+    # lines that `repair_state`'s one line replaces.
+    with _quiet_tensorflow():
+      return tf.train.get_checkpoint_state(directory)
   except (tf.errors.OpError, ValueError, UnicodeDecodeError):
     return None
+
+
+@contextlib.contextmanager
+def _quiet_tensorflow():
+  """Keeps TensorFlow's Python warnings out of the log for the block."""
+  logger = logging.getLogger('tensorflow')
+  level = logger.level
+  logger.setLevel(logging.ERROR)
+  try:
+    yield
+  finally:
+    logger.setLevel(level)
 
 
 def _scan(directory):

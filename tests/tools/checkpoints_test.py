@@ -77,7 +77,7 @@ class RestoreNewestTest(unittest.TestCase):
     _saved(self.directory, [10, 20])
     for step in (10, 20):
       os.truncate(_data_file(os.path.join(self.directory, f'ckpt-{step}')), 0)
-    with self.assertLogs(checkpoints._LOG, 'WARNING'):
+    with self.assertNoLogs(checkpoints._LOG, 'WARNING'):
       with self.assertRaisesRegex(checkpoints.CheckpointError,
                                   r'No checkpoint in .* restores: ckpt-20 \(.*\); ckpt-10 \('):
         _restored_value(self.directory)
