@@ -176,10 +176,6 @@ class SignalFaultsTest(unittest.TestCase):
     steps = [row['step'] for row in _rows(run_dir)]
     self.assertEqual(steps, sorted(set(steps)), 'rows repeat or go back after the resume')
 
-  @unittest.skip('Workers die of a SIGTERM sent to the whole process group (as SLURM does); '
-                 'unless the signal lands just before a report, the run then fails with '
-                 'WorkerDiedError. The worker must ignore SIGTERM or leave the group '
-                 '(agents/tools/transport/worker.py ignores only SIGINT).')
   def test_sigterm_to_the_process_group_saves_a_checkpoint(self):
     logdir = tempfile.mkdtemp()
     run_dir = os.path.join(logdir, 't-cartpole')
