@@ -84,7 +84,9 @@ def finish(output_dir, artifacts=True, checkpoint=None, gallery=True):
   header, results = results_lib.combine(output_dir)
   summary = summary_of(header, results)
   results_lib.write_json(os.path.join(output_dir, 'summary.json'), summary)
-  if artifacts:
+  if artifacts and not plots.available():
+    print("evaluate: plots skipped: matplotlib is not installed (pip install -e '.[viz]').")
+  elif artifacts:
     plots.distribution(results, os.path.join(output_dir, 'twr50_distribution.png'),
                        f'{header["agent"]} on {header["suite"]["name"]}')
     if gallery:

@@ -11,6 +11,15 @@ from agents.evaluation import policies as policies_lib
 from agents.evaluation import statistics
 
 
+def available():
+  """Whether matplotlib (the `viz` extra) can be imported."""
+  try:
+    import matplotlib  # noqa: F401
+  except ImportError:
+    return False
+  return True
+
+
 def _figure(width, height):
   import matplotlib
   matplotlib.use('Agg', force=False)
