@@ -276,7 +276,20 @@ def _saved_model_policy(path, batch_size):
   if not hasattr(model, 'action'):
     raise EvaluationError(f'savedmodel:{path} has no `action` function (export it with '
                           'agents.scripts.export).')
+  shape = _input_shape(model.action)
+  if shape is not None and tuple(shape[1:]) != (constants.OBSERVATION_SIZE,):
+    raise EvaluationError(f'savedmodel:{path} takes observations of shape {tuple(shape)}, not '
+                          f'[B, {constants.OBSERVATION_SIZE}] (the balloon).')
   return TensorFlowPolicy(model, batch_size, hasattr(model, 'initial_state'))
+
+
+def _input_shape(function):
+  """The observation shape of a loaded SavedModel function, or None if unknown."""
+  try:
+    args, _ = function.concrete_functions[0].structured_input_signature
+    return args[0].shape.as_list()
+  except (AttributeError, IndexError, TypeError):
+    return None
 
 
 def _factory_policy(spec, batch_size):
