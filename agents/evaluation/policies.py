@@ -258,13 +258,34 @@ def make_policy(spec, batch_size, episode_length=constants.EPISODE_STEPS, checkp
 
 def _run_policy(run_dir, batch_size, checkpoint):
   path = resolve_checkpoint(run_dir, checkpoint)
-  from agents.scripts import export
-  config, algorithm, observation_space, _ = export.restore_algorithm(run_dir, path)
+  try:
+    config, model, observation_space = _restore_policy(run_dir, path)
+  except (ValueError, FileNotFoundError) as error:  # ConfigError is a ValueError
+    raise EvaluationError(f'run:{run_dir}: {error}') from None
   env_id = config.get('env') or config.get('environment', {}).get('id')
   if env_id != BALLOON_ENV_ID:
     raise EvaluationError(f'run directory {run_dir} trained on {env_id}, not {BALLOON_ENV_ID}.')
-  model = export.ExportedPolicy(algorithm, observation_space)
-  return TensorFlowPolicy(model, batch_size, bool(algorithm.network.recurrent))
+  del observation_space
+  return TensorFlowPolicy(model, batch_size, hasattr(model, 'initial_state'))
+
+
+def _restore_policy(run_dir, path):
+  """(config, deterministic policy module with `action`, observation space) of a checkpoint.
+
+  The module is what the run exports as its SavedModel (for PPO: the network and the
+  observation normaliser, any batch size), kept in memory.
+  """
+  try:
+    from agents import builders
+  except ImportError:
+    builders = None
+  if builders is not None and hasattr(builders, 'restore_algorithm'):
+    config, algorithm, observation_space, _ = builders.restore_algorithm(
+        run_dir, path, is_training=False)
+    return config, algorithm.export_policy(observation_space), observation_space
+  from agents.scripts import export
+  config, algorithm, observation_space, _ = export.restore_algorithm(run_dir, path)
+  return config, export.ExportedPolicy(algorithm, observation_space), observation_space
 
 
 def _saved_model_policy(path, batch_size):
