@@ -39,6 +39,9 @@ def init(address=None, num_cpus=None):
     if address:
       ray.init(address=address, **kwargs)
     else:
+      # Ray starts its workers at niceness 15; on a busy machine they then get a fraction
+      # of the CPU that local worker processes (niceness 0) get.
+      os.environ.setdefault('RAY_worker_niceness', '0')
       ray.init(num_cpus=num_cpus, **kwargs)
   return ray
 
