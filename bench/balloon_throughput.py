@@ -4,10 +4,10 @@
         [--processes 2] [--process_slabs 256,1024] [--process_steps 30]
 
 For the single `gymnasium.make` environment and for vector slabs of each size it reports
-balloon steps per second (wall clock and CPU time of this process), milliseconds per
-slab step, and how the step's wall time splits between physics (safety layers, sun,
-18 sub-steps), wind (forecast and error-field queries), GP (observe + predict) and
-features (observation and reward). Before timing, `--warmup` steps fill the GP's 6-hour
+balloon steps per second (wall clock and CPU time of this process) and milliseconds per
+slab step (`--split` adds how a slab step's time splits between the simulator's parts,
+from a cProfile run of the same steps; the step itself carries no timing code). Before
+timing, `--warmup` steps fill the GP's 6-hour
 window (120 steps), so the GP runs at its steady-state size.
 
 The whole machine: for each size in `--process_slabs`, a `BatchEnv` over `--processes`
@@ -39,6 +39,7 @@ import gymnasium  # noqa: E402
 import numpy as np  # noqa: E402
 
 import agents.env  # noqa: E402, F401 - registers the environment
+from agents.env.balloon.constants import BALLOON_ENV_ID  # noqa: E402
 from agents.env.balloon.env import BalloonVectorEnv  # noqa: E402
 from agents.tools.batch_env import BatchEnv  # noqa: E402
 
@@ -70,7 +71,7 @@ def _load():
 
 
 def bench_single(steps, warmup):
-  env = gymnasium.make('BalloonLearningEnvironment-v0')
+  env = gymnasium.make(BALLOON_ENV_ID)
   env.reset(seed=0)
   rng = np.random.default_rng(0)
   for _ in range(warmup):
@@ -86,7 +87,38 @@ def bench_single(steps, warmup):
           'ms_per_step_cpu': round(cpu / steps * 1e3, 3), 'load_avg_1min': _load()}
 
 
-def bench_slab(size, steps, warmup, gp):
+# Where a slab step's time goes (--split): the simulator functions that make up each part.
+_PARTS = {
+    'physics': ('advance_slab', 'advance_one', '__init__ (physics.py)', 'apply'),
+    'wind': ('query',),
+    'gp': ('observe_and_predict', 'observe', 'predict'),
+}
+
+
+def _split(envs, steps, size, rng):
+  """Runs `steps` more steps under cProfile; returns each part's share of the time."""
+  import cProfile  # noqa: PLC0415 - only with --split
+  import pstats  # noqa: PLC0415
+  profile = cProfile.Profile()
+  profile.enable()
+  for _ in range(steps):
+    envs.step(rng.integers(0, 3, size))
+  profile.disable()
+  stats = pstats.Stats(profile).stats
+  total = sum(entry[2] for entry in stats.values())  # total of own (internal) times
+  cumulative = {}
+  for (filename, _, function), entry in stats.items():
+    if '/agents/env/balloon/' not in filename:
+      continue
+    name = function if function != '__init__' else f'__init__ ({os.path.basename(filename)})'
+    cumulative[name] = max(cumulative.get(name, 0.0), entry[3])
+  split = {part: sum(cumulative.get(name, 0.0) for name in names)
+           for part, names in _PARTS.items()}
+  split['other'] = max(total - sum(split.values()), 0.0)
+  return {part: round(value / total, 3) for part, value in split.items()}
+
+
+def bench_slab(size, steps, warmup, gp, split=False):
   envs = BalloonVectorEnv(size)
   simulator = envs.simulator
   if gp == 'none':
@@ -95,21 +127,19 @@ def bench_slab(size, steps, warmup, gp):
   rng = np.random.default_rng(0)
   for _ in range(warmup):
     envs.step(rng.integers(0, 3, size))
-  for key in simulator.timings:
-    simulator.timings[key] = 0.0
   wall, cpu = time.perf_counter(), time.process_time()
   for _ in range(steps):
     envs.step(rng.integers(0, 3, size))
   wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-  timed = sum(simulator.timings.values())
-  split = {key: round(value / timed, 3) for key, value in simulator.timings.items()}
+  result = {'bench': 'slab', 'balloons': size, 'gp': gp,
+            'balloon_steps_per_s_wall': round(size * steps / wall, 1),
+            'balloon_steps_per_s_cpu': round(size * steps / cpu, 1),
+            'ms_per_slab_step_wall': round(wall / steps * 1e3, 3),
+            'ms_per_slab_step_cpu': round(cpu / steps * 1e3, 3), 'load_avg_1min': _load()}
+  if split:
+    result['split_of_profiled_time'] = _split(envs, steps, size, rng)
   envs.close()
-  return {'bench': 'slab', 'balloons': size, 'gp': gp,
-          'balloon_steps_per_s_wall': round(size * steps / wall, 1),
-          'balloon_steps_per_s_cpu': round(size * steps / cpu, 1),
-          'ms_per_slab_step_wall': round(wall / steps * 1e3, 3),
-          'ms_per_slab_step_cpu': round(cpu / steps * 1e3, 3),
-          'split_of_wall_time': split, 'load_avg_1min': _load()}
+  return result
 
 
 def _make_slab(size):
@@ -175,6 +205,8 @@ def main(argv=None):
   parser.add_argument('--warmup', type=int, default=120)
   parser.add_argument('--gp', default='full', choices=('full', 'none'))
   parser.add_argument('--skip_single', action='store_true')
+  parser.add_argument('--split', action='store_true',
+                      help='also profile the slab steps and report where the time goes')
   parser.add_argument('--processes', type=int, default=2,
                       help='worker processes of the whole-machine rows (0: skip them)')
   parser.add_argument('--process_slabs', default='256,1024',
@@ -188,7 +220,7 @@ def main(argv=None):
     results.append(bench_single(args.single_steps, args.warmup))
     print(json.dumps(results[-1]), flush=True)
   for size in (int(value) for value in args.slabs.split(',')):
-    results.append(bench_slab(size, args.steps, args.warmup, args.gp))
+    results.append(bench_slab(size, args.steps, args.warmup, args.gp, args.split))
     print(json.dumps(results[-1]), flush=True)
   if args.processes > 0 and args.gp == 'full':
     for size in (int(value) for value in args.process_slabs.split(',')):

@@ -11,8 +11,9 @@ vectorised slab (`BalloonVectorEnv`) directly through the vector entry point.
 import gymnasium
 
 from agents.env.balloon import constants
+from agents.env.balloon.constants import BALLOON_ENV_ID
 
-BALLOON_ENV_ID = 'BalloonLearningEnvironment-v0'
+__all__ = ['BALLOON_ENV_ID', 'register_all']
 
 
 def register_all():

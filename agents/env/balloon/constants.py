@@ -35,7 +35,8 @@ EMPTY_MASS = ENVELOPE_MASS + PAYLOAD_MASS + HELIUM_MASS
 HOTEL_LOAD_DAY_W = 120.4
 HOTEL_LOAD_NIGHT_W = 183.7
 BATTERY_CAPACITY_WH = 3058.56
-BATTERY_START_FRACTION = 0.95
+# BLE starts the battery at 2905.6 Wh (its literal; "95 %" of the capacity would be 2905.632).
+BATTERY_START_WH = 2905.6
 
 # Altitude control system (§4.5).
 VALVE_HOLE_DIAMETER = 0.04  # m
@@ -137,6 +138,10 @@ START_RADIUS_M = 200e3
 START_RADIUS_BETA = (1.2, 2.0)
 START_MIN_PRESSURE = 6500.0
 UPWELLING_INFRARED = 315.0  # W/m²
+
+# Seeds and registration: the one place for these (other packages import them from here).
+MAX_SEED = 2 ** 63  # episode seeds are integers in [0, MAX_SEED)
+BALLOON_ENV_ID = 'BalloonLearningEnvironment-v0'  # the Gymnasium id (agents/env/registration.py)
 
 # Actions (§13) and balloon status.
 DOWN, STAY, UP = 0, 1, 2

@@ -19,18 +19,23 @@ Deviations from BLE (balloon.md §15; keep this list true):
 - Gymnasium API (5-tuple step, terminated vs truncated); the 960-step limit comes from
   the registration (TimeLimit) for the single environment and from the slab itself for
   the vector environment.
-- Small numerical choices, each far below the model's own resolution: dP/dh is the
-  analytic −ρg of the atmosphere instead of a 1 Pa finite difference (≈1e-4 relative);
-  the ambient temperature of a sub-step is taken at its start pressure (BLE lags it by
-  one sub-step); sunrise and sunset come in closed form instead of BLE's 3-minute search;
-  the pump's mass flow is read from a 1e-4-step table of BLE's bilinear efficiency
-  (≤1e-5 relative); within an agent step the sun's declination, equation of time and
-  flux and the balloon's latitude and longitude are interpolated between the step's
-  start and end (≤1e-8 relative; the elevation itself is evaluated every sub-step); the
+- Small numerical choices, each measured against BLE's own trajectories
+  (docs/fidelity.md, tests/env/balloon/ble_reference_test.py): dP/dh is the analytic −ρg
+  of the atmosphere instead of a 1 Pa finite difference (pressure within 1.4e-6
+  relative over 100 steps); the pump's mass flow is read from a 1e-4-step table of BLE's
+  bilinear efficiency (≤1e-5 relative); within an agent step the sun's declination,
+  equation of time and flux and the balloon's latitude and longitude are interpolated
+  between the step's start and end (≤1e-8 relative; the elevation itself is evaluated
+  every sub-step); sunrise and sunset start from a closed form and are snapped to BLE's
+  3-minute search grid (BLE's own search decides the power layer's times at reset; the
+  observation's features 3–4 differ by up to 0.07 in the ~30 % of states where BLE's
+  bisection lands off the nearest grid point); the
   reachable pressure range is tabulated hourly at the station per episode instead of
-  recomputed every step at the balloon; the power safety layer follows the balloon's
-  position; the wind column's forecast and GP are evaluated only over each balloon's
-  reachable band (the other levels are padding anyway).
+  recomputed every step at the balloon; the wind GP predicts in float32 (the uncertainty
+  feature within 2e-4 of float64); the wind column's forecast and GP are evaluated only
+  over each balloon's reachable band (the other levels are padding anyway).
+- `power_sun='balloon'` (not the default) makes the power safety layer follow the
+  balloon's current position instead of BLE's sunrise fixed at the start.
 - The observation space declares the true ranges: features 3–6 (sines and cosines) lie
   in [−1, 1] and feature 15 (the pressure ratio, unscaled) in [1, 2] (BLE declares [0, 1]).
 """
@@ -43,8 +48,6 @@ from gymnasium.vector.utils import batch_space
 from agents.env.balloon import constants
 from agents.env.balloon import simulator as simulator_lib
 from agents.env.balloon.simulator import InitialState, check_seed
-
-_MAX_SEED = 2 ** 63
 
 
 def observation_space():
@@ -78,12 +81,16 @@ class BalloonEnv(gymnasium.Env):
 
   metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 10}
 
-  def __init__(self, render_mode=None, wind='procedural'):
+  def __init__(self, render_mode=None, wind='procedural', power_sun='episode_start',
+               gp_predict_dtype=np.float32):
     """Creates the environment.
 
     Args:
       render_mode: None, 'human' (draws a matplotlib figure) or 'rgb_array'.
       wind: 'procedural' (§10 forecast + error field) or 'static' (§10 static field).
+      power_sun: the power safety layer's sunrise and sunset: 'episode_start' (BLE) or
+        'balloon' (at the balloon's current position; see safety.py).
+      gp_predict_dtype: np.float32 (default) or np.float64, the wind GP's prediction.
     """
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
@@ -91,7 +98,8 @@ class BalloonEnv(gymnasium.Env):
     self.render_mode = render_mode
     self.observation_space = observation_space()
     self.action_space = gymnasium.spaces.Discrete(3)
-    self.simulator = simulator_lib.BalloonSimulator(1, wind=wind)
+    self.simulator = simulator_lib.BalloonSimulator(1, wind=wind, power_sun=power_sun,
+                                                    gp_predict_dtype=gp_predict_dtype)
     self._renderer = None
     if render_mode is not None:
       from agents.env.balloon import renderer
@@ -176,7 +184,8 @@ class BalloonVectorEnv(VectorEnv):
               'render_fps': 10}
 
   def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS, wind='procedural',
-               render_mode=None, seed=None):
+               render_mode=None, seed=None, power_sun='episode_start',
+               gp_predict_dtype=np.float32):
     """Creates the slab.
 
     Args:
@@ -185,12 +194,14 @@ class BalloonVectorEnv(VectorEnv):
       wind: 'procedural' or 'static'.
       render_mode: None or 'rgb_array' (draws balloon 0).
       seed: seeds the stream of episode seeds used when reset gets no seed.
+      power_sun, gp_predict_dtype: as for BalloonEnv.
     """
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
                        f'got {render_mode!r}.')
     self.simulator = simulator_lib.BalloonSimulator(
-        num_envs, wind=wind, max_episode_steps=max_episode_steps, seed=seed)
+        num_envs, wind=wind, max_episode_steps=max_episode_steps, seed=seed,
+        power_sun=power_sun, gp_predict_dtype=gp_predict_dtype)
     self.num_envs = self.simulator.num_balloons
     self.render_mode = render_mode
     self.single_observation_space = observation_space()

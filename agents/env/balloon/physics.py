@@ -4,7 +4,16 @@ One sub-step (explicit Euler) computes every update from the state at its start 
 applies them together: drift, terminal-velocity ascent converted to a pressure change,
 the thermal balance, envelope volume and superpressure, the ACS flow, and the battery.
 An agent step holds the wind and the effective action for 18 sub-steps and stops a
-balloon's sub-stepping as soon as its status is not OK.
+balloon's sub-stepping as soon as its status is not OK. The state physics advances is a
+`SlabState` passed in explicitly, with a mask of the balloons to advance.
+
+As in BLE, the ambient temperature is part of the state and lags the pressure by one
+sub-step: a sub-step computes the air density and the thermal balance with the ambient
+temperature the previous sub-step looked up, and looks up the new one at its own
+start-of-sub-step pressure (BLE's `_simulate_step_internal`). In a slow STAY the Euler
+sub-step alternates between two pressures about 11 Pa apart, and the lag decides which
+side an agent step lands on, so it is kept (it costs nothing: still one lookup per
+sub-step).
 
 Everything that depends only on time and horizontal position (the sun) is computed for
 all 18 sub-steps of an agent step at once (`SunForcing`): with the wind held constant a
@@ -14,9 +23,10 @@ slab; a slab of one runs the same equations on Python floats (see array_math).
 
 Deviation, documented: the pressure change uses the analytic local dP/dh = −ρ·g of the
 atmosphere model (hydrostatic, exact for its barometric layers) instead of BLE's 1 Pa
-finite difference; the two differ by about 1e-4 relative.
+finite difference; the two differ by under 0.02 Pa in pressure over a 100-step episode.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -49,15 +59,16 @@ def volume_and_superpressure(m, total_mols, internal_temperature, pressure):
 
 
 def substep(m, temperature_at, pressure, internal_temperature, mols_air, volume, superpressure,
-            charge, pump_on, vent_on, airmass_per_pascal, panel_power, sun_heat_factor,
-            hotel_load, earth_heat):
+            charge, ambient_temperature, pump_on, vent_on, airmass_per_pascal, panel_power,
+            sun_heat_factor, hotel_load, earth_heat):
   """One 10 s Euler sub-step (§4), excluding the horizontal drift (done per agent step).
 
   Args:
     m: math namespace (array_math.NUMPY for a slab, array_math.SCALAR for one balloon).
     temperature_at: ambient temperature as a function of pressure.
-    pressure, internal_temperature, mols_air, volume, superpressure, charge: the state at
-      the start of the sub-step (Pa, K, mol, m³, Pa, Wh).
+    pressure, internal_temperature, mols_air, volume, superpressure, charge,
+      ambient_temperature: the state at the start of the sub-step (Pa, K, mol, m³, Pa, Wh,
+      K); the ambient temperature is the one the previous sub-step looked up (BLE's lag).
     pump_on, vent_on: 1.0 where the effective action is DOWN (pump) or UP (vent), else 0.0.
     airmass_per_pascal: the sun's airmass divided by pressure (solar.airmass_per_pascal).
     panel_power: unattenuated panel power (W), 0 at night.
@@ -66,11 +77,12 @@ def substep(m, temperature_at, pressure, internal_temperature, mols_air, volume,
     earth_heat: upwelling-infrared heating per area (thermal.earth_heat_per_area).
 
   Returns:
-    (pressure, internal_temperature, mols_air, volume, superpressure, charge, acs_power,
-    solar_power, ambient_temperature) after the sub-step; the last three are the values
-    used during it.
+    (pressure, internal_temperature, mols_air, volume, superpressure, charge,
+    ambient_temperature, acs_power, solar_power) after the sub-step: the ambient
+    temperature is the atmosphere's at the start-of-sub-step pressure (used by the next
+    sub-step); the last two are the values used during it.
   """
-  ambient_temperature = temperature_at(pressure)
+  new_ambient_temperature = temperature_at(pressure)
   density = pressure * _DENSITY_FACTOR / ambient_temperature
   # §4.2 terminal velocity: dh/dt = dir·sqrt(|2(ρV − m)g / (ρ·Cd·V^(2/3))|).
   cube_root_volume = m.cbrt(volume)
@@ -108,7 +120,7 @@ def substep(m, temperature_at, pressure, internal_temperature, mols_air, volume,
       charge + (solar_power - hotel_load - acs_power) * _HOURS_PER_SUBSTEP, 0.0),
       constants.BATTERY_CAPACITY_WH)
   return (new_pressure, new_internal_temperature, new_mols_air, new_volume, new_superpressure,
-          new_charge, acs_power, solar_power, ambient_temperature)
+          new_charge, new_ambient_temperature, acs_power, solar_power)
 
 
 def status_of(superpressure, charge):
@@ -223,18 +235,66 @@ class ScalarSunForcing:
         self.hotel_load.append(constants.HOTEL_LOAD_NIGHT_W)
 
 
-# The state fields one sub-step updates, in `substep`'s argument and return order.
-_EVOLVED = ('pressure', 'internal_temperature', 'mols_air', 'volume', 'superpressure',
-            'battery_charge')
-_REPORTED = ('acs_power', 'solar_power', 'ambient_temperature')
+# The state fields one sub-step updates, in `substep`'s argument and return order, then
+# the ones it reports.
+EVOLVED = ('pressure', 'internal_temperature', 'mols_air', 'volume', 'superpressure',
+           'battery_charge', 'ambient_temperature')
+REPORTED = ('acs_power', 'solar_power')
 
 
-def advance_slab(state, pump_on, vent_on, sun, temperature_at, earth_heat):
+@dataclasses.dataclass
+class SlabState:
+  """The physical state of a slab that the sub-steps advance, float64 [B] unless stated.
+
+  Attributes:
+    pressure, superpressure (Pa), volume (m³), internal_temperature (K),
+    ambient_temperature (K, looked up at the previous sub-step's start pressure),
+    mols_air (ballonet air, mol), battery_charge (Wh): evolved by each sub-step.
+    acs_power, solar_power: W, of the last sub-step run.
+    status: int8 [B], constants.STATUS_*.
+  """
+  pressure: np.ndarray
+  internal_temperature: np.ndarray
+  mols_air: np.ndarray
+  volume: np.ndarray
+  superpressure: np.ndarray
+  battery_charge: np.ndarray
+  ambient_temperature: np.ndarray
+  acs_power: np.ndarray
+  solar_power: np.ndarray
+  status: np.ndarray
+
+  @classmethod
+  def zeros(cls, count):
+    """A state of `count` balloons, all fields 0 and status OK."""
+    fields = {name: np.zeros(count) for name in EVOLVED + REPORTED}
+    return cls(status=np.full(count, constants.STATUS_OK, np.int8), **fields)
+
+  def evolved(self):
+    """The evolved fields, in `substep`'s argument order."""
+    return (self.pressure, self.internal_temperature, self.mols_air, self.volume,
+            self.superpressure, self.battery_charge, self.ambient_temperature)
+
+  def set_all(self, outputs, status):
+    """Rebinds every field to `substep`'s outputs and `status` (all balloons advanced)."""
+    (self.pressure, self.internal_temperature, self.mols_air, self.volume, self.superpressure,
+     self.battery_charge, self.ambient_temperature, self.acs_power, self.solar_power) = outputs
+    self.status = status
+
+  def set_where(self, outputs, status, where):
+    """Copies `substep`'s outputs and `status` into the fields where `where` holds."""
+    targets = self.evolved() + (self.acs_power, self.solar_power, self.status)
+    for target, value in zip(targets, tuple(outputs) + (status,)):
+      np.copyto(target, value, where=where, casting='unsafe')
+
+
+def advance_slab(state, active, pump_on, vent_on, sun, temperature_at, earth_heat):
   """Runs the 18 sub-steps of an agent step on numpy arrays, in place.
 
   Args:
-    state: object with float64 [B] arrays named as in `_EVOLVED` and `_REPORTED`, and an
-      int8 [B] `status`; balloons whose status is not OK are left unchanged.
+    state: the slab's SlabState; balloons outside `active` or whose status is not OK are
+      left unchanged.
+    active: bool [B], the balloons to advance (None: all).
     pump_on, vent_on: float64 [B], 1.0 where the effective action pumps or vents.
     sun: SunForcing of this agent step.
     temperature_at: T_amb(P) on [B] arrays.
@@ -245,13 +305,15 @@ def advance_slab(state, pump_on, vent_on, sun, temperature_at, earth_heat):
   """
   m = array_math.NUMPY
   alive = state.status == constants.STATUS_OK
+  if active is not None:
+    alive &= active
   substeps = np.zeros(len(alive))
   for k in range(constants.SUBSTEPS_PER_STEP):
     all_alive = bool(alive.all())
     if not all_alive and not alive.any():
       break
     outputs = substep(
-        m, temperature_at, *(getattr(state, name) for name in _EVOLVED), pump_on, vent_on,
+        m, temperature_at, *state.evolved(), pump_on, vent_on,
         sun.airmass_per_pascal[k], sun.panel_power[k], sun.sun_heat_factor[k],
         sun.hotel_load[k], earth_heat)
     superpressure, charge = outputs[4], outputs[5]
@@ -259,16 +321,12 @@ def advance_slab(state, pump_on, vent_on, sun, temperature_at, earth_heat):
         charge <= 0.0)
     new_status = status_of(superpressure, charge) if ended.any() else state.status
     if all_alive:
-      for name, value in zip(_EVOLVED + _REPORTED, outputs):
-        setattr(state, name, value)
-      state.status = new_status
+      state.set_all(outputs, new_status)
       substeps += 1.0
     else:
-      for name, value in zip(_EVOLVED + _REPORTED, outputs):
-        np.copyto(getattr(state, name), value, where=alive)
-      np.copyto(state.status, new_status, where=alive)
+      state.set_where(outputs, new_status, alive)
       substeps += alive
-    alive = state.status == constants.STATUS_OK
+    alive &= state.status == constants.STATUS_OK
   return substeps
 
 
@@ -276,7 +334,8 @@ def advance_one(state, index, pump_on, vent_on, sun, temperature_at, earth_heat)
   """`advance_slab` for balloon `index` alone, on Python floats (the one-balloon fast path).
 
   Args:
-    state: as for `advance_slab`; only row `index` is read and written.
+    state: the slab's SlabState; only row `index` is read and written. The caller decides
+      whether the balloon is active.
     index: the balloon.
     pump_on, vent_on: 1.0 or 0.0.
     sun: SunForcing of this agent step (column `index` is used), or a ScalarSunForcing.
@@ -289,7 +348,7 @@ def advance_one(state, index, pump_on, vent_on, sun, temperature_at, earth_heat)
   m = array_math.SCALAR
   if state.status[index] != constants.STATUS_OK:
     return 0.0
-  values = [float(getattr(state, name)[index]) for name in _EVOLVED]
+  values = [float(field[index]) for field in state.evolved()]
   if isinstance(sun, ScalarSunForcing):
     airmass, panel = sun.airmass_per_pascal, sun.panel_power
     heat, hotel = sun.sun_heat_factor, sun.hotel_load
@@ -301,15 +360,16 @@ def advance_one(state, index, pump_on, vent_on, sun, temperature_at, earth_heat)
   status = constants.STATUS_OK
   substeps = 0.0
   outputs = None
+  evolved = len(EVOLVED)
   for k in range(constants.SUBSTEPS_PER_STEP):
     outputs = substep(m, temperature_at, *values, pump_on, vent_on, airmass[k], panel[k],
                       heat[k], hotel[k], earth_heat)
-    values = list(outputs[:len(_EVOLVED)])
+    values = list(outputs[:evolved])
     substeps += 1.0
     status = scalar_status_of(outputs[4], outputs[5])
     if status != constants.STATUS_OK:
       break
-  for name, value in zip(_EVOLVED + _REPORTED, outputs):
-    getattr(state, name)[index] = value
+  for target, value in zip(state.evolved() + (state.acs_power, state.solar_power), outputs):
+    target[index] = value
   state.status[index] = status
   return substeps

@@ -5,7 +5,12 @@ Once per agent step, in this order, each layer may change the commanded action:
 1. Power: keeps the next sunrise (+30 min) and sunset ahead of now. At night, unless
    already paused, it pauses when (charge − 183.7 W × hours to sunrise+30 min)/capacity
    < 0.025; by day it unpauses unless paused with charge below 5 %. While paused, DOWN
-   becomes STAY.
+   becomes STAY. As in BLE (the default, `power_sun='episode_start'`), sunrise and sunset
+   are found once per episode at the start position and time (sun_search, BLE's
+   3-minute search) and then only advanced by whole days; `power_sun='balloon'` instead
+   uses each step's sunrise and sunset at the balloon's current position (physically
+   better: after a 2° drift in longitude the two differ by about 7 minutes, enough to
+   change when the layer pauses; not BLE).
 2. Envelope, on superpressure with hysteresis (states NOMINAL, LOW_CRITICAL, LOW, HIGH,
    HIGH_CRITICAL): critical states force UP, LOW and HIGH turn DOWN into STAY.
 3. Altitude (NOMINAL, LOW, VERY_LOW): below 50,000 ft force UP, below 50,500 ft DOWN
@@ -36,6 +41,10 @@ ALTITUDE_THRESHOLDS_M = (
     + constants.ALTITUDE_RESTART_HYSTERESIS_M)
 
 
+POWER_SUN_MODES = ('episode_start', 'balloon')
+_DAY_S = 86400.0
+
+
 class SafetyLayers:
   """State of the three layers for a slab of balloons.
 
@@ -44,20 +53,58 @@ class SafetyLayers:
     envelope_state: int8 [B], one of the ENVELOPE_* states.
     altitude_state: int8 [B], one of the ALTITUDE_* states.
     altitude_pressures: float64 [B, 3], pressures at 50,000, 50,500 and 51,000 ft.
+    power_sun: 'episode_start' (BLE) or 'balloon' (see the module docstring).
+    delayed_sunrise, sunset: float64 [B], Unix seconds of the power layer's next
+      sunrise + 30 min and next sunset ('episode_start' mode).
   """
 
-  def __init__(self, num_balloons):
+  def __init__(self, num_balloons, power_sun='episode_start'):
+    if power_sun not in POWER_SUN_MODES:
+      raise ValueError(f'power_sun must be one of {POWER_SUN_MODES}, got {power_sun!r}.')
+    self.power_sun = power_sun
     self.power_paused = np.zeros(num_balloons, bool)
     self.envelope_state = np.zeros(num_balloons, np.int8)
     self.altitude_state = np.zeros(num_balloons, np.int8)
     self.altitude_pressures = np.zeros((num_balloons, 3))
+    self.delayed_sunrise = np.zeros(num_balloons)
+    self.sunset = np.zeros(num_balloons)
 
-  def reset(self, indices, altitude_pressures):
-    """Puts balloons `indices` back in the nominal states (new episodes)."""
+  def reset(self, indices, altitude_pressures, sunrise=None, sunset=None):
+    """Puts balloons `indices` back in the nominal states (new episodes).
+
+    Args:
+      indices: the balloons.
+      altitude_pressures: [len(indices), 3], pressures at the altitude thresholds.
+      sunrise, sunset: Unix seconds of the next sunrise and sunset at the episode's start
+        position and time (sun_search.next_sunrise_sunset); needed in 'episode_start'
+        mode.
+    """
     self.power_paused[indices] = False
     self.envelope_state[indices] = ENVELOPE_NOMINAL
     self.altitude_state[indices] = ALTITUDE_NOMINAL
     self.altitude_pressures[indices] = altitude_pressures
+    if sunrise is not None:
+      self.delayed_sunrise[indices] = np.asarray(sunrise) + (
+          constants.POWER_SAFETY_SUNRISE_DELAY_S)
+      self.sunset[indices] = sunset
+    elif self.power_sun == 'episode_start':
+      raise ValueError("SafetyLayers.reset needs sunrise and sunset in 'episode_start' mode.")
+
+  def power_sun_times(self, now, seconds_to_sunset, seconds_to_sunrise):
+    """Seconds from `now` to the power layer's next sunset and next sunrise + 30 min.
+
+    In 'episode_start' mode the stored times first advance by whole days until they are
+    not before `now` (BLE: `while date_time > sunrise: sunrise += 1 day`); in 'balloon'
+    mode the given times at the balloon's position are used.
+    """
+    if self.power_sun == 'balloon':
+      return seconds_to_sunset, np.mod(
+          seconds_to_sunrise + constants.POWER_SAFETY_SUNRISE_DELAY_S, _DAY_S)
+    for times in (self.delayed_sunrise, self.sunset):
+      behind = now > times
+      if behind.any():
+        times += np.where(behind, _DAY_S * np.ceil((now - times) / _DAY_S), 0.0)
+    return self.sunset - now, self.delayed_sunrise - now
 
   @property
   def navigation_paused(self):
@@ -65,13 +112,15 @@ class SafetyLayers:
     return (self.power_paused | (self.envelope_state != ENVELOPE_NOMINAL)
             | (self.altitude_state != ALTITUDE_NOMINAL))
 
-  def apply(self, action, seconds_to_sunset, seconds_to_sunrise, battery_charge,
+  def apply(self, action, now, seconds_to_sunset, seconds_to_sunrise, battery_charge,
             superpressure, pressure, active=None):
     """Advances the three state machines and returns the effective action.
 
     Args:
       action: int [B] commanded actions (0 DOWN, 1 STAY, 2 UP).
-      seconds_to_sunset, seconds_to_sunrise: float64 [B], to the next sunset and sunrise.
+      now: float64 [B], Unix seconds of the agent step's start.
+      seconds_to_sunset, seconds_to_sunrise: float64 [B], to the next sunset and sunrise at
+        the balloon's position (used in 'balloon' mode only).
       battery_charge: float64 [B], Wh.
       superpressure, pressure: float64 [B], Pa.
       active: optional bool [B]; balloons outside it keep their layer states.
@@ -80,7 +129,9 @@ class SafetyLayers:
       int64 [B]: the effective action.
     """
     action = np.asarray(action, np.int64)
-    paused = power_layer_paused(self.power_paused, seconds_to_sunset, seconds_to_sunrise,
+    to_sunset, to_delayed_sunrise = self.power_sun_times(now, seconds_to_sunset,
+                                                         seconds_to_sunrise)
+    paused = power_layer_paused(self.power_paused, to_sunset, to_delayed_sunrise,
                                 battery_charge)
     envelope = envelope_layer_state(self.envelope_state, superpressure)
     altitude = altitude_layer_state(self.altitude_state, pressure, self.altitude_pressures)
@@ -93,13 +144,19 @@ class SafetyLayers:
     return effective_action(action, self.power_paused, self.envelope_state, self.altitude_state)
 
 
-def power_layer_paused(paused, seconds_to_sunset, seconds_to_sunrise, battery_charge):
-  """The power layer's next paused flag (§8.1)."""
-  seconds_to_sunrise_delayed = np.mod(seconds_to_sunrise + constants.POWER_SAFETY_SUNRISE_DELAY_S,
-                                      86400.0)
-  # Night: the next sunset comes after the next (sunrise + 30 min).
-  night = seconds_to_sunset > seconds_to_sunrise_delayed
-  needed = constants.HOTEL_LOAD_NIGHT_W * seconds_to_sunrise_delayed / 3600.0
+def power_layer_paused(paused, seconds_to_sunset, seconds_to_delayed_sunrise, battery_charge):
+  """The power layer's next paused flag (§8.1).
+
+  Args:
+    paused: bool [B], the current flag.
+    seconds_to_sunset, seconds_to_delayed_sunrise: float64 [B], from now to the next sunset
+      and to the next sunrise + 30 min (`SafetyLayers.power_sun_times`).
+    battery_charge: float64 [B], Wh.
+  """
+  # Night: the next sunset is not before the next (sunrise + 30 min) (BLE: day when
+  # sunset < sunrise + 30 min).
+  night = seconds_to_sunset >= seconds_to_delayed_sunrise
+  needed = constants.HOTEL_LOAD_NIGHT_W * (seconds_to_delayed_sunrise / 3600.0)
   low_reserve = ((battery_charge - needed) / constants.BATTERY_CAPACITY_WH
                  < constants.POWER_SAFETY_MIN_SOC)
   pause = night & ~paused & low_reserve

@@ -14,7 +14,6 @@ radius (Beta), start angle, start pressure, then the forecast field and the erro
 
 import dataclasses
 import datetime
-import time
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from agents.env.balloon import (
   safety,
   solar,
   stable_start,
+  sun_search,
   thermal,
 )
 from agents.env.balloon import (
@@ -40,10 +40,10 @@ _START_MIN_S = datetime.datetime.fromisoformat(constants.START_TIME_MIN).replace
     tzinfo=datetime.timezone.utc).timestamp()
 _START_MAX_S = datetime.datetime.fromisoformat(constants.START_TIME_MAX).replace(
     tzinfo=datetime.timezone.utc).timestamp()
-_MAX_SEED = 2 ** 63
-# Episode seeds at and above this are reserved for evaluation suites (agents.evaluation
-# maps suite seed s to episode seed EVALUATION_SEED_BASE + s); episodes reset without a
-# seed draw below it, so training never flies a suite's episode.
+# Episode seeds at and above this (and below constants.MAX_SEED) are reserved for
+# evaluation suites (agents.evaluation maps suite seed s to episode seed
+# EVALUATION_SEED_BASE + s); episodes reset without a seed draw below it, so training
+# never flies a suite's episode.
 EVALUATION_SEED_BASE = 2 ** 62
 
 INFO_KEYS = ('distance_km', 'out_of_power', 'envelope_burst', 'zeropressure', 'time_elapsed_s',
@@ -87,7 +87,7 @@ def check_seed(seed, where='seed'):
   if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
     raise TypeError(f'{where} must be a non-negative integer, got {seed!r} '
                     f'({type(seed).__name__}).')
-  if seed < 0 or seed >= _MAX_SEED:
+  if seed < 0 or seed >= constants.MAX_SEED:
     raise ValueError(f'{where} must be a non-negative integer below 2**63, got {seed}.')
   return int(seed)
 
@@ -95,7 +95,7 @@ def check_seed(seed, where='seed'):
 class _Wind:
   """The wind fields of a slab: forecast, forecast error (or none) and the GP."""
 
-  def __init__(self, num_balloons, wind):
+  def __init__(self, num_balloons, wind, gp_predict_dtype=np.float32):
     from agents.env.balloon import forecast_error, wind_forecast, wind_gp
     if wind == 'procedural':
       self.forecast = wind_forecast.WindForecast(num_balloons)
@@ -105,7 +105,7 @@ class _Wind:
       self.error = None
     else:
       raise ValueError(f"wind must be 'procedural' or 'static', got {wind!r}.")
-    self.gp = wind_gp.WindGP(num_balloons)
+    self.gp = wind_gp.WindGP(num_balloons, predict_dtype=gp_predict_dtype)
 
   def sample(self, indices, rngs):
     self.forecast.sample(indices, rngs)
@@ -121,23 +121,45 @@ class _Wind:
     return u, v
 
 
+def _physical_field(name):
+  """A property reading and writing field `name` of the simulator's physics.SlabState."""
+  def get(self):
+    return getattr(self.physical, name)
+
+  def set_(self, value):
+    setattr(self.physical, name, value)
+
+  return property(get, set_, doc=f'The `{name}` field of `physical` (physics.SlabState).')
+
+
 class BalloonSimulator:
   """A slab of B balloons stepped together.
 
   Attributes (float64 [B] unless stated; read them after `step`, or use `read_state`):
     x, y: position relative to the station (m).
-    pressure, superpressure (Pa), volume (m³), internal_temperature, ambient_temperature (K),
-    mols_air (ballonet air, mol), battery_charge (Wh), solar_power, acs_power (W).
-    status: int8, constants.STATUS_*.
+    physical: the physics.SlabState the sub-steps advance; its fields are also attributes
+      of the simulator: pressure, superpressure (Pa), volume (m³), internal_temperature,
+      ambient_temperature (K), mols_air (ballonet air, mol), battery_charge (Wh),
+      solar_power, acs_power (W), status (int8, constants.STATUS_*).
     last_command: int8, the last commanded action.
     effective_action: int8, what the safety layers let through.
     time_elapsed_s: seconds since the episode start. steps: int64 agent steps taken.
     atmosphere: the slab's Atmosphere. safety: the SafetyLayers.
-    timings: seconds spent per part of `step` ('physics', 'wind', 'gp', 'features',
-      'other') since construction; benchmarks read it.
   """
 
-  def __init__(self, num_balloons, wind='procedural', max_episode_steps=None, seed=None):
+  pressure = _physical_field('pressure')
+  internal_temperature = _physical_field('internal_temperature')
+  mols_air = _physical_field('mols_air')
+  volume = _physical_field('volume')
+  superpressure = _physical_field('superpressure')
+  battery_charge = _physical_field('battery_charge')
+  ambient_temperature = _physical_field('ambient_temperature')
+  acs_power = _physical_field('acs_power')
+  solar_power = _physical_field('solar_power')
+  status = _physical_field('status')
+
+  def __init__(self, num_balloons, wind='procedural', max_episode_steps=None, seed=None,
+               power_sun='episode_start', gp_predict_dtype=np.float32):
     """Creates the slab; call `reset` before `step`.
 
     Args:
@@ -146,6 +168,12 @@ class BalloonSimulator:
       max_episode_steps: if set, a balloon is truncated after this many steps (the vector
         face uses 960); None leaves truncation to a TimeLimit wrapper.
       seed: seeds the stream of episode seeds used when `reset` gets no seed.
+      power_sun: where the power safety layer takes sunrise and sunset: 'episode_start'
+        (BLE: found once at the start position, then advanced by whole days) or
+        'balloon' (at the balloon's current position each step; see safety.py).
+      gp_predict_dtype: float type of the wind GP's prediction: float32 (default; the
+        uncertainty feature within 2e-4 of float64, docs/fidelity.md) or float64 (about
+        45 % slower for a slab of 256).
     """
     if isinstance(num_balloons, bool) or not isinstance(num_balloons, (int, np.integer)) or (
         num_balloons < 1):
@@ -154,20 +182,17 @@ class BalloonSimulator:
       raise ValueError(f'max_episode_steps must be positive or None, got {max_episode_steps}.')
     count = self.num_balloons = int(num_balloons)
     self.max_episode_steps = max_episode_steps
-    self._wind = _Wind(count, wind)
+    self._wind = _Wind(count, wind, gp_predict_dtype)
     self._seed_stream = np.random.default_rng(None if seed is None else check_seed(seed))
     self.atmosphere = atmosphere_lib.Atmosphere(np.full(count, 0.5))
-    self.safety = safety.SafetyLayers(count)
+    self.safety = safety.SafetyLayers(count, power_sun)
     zeros = lambda: np.zeros(count)
     self.start_unix_s, self.station_lat_deg, self.station_lng_deg = zeros(), zeros(), zeros()
     self.x, self.y, self.time_elapsed_s = zeros(), zeros(), zeros()
-    self.pressure, self.superpressure, self.volume = zeros(), zeros(), zeros()
-    self.internal_temperature, self.ambient_temperature, self.mols_air = zeros(), zeros(), zeros()
-    self.battery_charge, self.solar_power, self.acs_power = zeros(), zeros(), zeros()
+    self.physical = physics.SlabState.zeros(count)
     self.hotel_load = np.full(count, constants.HOTEL_LOAD_NIGHT_W)
     self.upwelling_infrared, self.earth_heat = zeros(), zeros()
     self.wind_u, self.wind_v = zeros(), zeros()
-    self.status = np.full(count, constants.STATUS_OK, np.int8)
     self.last_command = np.full(count, constants.STAY, np.int8)
     self.effective_action = np.full(count, constants.STAY, np.int8)
     self.steps = np.zeros(count, np.int64)
@@ -180,7 +205,6 @@ class BalloonSimulator:
     self._triples = self._scratch = None
     self._rows = np.arange(count)
     self._has_reset = np.zeros(count, bool)
-    self.timings = dict.fromkeys(('physics', 'wind', 'gp', 'features', 'other'), 0.0)
 
   # ---------------------------------------------------------------- reset
 
@@ -240,10 +264,13 @@ class BalloonSimulator:
     self.atmosphere.set_alphas(indices, alpha)
     altitude_pressures = episode_atmosphere.pressure_at_height(
         np.broadcast_to(np.asarray(safety.ALTITUDE_THRESHOLDS_M), (count, 3)))
-    self.safety.reset(indices, altitude_pressures)
     earth_heat = thermal.earth_heat_per_area(NUMPY, infrared)
     # §7 stable start at the start pressure, in the sun of the start place and time.
     lat, lng = solar.latlng_from_offset(latitude, longitude, x, y)
+    # The power layer's sunrise and sunset, found once at the start (BLE).
+    sunrise, sunset = (sun_search.next_sunrise_sunset(start, lat, lng)
+                       if self.safety.power_sun == 'episode_start' else (None, None))
+    self.safety.reset(indices, altitude_pressures, sunrise, sunset)
     elevation, _, flux = solar.solar_position(start, lat, lng)
     _, ambient_temperature, _ = episode_atmosphere.at_pressure(pressure)
     mols_air, internal_temperature, volume, superpressure = stable_start.stable_state(
@@ -260,8 +287,7 @@ class BalloonSimulator:
         ('volume', volume), ('superpressure', superpressure)):
       getattr(self, name)[indices] = values
     self.time_elapsed_s[indices] = 0.0
-    self.battery_charge[indices] = constants.BATTERY_START_FRACTION * (
-        constants.BATTERY_CAPACITY_WH)
+    self.battery_charge[indices] = constants.BATTERY_START_WH
     self.acs_power[indices] = 0.0
     self.solar_power[indices] = 0.0
     self.status[indices] = constants.STATUS_OK
@@ -292,7 +318,6 @@ class BalloonSimulator:
       truncated bool [B], info dict of [B] arrays; keys INFO_KEYS).
       Balloons already terminated or truncated are left unchanged (reset them).
     """
-    clock = time.perf_counter()
     if not self._has_reset.all():
       raise RuntimeError('BalloonSimulator.step called before every balloon was reset; '
                          f'balloons never reset: {np.flatnonzero(~self._has_reset).tolist()}.')
@@ -306,48 +331,39 @@ class BalloonSimulator:
     else:
       wind_u, wind_v = self._check_wind(wind)
     np.copyto(self.last_command, actions, where=active, casting='unsafe')
-    effective = self.safety.apply(actions, self._seconds_to_sunset, self._seconds_to_sunrise,
-                                  self.battery_charge, self.superpressure, self.pressure,
+    now = self.start_unix_s + self.time_elapsed_s
+    effective = self.safety.apply(actions, now, self._seconds_to_sunset,
+                                  self._seconds_to_sunrise, self.battery_charge,
+                                  self.superpressure, self.pressure,
                                   None if all_active else active)
     np.copyto(self.effective_action, effective, where=active, casting='unsafe')
     pump_on = (effective == constants.DOWN).astype(np.float64)
     vent_on = (effective == constants.UP).astype(np.float64)
     drift_x, drift_y = wind_u * constants.SUBSTEP_S, wind_v * constants.SUBSTEP_S
-    now = time.perf_counter()
-    self.timings['other'] += now - clock
-    clock = now
     if self.num_balloons == 1:
       sun = physics.ScalarSunForcing(
-          float(self.start_unix_s[0] + self.time_elapsed_s[0]), float(self.station_lat_deg[0]),
-          float(self.station_lng_deg[0]), float(self.x[0]), float(self.y[0]),
-          float(drift_x[0]), float(drift_y[0]))
+          float(now[0]), float(self.station_lat_deg[0]), float(self.station_lng_deg[0]),
+          float(self.x[0]), float(self.y[0]), float(drift_x[0]), float(drift_y[0]))
       ran = physics.advance_one(
-          self, 0, float(pump_on[0]), float(vent_on[0]), sun, self._scalar_temperature,
-          float(self.earth_heat[0])) if active[0] else 0.0
+          self.physical, 0, float(pump_on[0]), float(vent_on[0]), sun,
+          self._scalar_temperature, float(self.earth_heat[0])) if active[0] else 0.0
       substeps = np.array([ran])
       if ran:
         self.hotel_load[0] = sun.hotel_load[int(ran) - 1]
     else:
-      sun = physics.SunForcing(self.start_unix_s + self.time_elapsed_s, self.station_lat_deg,
-                               self.station_lng_deg, self.x, self.y, drift_x, drift_y)
-      if not all_active:
-        # Inactive-but-OK balloons (truncated) are frozen like terminated ones.
-        frozen = ~active & (self.status == constants.STATUS_OK)
-        self.status[frozen] = -1
-      substeps = physics.advance_slab(self, pump_on, vent_on, sun,
-                                      self.atmosphere.temperature_at_pressure, self.earth_heat)
-      if not all_active:
-        self.status[frozen] = constants.STATUS_OK
+      sun = physics.SunForcing(now, self.station_lat_deg, self.station_lng_deg, self.x, self.y,
+                               drift_x, drift_y)
+      substeps = physics.advance_slab(self.physical, None if all_active else active, pump_on,
+                                      vent_on, sun, self.atmosphere.temperature_at_pressure,
+                                      self.earth_heat)
       last = np.maximum(substeps.astype(np.intp) - 1, 0)
       self.hotel_load = np.where(substeps > 0, sun.hotel_load[last, self._rows], self.hotel_load)
-    self.x += drift_x * substeps
-    self.y += drift_y * substeps
+    ran_all = bool((substeps == constants.SUBSTEPS_PER_STEP).all())
+    self._drift(drift_x, drift_y, substeps, ran_all)
     self.time_elapsed_s += constants.SUBSTEP_S * substeps
     self.steps += active
-    now = time.perf_counter()
-    self.timings['physics'] += now - clock
     # Balloons that ran all 18 sub-steps are where SunForcing's end values were computed.
-    sun_end = sun.end if bool((substeps == constants.SUBSTEPS_PER_STEP).all()) else None
+    sun_end = sun.end if ran_all else None
     if all_active:
       # Every balloon measures: one forecast query serves the measurement and the column,
       # and the GP observes and predicts in one pass over its windows.
@@ -355,17 +371,14 @@ class BalloonSimulator:
     else:
       self._measure_wind(np.flatnonzero(active))
       self._update_observation(None, sun_end)
-    clock = time.perf_counter()
-    distance_km = np.hypot(self.x, self.y) / 1000.0
-    reward = reward_lib.station_keeping_reward(distance_km, self.last_command,
+    reward = reward_lib.station_keeping_reward(self.x, self.y, self.last_command,
                                                self._excess_energy, self.acs_power)
     terminated = self.status != constants.STATUS_OK
     if self.max_episode_steps is None:
       truncated = np.zeros(self.num_balloons, bool)
     else:
       truncated = (self.steps >= self.max_episode_steps) & ~terminated
-    info = self._info(distance_km)
-    self.timings['other'] += time.perf_counter() - clock
+    info = self._info(np.hypot(self.x, self.y) / 1000.0)
     return self._observation.copy(), reward, terminated, truncated, info
 
   def read_state(self):
@@ -420,9 +433,32 @@ class BalloonSimulator:
         'volume': self.volume.copy(), 'mols_air': self.mols_air.copy(),
     }
 
+  def _drift(self, drift_x, drift_y, substeps, ran_all):
+    """Moves each balloon by (drift_x, drift_y) once per sub-step it ran.
+
+    Added one sub-step at a time, as BLE's Euler step does (x += u·dt), not as 18·u·dt,
+    so positions agree with BLE's to the last bit.
+    """
+    if self.num_balloons == 1:
+      x, y, dx, dy = float(self.x[0]), float(self.y[0]), float(drift_x[0]), float(drift_y[0])
+      for _ in range(int(substeps[0])):
+        x += dx
+        y += dy
+      self.x[0], self.y[0] = x, y
+      return
+    for k in range(constants.SUBSTEPS_PER_STEP):
+      if ran_all:
+        self.x += drift_x
+        self.y += drift_y
+        continue
+      moving = substeps > k
+      if not moving.any():
+        break
+      self.x += np.where(moving, drift_x, 0.0)
+      self.y += np.where(moving, drift_y, 0.0)
+
   def _measure_wind(self, indices):
     """Measures the true wind at the balloons and feeds the forecast error to the GP (§11)."""
-    clock = time.perf_counter()
     rows = slice(None) if indices is None else indices
     x, y, pressure, t = self.x[rows], self.y[rows], self.pressure[rows], self.time_elapsed_s[rows]
     forecast_u, forecast_v = self._wind.forecast.query(indices, x, y, pressure, t)
@@ -432,11 +468,8 @@ class BalloonSimulator:
       error_u, error_v = self._wind.error.query(indices, x, y, pressure, t)
     self.wind_u[rows] = forecast_u + error_u
     self.wind_v[rows] = forecast_v + error_v
-    now = time.perf_counter()
-    self.timings['wind'] += now - clock
     if indices is None or len(indices):
       self._wind.gp.observe(x, y, pressure, t, error_u, error_v, indices=indices)
-    self.timings['gp'] += time.perf_counter() - now
 
   def _update_observation(self, indices, sun_end=None, measure=False):
     """Recomputes the observation rows `indices` (None: all) from the current state.
@@ -448,7 +481,6 @@ class BalloonSimulator:
       measure: also measure the wind at every balloon and feed it to the GP first (what
         `_measure_wind(None)` does), sharing the forecast query with the column.
     """
-    clock = time.perf_counter()
     count = self.num_balloons
     unix_time = self.start_unix_s + self.time_elapsed_s
     if sun_end is None:
@@ -457,16 +489,25 @@ class BalloonSimulator:
       terms = None
     else:
       latitude, longitude, terms = sun_end
+    # BLE's sunrise and sunset lie on its 3-minute search grid, and its solar-cycle phase
+    # (features 3, 4) is computed from them: the closed form, snapped to the grid.
     if count == 1:
       # One balloon: the same equations on Python floats, 30 numpy calls fewer.
+      when, lat, lng = float(unix_time[0]), float(latitude[0]), float(longitude[0])
       sun = solar.scalar_sun_state(
-          float(unix_time[0]), float(latitude[0]), float(longitude[0]),
-          None if terms is None else tuple(float(term[0]) for term in terms))
-      elevation, _, _, phase, to_sunset, to_sunrise = (np.array([value]) for value in sun)
-      self._seconds_to_sunset, self._seconds_to_sunrise = to_sunset, to_sunrise
+          when, lat, lng, None if terms is None else tuple(float(term[0]) for term in terms))
+      to_sunset, to_sunrise = sun_search.scalar_snap_to_search_grid(when, lat, lng, sun[4],
+                                                                    sun[5])
+      elevation = np.array([sun[0]])
+      phase = np.array([sun_search.scalar_solar_cycle_phase(to_sunset, to_sunrise)])
+      self._seconds_to_sunset, self._seconds_to_sunrise = (np.array([to_sunset]),
+                                                           np.array([to_sunrise]))
     else:
-      elevation, _, _, phase, self._seconds_to_sunset, self._seconds_to_sunrise = (
-          solar.sun_state(unix_time, latitude, longitude, terms))
+      elevation, _, _, _, to_sunset, to_sunrise = solar.sun_state(
+          unix_time, latitude, longitude, terms)
+      self._seconds_to_sunset, self._seconds_to_sunrise = sun_search.snap_to_search_grid(
+          unix_time, latitude, longitude, to_sunset, to_sunrise)
+      phase = sun_search.solar_cycle_phase(self._seconds_to_sunset, self._seconds_to_sunrise)
     soc = self.battery_charge / constants.BATTERY_CAPACITY_WH
     solar_power_now = np.where(elevation > constants.DAYTIME_MIN_ELEVATION_DEG,
                                solar.solar_power(elevation, self.pressure), 0.0)
@@ -490,8 +531,6 @@ class BalloonSimulator:
       # Reused buffers: [B, 181] arrays are big enough to be mmap-allocated afresh each time.
       self._triples = np.empty((count, constants.NUM_LEVELS, 3), np.float32)
       self._scratch = np.zeros((6, count, constants.NUM_LEVELS))
-    now = time.perf_counter()
-    self.timings['features'] += now - clock
     x, y, pressure, t = self.x, self.y, self.pressure, self.time_elapsed_s
     if measure:
       # The balloon's own pressure rides along as one more level of the column query.
@@ -506,15 +545,11 @@ class BalloonSimulator:
       self.wind_v = query_v[:, -1] + measured_v
     else:
       forecast_u, forecast_v = self._wind.forecast.query(None, x, y, band_pressures, t)
-    clock = time.perf_counter()
-    self.timings['wind'] += clock - now
     if measure:
       error_u, error_v, band_variance = self._wind.gp.observe_and_predict(
           x, y, pressure, t, measured_u, measured_v, band_pressures)
     else:
       error_u, error_v, band_variance = self._wind.gp.predict(x, y, band_pressures, t)
-    now = time.perf_counter()
-    self.timings['gp'] += now - clock
     wind_u, wind_v, variance = self._scratch[3], self._scratch[4], self._scratch[5]
     rows = self._rows[:, None]
     wind_u[rows, band] = forecast_u + error_u
@@ -527,7 +562,6 @@ class BalloonSimulator:
       self._observation = observation
     else:
       self._observation[indices] = observation[indices]
-    self.timings['features'] += time.perf_counter() - now
 
   def _check_indices(self, indices):
     if indices is None:

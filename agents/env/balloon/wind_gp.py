@@ -87,8 +87,13 @@ class WindGP:
         many observations (0 or None: never).
       chunk_size: balloons processed together (keeps the work in cache).
       predict_dtype: float type of predict's [chunk, L, n] kernel block and
-        its products with Q. float32 is about twice as fast; against float64
-        its errors are ~1e-4 (m/s)^2 in variance and ~1e-4 m/s in mean. The
+        its products with Q. float32 is about twice as fast (the slab of 256
+        steps about 45 % slower with float64). Against float64 its errors reach
+        2.5e-3 (m/s)^2 in variance (2e-4 in the uncertainty feature) when a balloon
+        holds altitude for 48 h, 1.3e-3 (1e-4) with random actions; the bearing
+        feature moves by up to 7e-5 (bench/wind_gp_precision.py). The cause is Q
+        itself rounded to float32 (entries up to 1/0.05 = 20, whose products with
+        the correlations cancel to ~0.08), not the final sum. The
         window's state and its updates are always float64.
       max_blas_threads: BLAS threads during the GP's calls (None: leave BLAS as it
         is). Its matrices are small (120 x 120 per balloon), and a threaded

@@ -1,6 +1,5 @@
 """Tests of agents/env/balloon/physics.py: one sub-step, conservation, statuses, both paths."""
 
-import types
 import unittest
 
 import numpy as np
@@ -11,7 +10,7 @@ from agents.env.balloon.atmosphere import Atmosphere
 
 def _state(count, pressure=8000.0, superpressure=1200.0, mols_air=2000.0):
   atmosphere = Atmosphere(np.full(count, 0.5))
-  state = types.SimpleNamespace()
+  state = physics.SlabState.zeros(count)
   state.pressure = np.full(count, pressure)
   state.internal_temperature = np.full(count, 215.0)
   state.mols_air = np.full(count, mols_air)
@@ -21,10 +20,7 @@ def _state(count, pressure=8000.0, superpressure=1200.0, mols_air=2000.0):
       state.pressure)
   if superpressure is not None:
     state.superpressure = np.full(count, superpressure)
-  state.acs_power = np.zeros(count)
-  state.solar_power = np.zeros(count)
-  state.ambient_temperature = np.zeros(count)
-  state.status = np.zeros(count, np.int8)
+  state.ambient_temperature = atmosphere.temperature_at_pressure(state.pressure)
   return state, atmosphere
 
 
@@ -54,11 +50,11 @@ class SubstepTest(unittest.TestCase):
   def test_scalar_and_numpy_substeps_agree(self):
     state, atmosphere = _state(3)
     state.pressure = np.array([6500.0, 8000.0, 11000.0])
+    state.ambient_temperature = atmosphere.temperature_at_pressure(state.pressure)
     sun = _sun(3)
     pump = np.array([1.0, 0.0, 0.0])
     vent = np.array([0.0, 0.0, 1.0])
-    names = ('pressure', 'internal_temperature', 'mols_air', 'volume', 'superpressure',
-             'battery_charge')
+    names = physics.EVOLVED
     outputs = physics.substep(
         array_math.NUMPY, atmosphere.temperature_at_pressure,
         *(getattr(state, name) for name in names), pump, vent, sun.airmass_per_pascal[0],
@@ -72,12 +68,30 @@ class SubstepTest(unittest.TestCase):
           float(sun.hotel_load[0, index]), 10.0)
       np.testing.assert_allclose([o[index] for o in outputs], scalar, rtol=1e-12)
 
+  def test_ambient_temperature_lags_one_substep(self):
+    # BLE: a sub-step uses the ambient temperature the previous one looked up, and looks
+    # up the new one at its own start pressure.
+    state, atmosphere = _state(1)
+    lagged = state.ambient_temperature + 1.0
+    sun = _sun(1)
+    args = (state.pressure, state.internal_temperature, state.mols_air, state.volume,
+            state.superpressure, state.battery_charge)
+    forcing = (np.zeros(1), np.zeros(1), sun.airmass_per_pascal[0], sun.panel_power[0],
+               sun.sun_heat_factor[0], sun.hotel_load[0], np.full(1, 10.0))
+    current = physics.substep(array_math.NUMPY, atmosphere.temperature_at_pressure, *args,
+                              state.ambient_temperature, *forcing)
+    late = physics.substep(array_math.NUMPY, atmosphere.temperature_at_pressure, *args, lagged,
+                           *forcing)
+    np.testing.assert_array_equal(late[6], atmosphere.temperature_at_pressure(state.pressure))
+    np.testing.assert_array_equal(late[6], current[6])
+    self.assertNotEqual(late[0][0], current[0][0])  # density (so the climb) used the lag
+
   def test_heavy_balloon_sinks_light_balloon_rises(self):
     state, atmosphere = _state(2, superpressure=None)
     state.mols_air = np.array([4000.0, 0.0])
     sun = _sun(2)
     before = state.pressure.copy()
-    physics.advance_slab(state, np.zeros(2), np.zeros(2), sun,
+    physics.advance_slab(state, None, np.zeros(2), np.zeros(2), sun,
                          atmosphere.temperature_at_pressure, np.full(2, 10.0))
     self.assertGreater(state.pressure[0], before[0])  # sinks: pressure rises
     self.assertLess(state.pressure[1], before[1])
@@ -109,7 +123,7 @@ class AgentStepTest(unittest.TestCase):
     state, atmosphere = _state(2, pressure=6000.0, superpressure=None, mols_air=30.0)
     sun = _sun(2)
     for _ in range(5):
-      physics.advance_slab(state, np.zeros(2), np.ones(2), sun,
+      physics.advance_slab(state, None, np.zeros(2), np.ones(2), sun,
                            atmosphere.temperature_at_pressure, np.full(2, 10.0))
       self.assertTrue(np.all(state.mols_air >= 0.0))
     self.assertTrue(np.all(state.mols_air == 0.0))
@@ -118,15 +132,27 @@ class AgentStepTest(unittest.TestCase):
     state, atmosphere = _state(2)
     state.battery_charge = np.array([0.05, 2000.0])  # night hotel load drains 0.51 Wh/sub-step
     sun = _sun(2, unix=1.36e9 - 43200)
-    steps = physics.advance_slab(state, np.zeros(2), np.zeros(2), sun,
+    steps = physics.advance_slab(state, None, np.zeros(2), np.zeros(2), sun,
                                  atmosphere.temperature_at_pressure, np.full(2, 10.0))
     self.assertEqual(state.status[0], constants.STATUS_OUT_OF_POWER)
     self.assertEqual(state.status[1], constants.STATUS_OK)
     np.testing.assert_array_equal(steps, [1.0, 18.0])
     frozen = state.pressure[0]
-    physics.advance_slab(state, np.zeros(2), np.zeros(2), sun,
+    physics.advance_slab(state, None, np.zeros(2), np.zeros(2), sun,
                          atmosphere.temperature_at_pressure, np.full(2, 10.0))
     self.assertEqual(state.pressure[0], frozen)
+
+  def test_inactive_balloons_are_left_alone(self):
+    state, atmosphere = _state(3)
+    before = {name: getattr(state, name).copy() for name in physics.EVOLVED}
+    steps = physics.advance_slab(state, np.array([True, False, True]), np.zeros(3), np.zeros(3),
+                                 _sun(3), atmosphere.temperature_at_pressure, np.full(3, 10.0))
+    np.testing.assert_array_equal(steps, [18.0, 0.0, 18.0])
+    np.testing.assert_array_equal(state.status, [constants.STATUS_OK] * 3)
+    for name in physics.EVOLVED:
+      self.assertEqual(getattr(state, name)[1], before[name][1], name)
+    self.assertNotEqual(state.pressure[0], before['pressure'][0])
+    self.assertNotEqual(state.battery_charge[0], before['battery_charge'][0])
 
   def test_status_priority(self):
     status = physics.status_of(np.array([3000.0, -1.0, 3000.0, 100.0]),
@@ -140,18 +166,17 @@ class AgentStepTest(unittest.TestCase):
     slab.pressure = np.array([7000.0, 9500.0])
     single = [_state(1)[0] for _ in range(2)]
     for index in range(2):
-      for name in vars(slab):
+      for name in physics.EVOLVED + physics.REPORTED + ('status',):
         getattr(single[index], name)[:] = getattr(slab, name)[index]
     pump, vent = np.array([1.0, 0.0]), np.array([0.0, 1.0])
     sun = _sun(2)
-    physics.advance_slab(slab, pump, vent, sun, atmosphere.temperature_at_pressure,
+    physics.advance_slab(slab, None, pump, vent, sun, atmosphere.temperature_at_pressure,
                          np.full(2, 10.0))
     for index in range(2):
       one_sun = _sun(1)
       physics.advance_one(single[index], 0, pump[index], vent[index], one_sun,
                           atmosphere.scalar_temperature_function(index), 10.0)
-      for name in ('pressure', 'internal_temperature', 'mols_air', 'volume', 'superpressure',
-                   'battery_charge', 'acs_power'):
+      for name in physics.EVOLVED + ('acs_power',):
         self.assertAlmostEqual(getattr(single[index], name)[0], getattr(slab, name)[index],
                                delta=1e-9 * max(1.0, abs(getattr(slab, name)[index])))
 

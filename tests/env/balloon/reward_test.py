@@ -13,13 +13,13 @@ class RewardTest(unittest.TestCase):
 
   def test_distance_shape(self):
     distance = np.array([0.0, 50.0, 50.0001, 150.0, 250.0])
-    got = reward.station_keeping_reward(distance, np.full(5, STAY), np.zeros(5, bool),
-                                        np.zeros(5))
+    got = reward.station_keeping_reward(distance * 600.0, distance * 800.0, np.full(5, STAY),
+                                        np.zeros(5, bool), np.zeros(5))
     np.testing.assert_allclose(got, [1.0, 1.0, 0.4, 0.2, 0.1], atol=1e-6)
 
   def test_descent_penalty(self):
     got = reward.station_keeping_reward(
-        np.array([10.0, 10.0, 10.0, 10.0, 150.0, 10.0]),
+        np.array([10e3, 10e3, 10e3, 10e3, 150e3, 10e3]), np.zeros(6),
         np.array([DOWN, DOWN, DOWN, DOWN, DOWN, STAY]),
         np.array([False, False, False, True, False, False]),
         np.array([100.0, 200.0, 400.0, 400.0, 0.0, 400.0]))

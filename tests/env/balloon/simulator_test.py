@@ -77,7 +77,7 @@ class InitialStateTest(unittest.TestCase):
     self.assertEqual(state['station_lat_deg'][0], 2.0)
     self.assertEqual(state['unix_time_s'][0], self._initial_state().unix_time())
     self.assertGreater(state['superpressure'][0], 0.0)
-    self.assertAlmostEqual(state['battery_soc'][0], 0.95)
+    self.assertEqual(state['battery_charge'][0], 2905.6)  # BLE's start charge
     self.assertEqual(state['status'][0], constants.STATUS_OK)
 
   def test_naive_datetime_is_rejected(self):
@@ -162,6 +162,37 @@ class StepTest(unittest.TestCase):
     _, _, terminated, _, info = sim.step(np.array([constants.DOWN]))
     self.assertTrue(terminated[0])
     self.assertTrue(info['out_of_power'][0])
+
+
+class ActiveMaskTest(unittest.TestCase):
+
+  def _slab_with_one_truncated(self):
+    sim = BalloonSimulator(2, wind='static', max_episode_steps=1)
+    sim.reset(seeds=[1, 2])
+    sim.step(np.array([1, 1]))
+    sim.reset([1], seeds=[3])  # balloon 0 truncated (inactive), balloon 1 active
+    return sim
+
+  def test_truncated_balloon_is_frozen_and_stays_ok(self):
+    sim = self._slab_with_one_truncated()
+    before = sim.read_state()
+    sim.step(np.array([0, 0]))
+    after = sim.read_state()
+    for key in ('x', 'pressure', 'battery_charge', 'time_elapsed_s', 'steps'):
+      self.assertEqual(after[key][0], before[key][0], key)
+      self.assertNotEqual(after[key][1], before[key][1], key)
+    np.testing.assert_array_equal(after['status'], [constants.STATUS_OK] * 2)
+
+  def test_no_status_left_behind_when_physics_raises(self):
+    sim = self._slab_with_one_truncated()
+
+    def broken(pressure):
+      raise RuntimeError('atmosphere broke')
+
+    sim.atmosphere.temperature_at_pressure = broken
+    with self.assertRaisesRegex(RuntimeError, 'atmosphere broke'):
+      sim.step(np.array([1, 1]))
+    np.testing.assert_array_equal(sim.status, [constants.STATUS_OK] * 2)
 
 
 class BadInputTest(unittest.TestCase):
