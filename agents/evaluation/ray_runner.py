@@ -8,6 +8,7 @@ Ray is an optional extra: `pip install -e '.[ray]'`.
 """
 
 import os
+import time
 
 from agents.evaluation import policies as policies_lib
 from agents.evaluation import results as results_lib
@@ -90,6 +91,7 @@ def run_shards(agent, suite, output_dir, num_shards=None, shard_indices=None, ad
     bar = tqdm.tqdm(total=total, initial=sum(len(d) for d in done.values()),
                     desc=f'ray ({len(pending)} shards)', unit='seed', dynamic_ncols=True)
   results = [result for index in shard_indices for result in done[index]]
+  flown, start = 0, time.monotonic()
   try:
     while pending:
       ready, _ = ray.wait(list(pending), num_returns=1)
@@ -105,7 +107,9 @@ def run_shards(agent, suite, output_dir, num_shards=None, shard_indices=None, ad
       results_lib.write_shard(output_dir, headers[index], shard, complete=True)
       results.extend(new)
       if bar is not None:
+        flown += sum(result.final_timestep for result in new)
         bar.update(len(new))
+        bar.set_postfix_str(f'{flown / max(time.monotonic() - start, 1e-9):,.0f} balloon steps/s')
   finally:
     for ref in pending:
       ray.cancel(ref, force=True)
