@@ -1,0 +1,28 @@
+"""BatchPPO agents for TensorFlow 2: batched in-graph RL with process-parallel environments.
+
+The entry points, imported lazily (worker processes import parts of this
+package and must stay free of TensorFlow):
+
+    from agents import configs, training
+    config = configs.resolve('cartpole', {'loop.steps': 50_000})
+    training.train(config, 'logdir/run')
+
+- `agents.configs`: named configs, YAML, overrides, validation;
+- `agents.builders`: environments, the batch and the algorithm from a config;
+- `agents.training`: `train(config, run_dir)`, resume included;
+- `agents.algorithms`: `InGraphAlgorithm`, the registry, PPO, the random agent;
+- `agents.tools`: `BatchEnv`, `ExternalProcess`, `InGraphBatchEnv`, `FusedStep`,
+  `simulate`, `Loop`.
+"""
+
+import importlib
+
+_MODULES = ('algorithms', 'builders', 'config_fields', 'configs', 'env', 'tools', 'training')
+
+__all__ = list(_MODULES)
+
+
+def __getattr__(name):
+  if name not in _MODULES:
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+  return importlib.import_module(f'{__name__}.{name}')

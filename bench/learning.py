@@ -32,10 +32,10 @@ TARGETS = {'pendulum': -200.0, 'cartpole': 475.0}
 
 def evaluate(run_dir, episodes, seed=10_000):
   """Mean return of the run's deterministic policy over fresh episodes."""
+  from agents import builders
   from agents.scripts import evaluate as evaluate_lib
-  from agents.scripts import train
   policy = evaluate_lib.DeterministicPolicy(run_dir)
-  env = train.make_env(policy.config)
+  env = builders.make_env(policy.config)
   returns = [sum(step.reward for step in evaluate_lib.play_episode(env, policy, seed + episode))
              for episode in range(episodes)]
   env.close()
@@ -43,14 +43,14 @@ def evaluate(run_dir, episodes, seed=10_000):
 
 
 def run_one(name, seed, steps, eval_episodes, overrides):
-  from agents.scripts import configs, train
-  config_overrides = dict(overrides, seed=seed, env_processes=False)
+  from agents import configs, training
+  config_overrides = dict(overrides, seed=seed, **{'environment.processes': False})
   if steps:
-    config_overrides['steps'] = steps
+    config_overrides['loop.steps'] = steps
   config = configs.resolve(name, config_overrides)
   run_dir = tempfile.mkdtemp(prefix=f'bench-{name}-{seed}-')
   start = time.time()
-  result = train.train(config, run_dir, quiet=True)
+  result = training.train(config, run_dir, quiet=True)
   wall = time.time() - start
   with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
     rows = [json.loads(line) for line in file]
@@ -86,8 +86,8 @@ def main(argv=None):
   parser.add_argument('--set', dest='overrides', action='append', default=[])
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-  from agents.scripts import config_schema
-  overrides = dict(config_schema.parse_override(text) for text in args.overrides)
+  from agents import configs
+  overrides = dict(configs.parse_override(text) for text in args.overrides)
   runs = []
   for name in args.configs.split(','):
     for seed in (int(s) for s in args.seeds.split(',')):

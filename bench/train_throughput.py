@@ -39,12 +39,12 @@ def run_agents(config):
   # Imported before the clock starts, as torch is for SB3: imports are not training.
   import tensorflow  # noqa: F401
 
-  from agents.scripts import export, train  # noqa: F401
+  from agents import training
   from agents.tools import in_graph_batch_env, loop  # noqa: F401
   run_dir = tempfile.mkdtemp(prefix='throughput-')
   start = time.time()
   # SB3's `learn` saves nothing; neither does this run, beyond the Loop's final checkpoint.
-  result = train.train(config, run_dir, quiet=True, export_policy=False)
+  result = training.train(config, run_dir, quiet=True, export_policy=False)
   wall = time.time() - start
   with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
     rows = [json.loads(line) for line in file]
@@ -60,7 +60,7 @@ def run_agents(config):
           'wall_seconds': round(wall, 2), 'frames_per_second': round(result['step'] / wall, 1),
           'steady_frames_per_second': round(steady_fps, 1) if steady_fps else None,
           'final_score': scores[-1] if scores else None,
-          'policy_objective': config['policy_objective']}
+          'policy_objective': config['algorithm']['policy_objective']}
 
 
 def run_sb3(config, torch_threads):
@@ -71,7 +71,7 @@ def run_sb3(config, torch_threads):
   if torch_threads:
     torch.set_num_threads(torch_threads)
   torch.manual_seed(config['seed'])
-  env = DummyVecEnv([lambda: gymnasium.make(config['env'])
+  env = DummyVecEnv([lambda: gymnasium.make(config['id'])
                      for _ in range(config['num_agents'])])
   env.seed(config['seed'])
   env = VecNormalize(VecMonitor(env), norm_obs=config['normalize_observ'],
@@ -114,27 +114,30 @@ def main(argv=None):
   parser.add_argument('--set', dest='overrides', action='append', default=[])
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-  from agents.scripts import config_schema, configs
-  overrides = dict(config_schema.parse_override(text) for text in args.overrides)
-  overrides.update(steps=args.steps, num_agents=args.num_agents, seed=args.seed,
-                   env_processes=False, checkpoint_every=args.steps)
+  from agents import configs
+  overrides = dict(configs.parse_override(text) for text in args.overrides)
+  overrides.update({'loop.steps': args.steps, 'environment.num_agents': args.num_agents,
+                    'seed': args.seed, 'environment.processes': False,
+                    'loop.checkpoint_every': args.steps})
   config = configs.resolve(args.config, overrides)
+  # SB3's side and the report read the keys by their leaf names (all distinct for PPO).
+  leaves = {key.rsplit('.', 1)[-1]: value for key, value in configs.flatten(config).items()}
   results = {}
   for framework in args.frameworks.split(','):
     if framework == 'agents':
       results[framework] = run_agents(config)
     elif framework == 'sb3':
-      results[framework] = run_sb3(config, args.torch_threads)
+      results[framework] = run_sb3(leaves, args.torch_threads)
     else:
       parser.error(f'Unknown framework {framework!r}; expected agents or sb3.')
     print(json.dumps(results[framework]), file=sys.stderr, flush=True)
   report = {
-      'env': config['env'], 'steps': config['steps'], 'num_envs': config['num_agents'],
-      'rollout_per_env': config['segment_length'], 'epochs': config['update_epochs'],
-      'minibatch_size': config['num_agents'] * config['segment_length']
-      // config['num_minibatches'],
-      'network': {'policy': config['policy_layers'], 'value': config['value_layers'],
-                  'activation': config['activation']},
+      'env': leaves['id'], 'steps': leaves['steps'], 'num_envs': leaves['num_agents'],
+      'rollout_per_env': leaves['segment_length'], 'epochs': leaves['update_epochs'],
+      'minibatch_size': leaves['num_agents'] * leaves['segment_length']
+      // leaves['num_minibatches'],
+      'network': {'policy': leaves['policy_layers'], 'value': leaves['value_layers'],
+                  'activation': leaves['activation']},
       'machine': {'cpus': os.cpu_count(), 'python': platform.python_version()},
       'results': results}
   if 'agents' in results and 'sb3' in results:

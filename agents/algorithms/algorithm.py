@@ -25,8 +25,19 @@ Rules that follow from running inside one traced `tf.function`:
   start of each phase. Take it as a constructor argument and read it in the
   graph (e.g. `tf.cond(self._is_training, ...)`) to skip learning in eval.
 
-Worked example: `agents/algorithms/random_agent.py` is a complete, tested
-algorithm in some sixty lines; copy it to start a new one. In short:
+Configuration: a class declares its hyperparameters once, as a frozen
+dataclass made with `agents.config_fields.param`, in its `Config` attribute
+(and, if it has a network, `NetworkConfig`); a `check_run(config)` static
+method of `Config`, if present, checks relations between keys. They become the `algorithm` (and
+`network`) section of a run config, with validation, YAML and `--set` derived
+from them. `from_config` builds the algorithm from a resolved run config; the
+default calls `cls(num_agents, observation_space, action_space, config,
+seed=seed, is_training=is_training)` with `config` an instance of `Config`.
+Register nothing: `--algorithm=mypackage.module:MyAlgorithm` trains it.
+
+Worked examples: `agents/algorithms/random_agent.py` is a complete, tested
+algorithm of about 50 lines of code; the README's "Writing a new algorithm"
+walks through a learning one (`examples/linear_softmax.py`). In short:
 
     class CountingAgent(InGraphAlgorithm):
       def __init__(self, batch_size, action_space):
@@ -57,6 +68,8 @@ import abc
 
 import tensorflow as tf
 
+from agents import config_fields
+
 
 class InGraphAlgorithm(tf.Module, abc.ABC):
   """Base class of algorithms that run inside the fused `simulate` step.
@@ -75,7 +88,45 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
   episode cut short by a forced reset (a new Loop phase) gets `begin_episode`
   again without an `end_episode`, so per-episode state must be reset in
   `begin_episode`. See the module docstring for the rules of tracing.
+
+  Attributes:
+    Config: frozen dataclass of the hyperparameters (`agents.config_fields.param`
+      fields); None means none.
+    NetworkConfig: frozen dataclass of the network section, or None.
   """
+
+  Config = None
+  NetworkConfig = None
+
+  @classmethod
+  def from_config(cls, config, observation_space, action_space, is_training=None):
+    """Builds the algorithm from a resolved run config.
+
+    Args:
+      config: the run config mapping (`seed`, `environment`, `network`,
+        `algorithm`, `loop`).
+      observation_space: one environment's observation space.
+      action_space: one environment's action space.
+      is_training: the Loop's bool Variable, or None.
+
+    Returns:
+      `cls(num_agents, observation_space, action_space, hyperparameters,
+      seed=..., is_training=...)`, where `hyperparameters` is a `cls.Config`
+      (or None without one); override for more (PPO builds its network).
+    """
+    hyperparameters = (config_fields.from_mapping(cls.Config, config['algorithm'])
+                       if cls.Config is not None else None)
+    return cls(config['environment']['num_agents'], observation_space, action_space,
+               hyperparameters, seed=config['seed'], is_training=is_training)
+
+  def export_policy(self, observation_space):
+    """Returns a `tf.Module` for `tf.saved_model.save` with `action(observ [N, ...])`.
+
+    The default wraps `perform` for agents 0..N-1 (N at most the batch size),
+    so the SavedModel holds all of the algorithm's variables; override it to
+    export less (PPO exports its network and normaliser only).
+    """
+    return _PerformPolicy(self, observation_space)
 
   @abc.abstractmethod
   def begin_episode(self, agent_indices):
@@ -131,3 +182,16 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
     Returns:
       An op or tensor (or None) that finishes the work; its value is ignored.
     """
+
+
+class _PerformPolicy(tf.Module):
+  """`action(observ)` of any algorithm: its `perform` for the first N agents."""
+
+  def __init__(self, algorithm, observation_space):
+    super().__init__(name='exported_policy')
+    self.algorithm = algorithm
+    spec = tf.TensorSpec([None, *observation_space.shape], observation_space.dtype,
+                         name='observ')
+    self.action = tf.function(
+        lambda observ: algorithm.perform(tf.range(tf.shape(observ)[0]), observ),
+        input_signature=(spec,))

@@ -58,6 +58,13 @@ class RandomAgent(algorithm.InGraphAlgorithm):
     self.evaluation_episodes = tf.Variable(0, dtype=tf.int64, trainable=False,
                                            name='evaluation_episodes')
 
+  @classmethod
+  def from_config(cls, config, observation_space, action_space, is_training=None):
+    """Builds the agent for a run config; it has no hyperparameters of its own."""
+    del observation_space
+    return cls(config['environment']['num_agents'], action_space, seed=config['seed'],
+               is_training=is_training)
+
   def begin_episode(self, agent_indices):
     # Per-episode state is reset here, not in end_episode: a new Loop phase
     # resets environments without ending their episodes.

@@ -31,7 +31,7 @@ from agents.env.balloon import baselines, constants
 from agents.evaluation.errors import EvaluationError
 
 BASELINES = ('station_seeker', 'random_walk', 'random')
-BALLOON_ENV_ID = 'BalloonLearningEnvironment-v0'
+BALLOON_ENV_ID = constants.BALLOON_ENV_ID
 
 
 class StationSeeker:

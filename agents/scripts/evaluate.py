@@ -15,7 +15,7 @@ wrong shape) prints one line and exits with code 2.
 The building blocks of `visualize` and of the learning benchmark also live here:
 
   policy = DeterministicPolicy(run_dir)            # latest checkpoint of the run
-  env = train.make_env(policy.config)
+  env = builders.make_env(policy.config)
   for step in play_episode(env, policy, seed=0):   # one Step per environment step
     ...                                            # step.reward, step.info, step.done
   actions = policy(observations)                   # or a batch of up to num_agents rows
@@ -55,14 +55,14 @@ class DeterministicPolicy:
       checkpoint: checkpoint prefix; None takes the latest.
 
     Raises:
-      FileNotFoundError: the run has no checkpoint.
+      agents.configs.ConfigError: the run has no config.yaml or no checkpoint.
     """
     import tensorflow as tf
 
-    from agents.scripts import export
-    self.config, algorithm, observation_space, _ = export.restore_algorithm(run_dir, checkpoint)
-    algorithm.training.assign(False)
-    self.num_agents = int(self.config['num_agents'])
+    from agents import builders
+    self.config, algorithm, observation_space, _ = builders.restore_algorithm(
+        run_dir, checkpoint, is_training=False)
+    self.num_agents = int(self.config['environment']['num_agents'])
     self._algorithm = algorithm
 
     @tf.function(input_signature=[tf.TensorSpec([None, *observation_space.shape], tf.float32)])

@@ -91,21 +91,23 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
   Returns:
     The dict written to episodes.json.
   """
-  from agents.scripts import configs, evaluate, train
+  from agents import builders, configs
+  from agents.scripts import evaluate
+  if num_episodes < 1:
+    raise configs.ConfigError(f'--num_episodes must be at least 1, got {num_episodes}.')
   policy = evaluate.DeterministicPolicy(run_dir, checkpoint)
   config = policy.config
   os.makedirs(outdir, exist_ok=True)
-  probe = train.make_env(config)
+  probe = builders.make_env(config)
   render_modes = probe.metadata.get('render_modes', [])
   probe.close()
   can_render = 'rgb_array' in render_modes
-  env = train.make_env(dict(config, env_kwargs=dict(
-      config['env_kwargs'], **({'render_mode': 'rgb_array'} if can_render else {}))))
+  env = builders.make_env(config, **({'render_mode': 'rgb_array'} if can_render else {}))
   fps = env.metadata.get('render_fps') or 30
   horizon = max_steps or (env.spec.max_episode_steps if env.spec else None) or 500
   if frame_every is None:
     frame_every = 1 if horizon <= 500 else -(-horizon // 120)
-  is_balloon = config['env'] == configs.BALLOON_ENV_ID
+  is_balloon = config['environment']['id'] == configs.BALLOON_ENV_ID
   video_format = _video_writer_format(video_format)
   episodes = []
   for episode in range(num_episodes):
@@ -136,7 +138,7 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
     episodes.append(record)
   env.close()
   returns = [record['return'] for record in episodes]
-  result = {'run_dir': os.path.abspath(run_dir), 'config': config['env'],
+  result = {'run_dir': os.path.abspath(run_dir), 'config': config['environment']['id'],
             'mean_return': float(np.mean(returns)), 'std_return': float(np.std(returns)),
             'mean_length': float(np.mean([record['length'] for record in episodes])),
             'episodes': episodes}
@@ -159,13 +161,20 @@ def main(argv=None):
                       help='Video frame every K steps; default picks by episode length.')
   parser.add_argument('--seed', type=int, default=0)
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-  if not os.path.exists(os.path.join(args.logdir, 'config.yaml')):
-    print(f'agents.scripts.visualize: error: {args.logdir} has no config.yaml; pass a run '
-          'directory <logdir>/<timestamp>-<config>.', file=sys.stderr)
-    return 2
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-  result = visualize(args.logdir, args.outdir, args.num_episodes, args.checkpoint,
-                     args.video_format, args.max_steps, args.seed, args.frame_every)
+  from agents import configs
+  try:
+    for flag in ('num_episodes', 'max_steps', 'frame_every'):
+      value = getattr(args, flag)
+      if value is not None and value < 1:
+        raise configs.ConfigError(f'--{flag} must be at least 1, got {value}.')
+    if os.path.exists(args.outdir) and not os.path.isdir(args.outdir):
+      raise configs.ConfigError(f'--outdir {args.outdir} is a file, not a directory.')
+    result = visualize(args.logdir, args.outdir, args.num_episodes, args.checkpoint,
+                       args.video_format, args.max_steps, args.seed, args.frame_every)
+  except configs.ConfigError as error:
+    print(f'agents.scripts.visualize: error: {error}', file=sys.stderr)
+    return 2
   print(json.dumps({key: result[key] for key in ('mean_return', 'std_return', 'mean_length')}))
   return 0
 

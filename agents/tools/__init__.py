@@ -1,25 +1,32 @@
-"""Environment and training tools: workers, batching, wrappers and small utilities.
+"""The framework's machinery: workers, the batch, the in-graph batch, the fused step, the loop.
 
-Names are imported lazily: worker processes import `agents.tools.external_process`
-and must not pay for TensorFlow, which only some of the tools need.
+    from agents.tools import BatchEnv, InGraphBatchEnv, FusedStep, Loop
+    from agents.tools.simulate import simulate   # the fused step as a plain function
+
+(`agents.tools.simulate` is the module: a submodule shadows a package attribute
+of its name once imported.) Names are imported lazily: worker processes import
+`agents.tools.external_process` and must not pay for TensorFlow, which only
+some of the tools need.
 """
 
 import importlib
 
 _EXPORTS = {
     'ActionError': 'errors',
-    'AttrDict': 'attr_dict',
     'BatchEnv': 'batch_env',
     'ClosedError': 'errors',
+    'EpisodeStatistics': 'simulate',
     'ExternalProcess': 'external_process',
+    'FusedStep': 'simulate',
+    'InGraphBatchEnv': 'in_graph_batch_env',
+    'Loop': 'loop',
+    'MetricsWriter': 'metrics_writer',
     'NonFiniteError': 'errors',
     'SpaceMismatchError': 'errors',
-    'StreamingMean': 'streaming_mean',
     'WorkerDiedError': 'errors',
     'WorkerError': 'errors',
     'WorkerTimeoutError': 'errors',
-    'count_weights': 'count_weights',
-    'wrappers': None,
+    'read_metrics': 'metrics_writer',
 }
 
 __all__ = sorted(_EXPORTS)
@@ -28,5 +35,4 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name):
   if name not in _EXPORTS:
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
-  module = importlib.import_module(f'{__name__}.{_EXPORTS[name] or name}')
-  return module if _EXPORTS[name] is None else getattr(module, name)
+  return getattr(importlib.import_module(f'{__name__}.{_EXPORTS[name]}'), name)

@@ -88,7 +88,8 @@ class Loop:
   Typical use:
 
       loop = Loop(logdir)
-      algorithm = PPO(batch_env, config, is_training=loop.is_training)
+      algorithm = builders.build_algorithm(config, batch_env.observation_space,
+                                           batch_env.action_space, is_training=loop.is_training)
       loop.add_phase('train', batch_env, algorithm, steps=20_000, is_training=True,
                      log_every=5_000, checkpoint_every=20_000)
       loop.add_phase('eval', batch_env, algorithm, steps=5_000, is_training=False)

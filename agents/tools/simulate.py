@@ -34,6 +34,7 @@ statistics themselves are written by the `Loop`, at its log cadence.
 """
 
 import collections
+import contextlib
 
 import tensorflow as tf
 
@@ -220,7 +221,6 @@ class FusedStep:
     self._should_log = should_log
     self.trace_count = 0
     self._created_while_tracing = []
-    _avoid_accumulator_rewrite()
     self._function = tf.function(self._run, input_signature=(
         tf.TensorSpec([], tf.bool, name='reset'), tf.TensorSpec([], tf.int32, name='steps')))
 
@@ -241,7 +241,8 @@ class FusedStep:
       tf.errors.OpError: any other failure inside the graph.
     """
     try:
-      result = self._function(reset, steps)
+      with _without_arithmetic_optimization():
+        result = self._function(reset, steps)
     except tf.errors.OpError as op_error:
       # Give back the environment's own exception (ActionError, WorkerDiedError,
       # ...) rather than TensorFlow's wrapper, which keeps only its text.
@@ -278,17 +279,30 @@ class FusedStep:
       return simulate(self.batch_env, self.algorithm, self.episodes, steps, reset, step)
 
 
-def _avoid_accumulator_rewrite():
-  """Turns off Grappler's arithmetic optimiser, process-wide, before tracing.
+@contextlib.contextmanager
+def _without_arithmetic_optimization():
+  """Turns off Grappler's arithmetic optimiser for the fused step's calls only.
 
   Its AddOpsRewrite turns sums of gradients inside an algorithm's update loops
   into accumulators with temporary variables. Nested in the fused step's
   while-loop, two iterations in flight can create the same temporary, and the
   step dies with `AlreadyExistsError` (seen with BatchPPO on the balloon with
   32 agents in worker processes; it depends on timing). The rewrite saves little
-  here, so it is off.
+  here, so it is off for this function. Grappler reads the option when a
+  function is instantiated for a call, and keeps that instance for later calls
+  with the same options, so setting it around the call and restoring it after
+  leaves every other function of the process optimised as before.
   """
+  before = tf.config.optimizer.get_experimental_options().get('arithmetic_optimization')
+  if before is False:
+    yield
+    return
   tf.config.optimizer.set_experimental_options({'arithmetic_optimization': False})
+  try:
+    yield
+  finally:
+    # TensorFlow offers no way to unset an option; True is its default (on).
+    tf.config.optimizer.set_experimental_options({'arithmetic_optimization': True})
 
 
 def _root_scope():

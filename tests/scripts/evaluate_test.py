@@ -10,7 +10,8 @@ import unittest
 import gymnasium
 import numpy as np
 
-from agents.scripts import evaluate, train
+from agents import builders
+from agents.scripts import evaluate
 from tests.scripts import tiny_run
 
 
@@ -61,7 +62,7 @@ class DeterministicPolicyTest(unittest.TestCase):
   def test_a_batch_acts_row_by_row_like_single_observations(self):
     run_dir, _ = tiny_run.tiny_run()
     policy = evaluate.DeterministicPolicy(run_dir)
-    env = train.make_env(policy.config)
+    env = builders.make_env(policy.config)
     observations = np.stack([env.reset(seed=seed)[0] for seed in range(policy.num_agents)])
     env.close()
     policy.begin_episode(range(policy.num_agents))

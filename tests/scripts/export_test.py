@@ -10,7 +10,8 @@ import unittest
 import numpy as np
 import tensorflow as tf
 
-from agents.scripts import export, train
+from agents import builders, training
+from agents.scripts import export
 from tests.scripts import tiny_run
 
 
@@ -18,14 +19,14 @@ class ExportTest(unittest.TestCase):
 
   def test_gaussian_policy_matches_algorithm_with_normalisation_and_clipping(self):
     config = tiny_run.tiny_config('pendulum', init_std=0.5)
-    env = train.make_env(config)
-    algorithm = train.build_algorithm(config, env.observation_space, env.action_space)
+    env = builders.make_env(config)
+    algorithm = builders.build_algorithm(config, env.observation_space, env.action_space)
     rng = np.random.default_rng(0)
     algorithm.observ_normalize.update(rng.normal(5.0, 3.0, size=(50, 3)).astype(np.float32))
     # Scale the output layer up so some actions leave [-2, 2] and get clipped.
     head = algorithm.network.policy_mlp.head
     head.kernel.assign(head.kernel * 1000.0)
-    path = export.export_policy(algorithm, env.observation_space,
+    path = training.save_policy(algorithm, env.observation_space,
                                 os.path.join(tempfile.mkdtemp(), 'policy'))
     observ = rng.normal(5.0, 3.0, size=(16, 3)).astype(np.float32)
     loaded = tf.saved_model.load(path)
@@ -38,10 +39,10 @@ class ExportTest(unittest.TestCase):
     self.assertEqual(loaded.value(observ).shape, (16,))
 
   def test_recurrent_policy_carries_its_state(self):
-    config = tiny_run.tiny_config(network='recurrent', gru_units=4)
-    env = train.make_env(config)
-    algorithm = train.build_algorithm(config, env.observation_space, env.action_space)
-    loaded = tf.saved_model.load(export.export_policy(
+    config = tiny_run.tiny_config(kind='recurrent', gru_units=4)
+    env = builders.make_env(config)
+    algorithm = builders.build_algorithm(config, env.observation_space, env.action_space)
+    loaded = tf.saved_model.load(training.save_policy(
         algorithm, env.observation_space, os.path.join(tempfile.mkdtemp(), 'policy')))
     state = loaded.initial_state(3)
     self.assertEqual(state.shape, (3, 4))
@@ -55,8 +56,7 @@ class ExportTest(unittest.TestCase):
   def test_trained_policy_loads_without_the_package(self):
     run_dir, _ = tiny_run.tiny_run()
     observ = np.random.default_rng(1).normal(size=(5, 4)).astype(np.float32)
-    _, algorithm, _, _ = export.restore_algorithm(run_dir)
-    algorithm.training.assign(False)
+    _, algorithm, _, _ = builders.restore_algorithm(run_dir, is_training=False)
     expected = algorithm.perform(tf.range(2), observ[:2]).numpy()
     script = textwrap.dedent(f"""
         import sys
@@ -73,6 +73,12 @@ class ExportTest(unittest.TestCase):
     actions = eval(output.stdout.strip().splitlines()[-1])  # A plain list of ints.
     self.assertEqual(len(actions), 5)
     self.assertEqual(actions[:2], expected.tolist())
+
+  def test_command_line_exports_the_latest_checkpoint(self):
+    run_dir, _ = tiny_run.tiny_run()
+    outdir = os.path.join(tempfile.mkdtemp(), 'exported')
+    self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir]), 0)
+    self.assertTrue(os.path.exists(os.path.join(outdir, 'saved_model.pb')))
 
 
 if __name__ == '__main__':

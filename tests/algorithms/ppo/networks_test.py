@@ -1,4 +1,4 @@
-"""Tests of agents/scripts/networks.py."""
+"""Tests of agents/algorithms/ppo/networks.py."""
 
 import unittest
 
@@ -6,8 +6,7 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
-from agents.algorithms.ppo import distributions
-from agents.scripts import networks
+from agents.algorithms.ppo import distributions, networks
 
 OBSERVATION_SPACE = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
 
@@ -50,7 +49,7 @@ class NetworksTest(unittest.TestCase):
       np.testing.assert_allclose(sequence[:, t], params.numpy(), rtol=1e-5, atol=1e-6)
 
   def test_unknown_network_and_space_name_the_culprit(self):
-    with self.assertRaisesRegex(ValueError, 'config key "network"'):
+    with self.assertRaisesRegex(ValueError, 'config key "network.kind"'):
       networks.make_network('transformer', OBSERVATION_SPACE, gymnasium.spaces.Discrete(2))
     with self.assertRaisesRegex(ValueError, 'Box and Discrete'):
       networks.make_network('feed_forward', OBSERVATION_SPACE,

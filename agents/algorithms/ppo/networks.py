@@ -1,6 +1,6 @@
 """Policy and value networks of PPO, as `tf.Module`s.
 
-Every network has the same interface, which `agents.algorithms.ppo.PPO` calls:
+Every network has the same interface, which `agents.algorithms.ppo.ppo.PPO` calls:
 
 - `policy(observ [N, O], state [N, S]) -> (params [N, P], new_state [N, S])`
 - `policy_sequence(observ [N, T, O], state [N, S], reset [N, T]) -> params [N, T, P]`,
@@ -21,9 +21,11 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
+from agents.algorithms.ppo import config as config_lib
 from agents.algorithms.ppo import distributions
 
 _ACTIVATIONS = {'tanh': tf.tanh, 'relu': tf.nn.relu, 'elu': tf.nn.elu}
+assert tuple(_ACTIVATIONS) == config_lib.ACTIVATIONS
 
 
 def _orthogonal(shape, gain, rng):
@@ -202,13 +204,14 @@ NETWORKS = {
     'feed_forward': FeedForwardPolicy,
     'recurrent': RecurrentPolicy,
 }
+assert tuple(NETWORKS) == config_lib.NETWORK_KINDS
 
 
-def make_network(name, observation_space, action_space, seed=0, **kwargs):
-  """Builds the network registered under `name` for the given spaces.
+def make_network(kind, observation_space, action_space, seed=0, **kwargs):
+  """Builds the network registered under `kind` for the given spaces.
 
   Args:
-    name: a key of `NETWORKS` (config key "network").
+    kind: a key of `NETWORKS` (config key "network.kind").
     observation_space: a gymnasium Box; observations are flattened.
     action_space: a gymnasium Box or Discrete.
     seed: seed of the initial weights.
@@ -217,8 +220,8 @@ def make_network(name, observation_space, action_space, seed=0, **kwargs):
   Returns:
     The network module.
   """
-  if name not in NETWORKS:
-    raise ValueError(f'Unknown network {name!r} (config key "network"); '
+  if kind not in NETWORKS:
+    raise ValueError(f'Unknown network {kind!r} (config key "network.kind"); '
                      f'expected one of {sorted(NETWORKS)}.')
   observ_size = int(np.prod(observation_space.shape))
-  return NETWORKS[name](observ_size, action_space, seed=seed, **kwargs)
+  return NETWORKS[kind](observ_size, action_space, seed=seed, **kwargs)

@@ -1,0 +1,140 @@
+"""Builds what a run config describes: environments, the batch and the algorithm.
+
+    env = builders.make_env(config)                       # one gymnasium.Env
+    slab = builders.make_vector_env(config, 16)           # the env's own vector form
+    batch = builders.make_batch_env(config)               # BatchEnv of num_agents
+    algorithm = builders.build_algorithm(config, batch.observation_space,
+                                         batch.action_space, is_training=loop.is_training)
+    config, algorithm, observation_space, action_space = builders.restore_algorithm(run_dir)
+
+`train`, `export`, `visualize` and `evaluate` all build through here. The
+constructors are `functools.partial`s of module functions, so they travel to
+worker processes with pickle.
+"""
+
+import functools
+import inspect
+import os
+
+import gymnasium
+
+from agents import configs
+from agents.algorithms import registry
+from agents.config_fields import ConfigError
+
+
+def _make_kwargs(config, extra):
+  environment = config['environment']
+  configs.import_modules(environment['imports'])
+  kwargs = dict(environment['kwargs'], **extra)
+  if environment['max_episode_steps'] is not None:
+    kwargs['max_episode_steps'] = environment['max_episode_steps']
+  return kwargs
+
+
+def make_env(config, **kwargs):
+  """Builds one environment of the config; `kwargs` add to `environment.kwargs`."""
+  return gymnasium.make(config['environment']['id'], **_make_kwargs(config, kwargs))
+
+
+def make_vector_env(config, num_envs):
+  """Builds a slab of `num_envs` environments with the environment's own vector implementation."""
+  return gymnasium.make_vec(config['environment']['id'], num_envs=num_envs,
+                            vectorization_mode='vector_entry_point',
+                            **_make_kwargs(config, {}))
+
+
+def env_spaces(config):
+  """(observation_space, action_space) of the config's environment, from one instance."""
+  env = make_env(config)
+  try:
+    return env.observation_space, env.action_space
+  finally:
+    env.close()
+
+
+def make_batch_env(config, processes=None):
+  """Builds the `BatchEnv` of `environment.num_agents` environments.
+
+  Args:
+    config: a validated config.
+    processes: override of `environment.processes`.
+
+  Returns:
+    A `BatchEnv`: one worker per core (or `envs_per_process` environments per
+    worker) in processes, or everything in this process.
+  """
+  from agents.tools import batch_env as batch_env_lib
+  environment = config['environment']
+  processes = environment['processes'] if processes is None else processes
+  num_agents = environment['num_agents']
+  per_process = environment['envs_per_process']
+  if not per_process:
+    # One worker per core: more workers than cores only adds switching. In
+    # this process, one slab holds everything.
+    workers = max(1, min(num_agents, os.cpu_count() or 1)) if processes else 1
+    per_process = -(-num_agents // workers)
+  options = _supported(batch_env_lib.BatchEnv.from_slab_constructors,
+                       check_finite=environment['check_finite'])
+  if not environment['vector']:
+    return batch_env_lib.BatchEnv.from_constructors(
+        functools.partial(make_env, config), num_agents, processes=processes,
+        envs_per_process=per_process if processes else 1, **options)
+  sizes = [min(per_process, num_agents - start) for start in range(0, num_agents, per_process)]
+  return batch_env_lib.BatchEnv.from_slab_constructors(
+      [functools.partial(make_vector_env, config, size) for size in sizes],
+      processes=processes, **options)
+
+
+def build_algorithm(config, observation_space, action_space, is_training=None):
+  """Builds the config's algorithm (`algorithm.name`) for the given spaces."""
+  algorithm_class = registry.lookup(config['algorithm']['name'])
+  return algorithm_class.from_config(config, observation_space, action_space,
+                                     is_training=is_training)
+
+
+def restore_algorithm(run_dir, checkpoint=None, is_training=None):
+  """Rebuilds the algorithm of a run and restores a checkpoint into it.
+
+  Args:
+    run_dir: run directory with `config.yaml` and `checkpoints/`.
+    checkpoint: checkpoint prefix; None takes the latest.
+    is_training: optional bool Variable (or a bool) given to the algorithm.
+
+  Returns:
+    (config, algorithm, observation_space, action_space).
+
+  Raises:
+    ConfigError: the run has no config.yaml, a bad one, or no checkpoint.
+  """
+  import tensorflow as tf
+  if not os.path.isdir(run_dir):
+    raise ConfigError(f'Run directory {run_dir} does not exist.')
+  config_path = os.path.join(run_dir, 'config.yaml')
+  if not os.path.exists(config_path):
+    raise ConfigError(f'{run_dir} has no config.yaml; pass a run directory '
+                      '<logdir>/<timestamp>-<config>.')
+  config = configs.load_yaml(config_path)
+  checkpoints = os.path.join(run_dir, 'checkpoints')
+  path = checkpoint or tf.train.latest_checkpoint(checkpoints)
+  if path is None:
+    raise ConfigError(f'Run {run_dir} has no checkpoint in {checkpoints}; train it first.')
+  if checkpoint and not tf.io.gfile.glob(checkpoint + '.index'):
+    raise ConfigError(f'Checkpoint {checkpoint} does not exist (no {checkpoint}.index).')
+  observation_space, action_space = env_spaces(config)
+  mode = is_training
+  if isinstance(is_training, bool):
+    is_training = tf.Variable(is_training, trainable=False, name='is_training')
+  algorithm = build_algorithm(config, observation_space, action_space, is_training=is_training)
+  # The loop also saved its global step; only the algorithm is needed here.
+  tf.train.Checkpoint(algorithm=algorithm).restore(path).expect_partial()
+  if isinstance(mode, bool):
+    # An algorithm may checkpoint the variable it was given; the caller's mode wins.
+    is_training.assign(mode)
+  return config, algorithm, observation_space, action_space
+
+
+def _supported(function, **options):
+  """The options `function` accepts (BatchEnv gains `check_finite` in a later change)."""
+  parameters = inspect.signature(function).parameters
+  return {key: value for key, value in options.items() if key in parameters}

@@ -1,0 +1,32 @@
+"""Run configs: named configs, YAML files, overrides and validation.
+
+    from agents import configs
+    config = configs.resolve('cartpole', {'learning_rate': 1e-3, 'environment.num_agents': 4})
+    configs.save_yaml(config, 'config.yaml'); configs.load_yaml('config.yaml')
+
+A config is a plain nested mapping (`seed`, `environment`, `network`,
+`algorithm`, `loop`); see `agents.configs.sections` for the layout and
+`agents.config_fields` for how each key is declared once.
+"""
+
+from agents.config_fields import ConfigError
+from agents.configs.migration import migrate_flat
+from agents.configs.named import BALLOON_ENV_ID, CONFIGS, merge
+from agents.configs.resolution import (
+    apply_overrides,
+    flatten,
+    import_modules,
+    load_yaml,
+    parse_override,
+    resolve,
+    resume_config,
+    validate,
+)
+from agents.configs.sections import SECTIONS, defaults_of, specs_of
+from agents.configs.yaml_io import dump_yaml, save_yaml
+
+__all__ = [
+    'BALLOON_ENV_ID', 'CONFIGS', 'ConfigError', 'SECTIONS', 'apply_overrides', 'defaults_of',
+    'dump_yaml', 'flatten', 'import_modules', 'load_yaml', 'merge', 'migrate_flat',
+    'parse_override', 'resolve', 'resume_config', 'save_yaml', 'specs_of', 'validate',
+]

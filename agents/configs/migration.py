@@ -1,0 +1,52 @@
+"""Reads configs written in the flat format of earlier versions.
+
+Runs written before the nested layout hold a flat `config.yaml` (`env: ...`,
+`learning_rate: ...`, `network: feed_forward`, ...). `migrate_flat` turns such
+a mapping into the nested layout: the keys that were renamed are listed in
+`RENAMES`; every other flat key goes to the one section that declares a key
+of that name. The checkpoints of such a run are unchanged, so it resumes, and
+export and visualize read it, without any step by hand.
+"""
+
+from agents.config_fields import ConfigError
+from agents.configs import sections
+
+# Flat key -> dotted key, for the keys whose name changed.
+RENAMES = {
+    'algorithm': 'algorithm.name',
+    'env': 'environment.id',
+    'env_kwargs': 'environment.kwargs',
+    'env_imports': 'environment.imports',
+    'env_processes': 'environment.processes',
+    'vector_env': 'environment.vector',
+    'network': 'network.kind',
+}
+
+
+def is_flat(data):
+  """Whether a mapping read from YAML is in the old flat format."""
+  return 'env' in data or isinstance(data.get('algorithm'), str)
+
+
+def migrate_flat(data):
+  """Returns the nested form of a flat config mapping (only the keys it holds).
+
+  Raises:
+    ConfigError: a key of the flat mapping has no place in the nested layout.
+  """
+  name = data.get('algorithm', 'ppo')
+  leaves = {}
+  for dotted in sections.specs_of(name):
+    leaves.setdefault(dotted.rsplit('.', 1)[-1], []).append(dotted)
+  nested = {}
+  for key, value in data.items():
+    dotted = RENAMES.get(key) or (leaves[key][0] if len(leaves.get(key, ())) == 1 else None)
+    if dotted is None:
+      raise ConfigError(f'Flat config key {key!r} has no place in the nested layout; write the '
+                        'config in the nested format (see README, "Configs").')
+    if '.' not in dotted:
+      nested[dotted] = value
+    else:
+      section, leaf = dotted.split('.', 1)
+      nested.setdefault(section, {})[leaf] = value
+  return nested

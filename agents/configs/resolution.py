@@ -1,0 +1,286 @@
+"""Resolves a run config: a named config or a YAML file, overrides, then validation.
+
+Every value is checked against its declaration (type, range, choices), the
+relations between keys are checked by the algorithm, and the environment id is
+looked up in Gymnasium's registry after the config's imports, all before
+anything is built or written. Errors are `ConfigError`s that name the key, the
+value and what is allowed.
+"""
+
+import copy
+import difflib
+import importlib
+import math
+import os
+
+import gymnasium
+
+from agents import config_fields
+from agents.algorithms import registry
+from agents.config_fields import ConfigError
+from agents.configs import migration, named, sections, yaml_io
+
+
+def resolve(name_or_path, overrides=None):
+  """Builds a named config (or loads a YAML config file), applies overrides, validates.
+
+  Args:
+    name_or_path: a key of `CONFIGS`, or the path of a YAML config file (a full
+      config such as a run's config.yaml, a partial one merged onto the named
+      config of its top key `base` (default 'default'), or one in the old flat
+      format).
+    overrides: optional mapping of dotted keys ('algorithm.learning_rate'), or
+      leaf names that are unique ('learning_rate'), to values. Setting
+      'algorithm.name' switches the algorithm: its `algorithm` and `network`
+      sections start from the new algorithm's defaults.
+
+  Returns:
+    The validated config, a plain nested dict.
+
+  Raises:
+    ConfigError: naming the unknown config, key or the bad value.
+  """
+  return apply_overrides(base_config(name_or_path), overrides)
+
+
+def base_config(name_or_path):
+  """The full config of a name or a YAML file, before overrides and validation."""
+  if name_or_path in named.CONFIGS:
+    return named.CONFIGS[name_or_path]()
+  if str(name_or_path).endswith(('.yaml', '.yml')) or os.path.isfile(name_or_path):
+    return from_mapping(yaml_io.read_yaml(name_or_path))
+  raise ConfigError(f'Unknown config {name_or_path!r}; expected one of {sorted(named.CONFIGS)} '
+                    'or the path of a YAML config file.')
+
+
+def from_mapping(data):
+  """A full config from a mapping read from YAML: nested or flat, full or partial.
+
+  A partial mapping is merged onto the named config of its optional top key
+  `base` (default: 'default'); `base` itself is not part of the result.
+  """
+  data = dict(data)
+  base = data.pop('base', 'default')
+  if base not in named.CONFIGS:
+    raise ConfigError(f"Config key 'base' must be one of {sorted(named.CONFIGS)}, got {base!r}.")
+  if migration.is_flat(data):
+    data = migration.migrate_flat(data)
+  name = data.get('algorithm', {}).get('name', 'ppo') if isinstance(
+      data.get('algorithm'), dict) else 'ppo'
+  return named.merge(with_algorithm(named.CONFIGS[base](), name), data)
+
+
+def with_algorithm(config, name):
+  """The config with the named algorithm: its own defaults for `algorithm` and `network`."""
+  if config['algorithm'].get('name') == name:
+    return copy.deepcopy(config)
+  defaults = sections.defaults_of(name)
+  return dict(copy.deepcopy(config), algorithm=defaults['algorithm'],
+              network=defaults['network'])
+
+
+def apply_overrides(config, overrides):
+  """Applies overrides (dotted keys or unique leaf names) to a full config; validates."""
+  overrides = dict(overrides or {})
+  for key in ('algorithm.name', 'name'):
+    if key in overrides:
+      config = with_algorithm(config, _checked_name(overrides.pop(key)))
+  specs = sections.specs_of(config['algorithm']['name'])
+  config = copy.deepcopy(config)
+  for key, value in overrides.items():
+    dotted = dotted_key(key, specs)
+    if '.' in dotted:
+      section, leaf = dotted.split('.', 1)
+      config[section][leaf] = value
+    else:
+      config[dotted] = value
+  return validate(config)
+
+
+def dotted_key(key, specs):
+  """The dotted key of `key` (dotted already, or a unique leaf name).
+
+  Raises:
+    ConfigError: no key of that name, or the leaf name is in several sections.
+  """
+  if key in specs:
+    return key
+  matches = [dotted for dotted in specs if dotted.rsplit('.', 1)[-1] == key]
+  if len(matches) == 1:
+    return matches[0]
+  if matches:
+    raise ConfigError(f'Config key {key!r} is ambiguous; write one of {sorted(matches)}.')
+  leaves = sorted(set(specs) | {dotted.rsplit('.', 1)[-1] for dotted in specs})
+  close = difflib.get_close_matches(key, leaves, n=1)
+  hint = f' Did you mean {close[0]!r}?' if close else ''
+  raise ConfigError(f'Unknown config key {key!r}.{hint}')
+
+
+def validate(config):
+  """Checks every key, value and relation of a full config; returns it normalised.
+
+  Floats given as ints (or as strings such as '1e-3', which YAML 1.2 reads as
+  text) become floats; lists stay lists.
+
+  Raises:
+    ConfigError: naming the first unknown, missing or bad key.
+  """
+  if not isinstance(config, dict):
+    raise ConfigError(f'A config must be a mapping, got {type(config).__name__}.')
+  expected = {'seed', *sections.SECTIONS}
+  for key in config:
+    if key not in expected:
+      raise ConfigError(f'Unknown config key {key!r} at the top; expected {sorted(expected)}.')
+  for section in sections.SECTIONS:
+    if section not in config:
+      raise ConfigError(f'Config is missing the section {section!r}.')
+    if not isinstance(config[section], dict):
+      raise ConfigError(f'Config section {section!r} must be a mapping, got '
+                        f'{config.get(section)!r}.')
+  name = _checked_name(config['algorithm'].get('name'))
+  specs = sections.specs_of(name)
+  resolved = {section: {} for section in sections.SECTIONS}
+  present = [('seed', config['seed'])] if 'seed' in config else []
+  present += [(f'{section}.{key}', value) for section in sections.SECTIONS
+              for key, value in config[section].items()]
+  for dotted, value in present:
+    if dotted not in specs:
+      dotted_key(dotted, specs)  # Raises naming the key, with a hint.
+    value = config_fields.check_value(dotted, _float_text(value, specs[dotted]), specs[dotted])
+    if '.' in dotted:
+      section, leaf = dotted.split('.', 1)
+      resolved[section][leaf] = value
+    else:
+      resolved[dotted] = value
+  missing = sorted(set(specs) - {dotted for dotted, _ in present})
+  if missing:
+    raise ConfigError(f'Config is missing the key {missing[0]!r} ({specs[missing[0]].doc}).')
+  ordered = {'seed': resolved['seed']}
+  ordered.update((section, resolved[section]) for section in sections.SECTIONS)
+  _check_relations(ordered)
+  config_class = sections.section_classes(name)['algorithm']
+  if hasattr(config_class, 'check_run'):
+    config_class.check_run(ordered)
+  check_environment(ordered)
+  return ordered
+
+
+def check_environment(config):
+  """Imports `environment.imports` and looks the id up in Gymnasium's registry.
+
+  Raises:
+    ConfigError: an import fails or the id is not registered.
+  """
+  environment = config['environment']
+  import_modules(environment['imports'])
+  try:
+    gymnasium.spec(environment['id'])
+  except gymnasium.error.Error as error:
+    imports = f" after importing {environment['imports']}" if environment['imports'] else ''
+    raise ConfigError(f"Config key 'environment.id' = {environment['id']!r} is not a registered "
+                      f'Gymnasium environment{imports} ({error}).') from None
+
+
+def import_modules(modules):
+  """Imports the modules that register environments; a failure is a `ConfigError`."""
+  for module in modules:
+    try:
+      importlib.import_module(module)
+    except ImportError as error:
+      raise ConfigError(f"Config key 'environment.imports': cannot import {module!r} "
+                        f'({error}).') from None
+
+
+def resume_config(saved, requested):
+  """The config a resumed run continues with, and the keys that changed.
+
+  Only keys declared `resumable` (the step budget and the cadences) may change.
+
+  Args:
+    saved: the validated config of the run (its config.yaml).
+    requested: the validated config asked for now.
+
+  Returns:
+    (requested, sorted list of the dotted keys that changed).
+
+  Raises:
+    ConfigError: a key that is not resumable changed; names every such key.
+  """
+  changed = sorted(key for key in set(flatten(saved)) | set(flatten(requested))
+                   if flatten(saved).get(key) != flatten(requested).get(key))
+  specs = sections.specs_of(saved['algorithm']['name'])
+  refused = [key for key in changed if key not in specs or not specs[key].resumable]
+  if refused:
+    allowed = sorted(key for key, spec in specs.items() if spec.resumable)
+    details = ', '.join(f'{key} ({flatten(saved).get(key)!r} -> {flatten(requested).get(key)!r})'
+                        for key in refused)
+    raise ConfigError(f'The run exists with another config; on resume only {allowed} may '
+                      f'change, not {details}.')
+  return requested, changed
+
+
+def flatten(config):
+  """{dotted key: value} of a nested config."""
+  flat = {key: value for key, value in config.items() if key not in sections.SECTIONS}
+  for section in sections.SECTIONS:
+    flat.update({f'{section}.{key}': value for key, value in config.get(section, {}).items()})
+  return flat
+
+
+def load_yaml(path):
+  """Reads a full config file (a run's config.yaml, or a flat one of earlier versions).
+
+  Raises:
+    ConfigError: naming the file and the problem; a nested file must hold every key.
+  """
+  data = yaml_io.read_yaml(path)
+  if migration.is_flat(data):
+    data = from_mapping(data)  # Earlier versions' keys onto today's defaults.
+  try:
+    return validate(data)
+  except ConfigError as error:
+    raise ConfigError(f'{path}: {error}') from None
+
+
+def parse_override(text):
+  """Parses one `--set key=value`; the value is read as YAML (safe loader).
+
+  Returns:
+    (key, value); the key is checked when the overrides are applied.
+
+  Raises:
+    ConfigError: no '=', or the value is not plain YAML (e.g. it carries a tag).
+  """
+  if '=' not in text:
+    raise ConfigError(f'Override {text!r} must look like key=value.')
+  key, raw = text.split('=', 1)
+  return key.strip(), yaml_io.parse_value(raw, f'--set {text!r}')
+
+
+def _checked_name(name):
+  registry.declarations(name)  # Raises naming the key when unknown.
+  return name
+
+
+def _check_relations(config):
+  environment, loop = config['environment'], config['loop']
+  agents = environment['num_agents']
+  train_steps = loop['eval_every'] or loop['steps']
+  key = 'loop.eval_every' if loop['eval_every'] else 'loop.steps'
+  if train_steps < agents:
+    raise ConfigError(f'Config key {key!r} = {train_steps} must be at least '
+                      f"environment.num_agents = {agents} (one step of the batch).")
+  if loop['eval_every'] and loop['eval_steps'] < agents:
+    raise ConfigError(f"Config key 'loop.eval_steps' = {loop['eval_steps']} must be at least "
+                      f'environment.num_agents = {agents} (one step of the batch).')
+
+
+def _float_text(value, spec):
+  """'1e-3' -> 1e-3 for float fields: YAML 1.2 reads such numbers as text."""
+  if spec.kind is float and isinstance(value, str):
+    try:
+      number = float(value)
+    except ValueError:
+      return value
+    return number if not math.isnan(number) or value.strip().lower() == 'nan' else value
+  return value

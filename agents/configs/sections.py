@@ -1,0 +1,100 @@
+"""The sections of a run config that every algorithm shares, and its layout.
+
+A run config is a plain nested mapping:
+
+    seed: 0
+    environment: {id, kwargs, imports, max_episode_steps, num_agents, processes,
+                  vector, envs_per_process, check_finite}
+    network: {...}     # the algorithm's NetworkConfig (empty without one)
+    algorithm: {name: ppo, ...}   # the algorithm's Config
+    loop: {steps, tf_threads, steps_per_call, log_every, checkpoint_every,
+           eval_every, eval_steps}
+
+`EnvironmentConfig` and `LoopConfig` declare the shared sections; the algorithm
+class declares the other two (see `agents.algorithms.algorithm`). `specs_of`
+lists every key of a config with its declaration, and `defaults_of` builds a
+config of defaults for an algorithm.
+"""
+
+import dataclasses
+
+from agents import config_fields
+from agents.algorithms import registry
+from agents.config_fields import param
+
+SECTIONS = ('environment', 'network', 'algorithm', 'loop')
+
+
+@dataclasses.dataclass(frozen=True)
+class RootConfig:
+  """The keys at the top of a run config."""
+  seed: int = param(0, 'seed of weights, sampling and environments', low=0, high=2**31 - 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvironmentConfig:
+  """The `environment` section: which environment, how many, where they run."""
+  id: str = param('Pendulum-v1', 'Gymnasium environment id')
+  kwargs: dict = param({}, 'keyword arguments of gymnasium.make')
+  imports: tuple[str, ...] = param((), 'modules imported first (they register the id)')
+  max_episode_steps: int | None = param(None, 'time limit; null keeps the registered one', low=1)
+  num_agents: int = param(8, 'number of parallel environments', low=1)
+  processes: bool = param(False, 'step the environments in worker processes')
+  vector: bool = param(False, "build slabs with gymnasium.make_vec (the environment's own "
+                       'vectorised implementation, autoreset disabled)')
+  envs_per_process: int = param(0, 'environments per worker process; 0 spreads them over the '
+                                'CPU cores', low=0)
+  check_finite: bool = param(True, 'refuse NaN and inf observations and rewards (BatchEnv)')
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopConfig:
+  """The `loop` section: the step budget, threads and cadences."""
+  # One TensorFlow thread by default: the small per-step graph ops pay more for
+  # handing work between threads than they gain, and the environments want the
+  # other cores.
+  steps: int = param(200_000, 'environment steps of training, summed over agents', low=1,
+                     resumable=True)
+  tf_threads: int = param(1, "TensorFlow's intra- and inter-op threads; 0 keeps its default",
+                          low=0)
+  steps_per_call: int = param(64, 'batch steps per tf.function call', low=1)
+  log_every: int = param(10_240, 'environment steps between logged rows', low=1,
+                         resumable=True)
+  checkpoint_every: int = param(51_200, 'environment steps between checkpoints', low=1,
+                                resumable=True)
+  eval_every: int = param(0, 'training steps between evaluation phases; 0 disables', low=0,
+                          resumable=True)
+  eval_steps: int = param(8_000, 'environment steps of one evaluation phase', low=1,
+                          resumable=True)
+
+
+def section_classes(algorithm_name):
+  """{section: declared dataclass or None} for a run of the named algorithm."""
+  config, network_config = registry.declarations(algorithm_name)
+  return {'environment': EnvironmentConfig, 'network': network_config, 'algorithm': config,
+          'loop': LoopConfig}
+
+
+def specs_of(algorithm_name):
+  """{dotted key: Spec} of every key of a run config of the named algorithm.
+
+  Raises:
+    ConfigError: the algorithm is unknown.
+  """
+  specs = dict(config_fields.specs(RootConfig))
+  specs['algorithm.name'] = config_fields.Spec(
+      name='name', kind=str, is_list=False, nullable=False,
+      doc=f"the algorithm: one of {sorted(registry.ALGORITHMS)} or 'package.module:Class'")
+  for section, cls in section_classes(algorithm_name).items():
+    if cls is not None:
+      specs.update({f'{section}.{key}': spec for key, spec in config_fields.specs(cls).items()})
+  return specs
+
+
+def defaults_of(algorithm_name):
+  """A run config of defaults for the named algorithm (a fresh nested mapping)."""
+  config = config_fields.defaults(RootConfig)
+  for section, cls in section_classes(algorithm_name).items():
+    config[section] = config_fields.defaults(cls) if cls is not None else {}
+  config['algorithm'] = {'name': algorithm_name, **config['algorithm']}
+  return config

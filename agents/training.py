@@ -1,0 +1,202 @@
+"""Trains (or resumes) a run: the library side of `python -m agents.scripts.train`.
+
+    from agents import configs, training
+    result = training.train(configs.resolve('cartpole'), 'logdir/run')
+
+The run directory holds `config.yaml` (the resolved config), `checkpoints/`,
+TensorBoard event files under `train/` (and `eval/`), `metrics.jsonl` (the
+loop's rows and one 'update' row of the algorithm's `metrics` per update, when
+it has them) and, at the end, `policy/`, the exported SavedModel. A
+`run_dir` that holds a checkpoint is resumed: the step budget and the
+cadences may differ from its config.yaml (which is then updated); any other
+difference is refused before anything is built. Ctrl-C saves a checkpoint and
+stops; the handling of signals is all in `_stop_requests`.
+"""
+
+import contextlib
+import logging
+import os
+import signal
+
+from agents import builders, configs
+
+_LOG = logging.getLogger(__name__)
+
+
+class _StopRequestedError(Exception):
+  """Raised between fused calls after Ctrl-C, so the run can save and stop."""
+
+
+@contextlib.contextmanager
+def _stop_requests():
+  """Yields a flag dict whose 'stop' turns True on the first Ctrl-C.
+
+  The handler is installed before the slow start (workers, tracing), so a
+  Ctrl-C then stops the run at its first report, with a checkpoint. A second
+  Ctrl-C falls back to the default behaviour (KeyboardInterrupt). The previous
+  handler is restored on exit.
+  """
+  flag = {'stop': False}
+
+  def on_interrupt(signum, frame):
+    del signum, frame
+    flag['stop'] = True
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+  previous = signal.signal(signal.SIGINT, on_interrupt)
+  try:
+    yield flag
+  finally:
+    signal.signal(signal.SIGINT, previous)
+
+
+class _ProgressReporter:
+  """Feeds the loop's reports to a tqdm bar and writes update rows to metrics.jsonl."""
+
+  def __init__(self, loop, algorithm, total, initial, stop_flag, quiet=False):
+    import tqdm
+    self._loop = loop
+    self._algorithm = algorithm
+    self._stop_flag = stop_flag
+    self._updates = getattr(algorithm, 'num_updates', None)
+    self._updates_logged = int(self._updates.numpy()) if self._updates is not None else 0
+    self._mean_score = None
+    self.bar = tqdm.tqdm(total=total, initial=initial, unit='step', dynamic_ncols=True,
+                         smoothing=0.1, disable=quiet)
+
+  def __call__(self, row):
+    if row['phase'] == 'train':
+      self.bar.update(row['step'] - self.bar.n)
+    if row['mean_score'] is not None:
+      self._mean_score = row['mean_score']
+      # tqdm's own rate is the steps/s; the postfix adds the mean score.
+      postfix = {'score': f"{row['mean_score']:.1f}", 'phase': row['phase']}
+      self.bar.set_postfix(postfix, refresh=False)
+    if self._updates is not None:
+      updates = int(self._updates.numpy())
+      if updates != self._updates_logged:
+        self._updates_logged = updates
+        metrics = {name: float(value.numpy())
+                   for name, value in getattr(self._algorithm, 'metrics', {}).items()}
+        self._loop.metrics.write(dict(step=row['step'], phase='update', updates=updates,
+                                      **metrics))
+    if self._stop_flag['stop']:
+      raise _StopRequestedError()
+
+  @property
+  def mean_score(self):
+    return self._mean_score
+
+
+def configure_threads(threads):
+  """Sets TensorFlow's intra- and inter-op thread pools (0 keeps the default)."""
+  import tensorflow as tf
+  if not threads:
+    return
+  try:
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
+  except RuntimeError:
+    # TensorFlow already started in this process (tests, notebooks); keep its pools.
+    _LOG.debug('TensorFlow is initialised; tf_threads=%d is ignored.', threads)
+
+
+def save_policy(algorithm, observation_space, path):
+  """Saves the algorithm's deterministic policy (`export_policy`) as a SavedModel at `path`."""
+  import tensorflow as tf
+  tf.saved_model.save(algorithm.export_policy(observation_space), path)
+  return path
+
+
+def prepare_run(config, run_dir):
+  """Validates `config` against the run's saved one and writes config.yaml.
+
+  Returns:
+    The config to train with.
+
+  Raises:
+    ConfigError: the run exists with a config that differs in more than the
+      resumable keys, or its config.yaml is unreadable.
+  """
+  config = configs.validate(config)
+  config_path = os.path.join(run_dir, 'config.yaml')
+  if os.path.exists(config_path):
+    saved = configs.load_yaml(config_path)
+    config, changed = configs.resume_config(saved, config)
+    if changed:
+      _LOG.info('Resuming %s with changed %s.', run_dir, ', '.join(changed))
+  os.makedirs(run_dir, exist_ok=True)
+  configs.save_yaml(config, config_path)
+  return config
+
+
+def _max_step(loop_config):
+  """The global step at which `loop.steps` training steps are done (eval steps excluded)."""
+  train_steps = loop_config['eval_every'] or loop_config['steps']
+  cycle = train_steps + (loop_config['eval_steps'] if loop_config['eval_every'] else 0)
+  full_cycles, rest = divmod(loop_config['steps'], train_steps)
+  return full_cycles * cycle + rest
+
+
+def train(config, run_dir, quiet=False, export_policy=True):
+  """Trains (or resumes) a run in `run_dir`; returns a summary dict.
+
+  Args:
+    config: a config (it is validated again here, before anything is written).
+    run_dir: the run directory; created when missing.
+    quiet: disable the progress bar.
+    export_policy: write the SavedModel `policy/` when training finishes.
+
+  Returns:
+    dict(step=..., interrupted=..., mean_score=..., run_dir=...).
+
+  Raises:
+    ConfigError: a bad config, or one that a resumed run cannot take.
+  """
+  import tensorflow as tf
+
+  from agents.tools import in_graph_batch_env
+  from agents.tools import loop as loop_lib
+  config = prepare_run(config, run_dir)
+  loop_config = config['loop']
+  configure_threads(loop_config['tf_threads'])
+  tf.random.set_seed(config['seed'])
+  with _stop_requests() as stop_flag:
+    batch_env = None
+    try:
+      batch_env = builders.make_batch_env(config)
+      env = in_graph_batch_env.InGraphBatchEnv(batch_env, seed=config['seed'])
+      loop = loop_lib.Loop(run_dir)
+      algorithm = builders.build_algorithm(config, batch_env.observation_space,
+                                           batch_env.action_space, is_training=loop.is_training)
+      steps_per_call = loop_config['steps_per_call']
+      batch_steps = config['environment']['num_agents'] * steps_per_call
+      train_steps = loop_config['eval_every'] or loop_config['steps']
+      loop.add_phase('train', env, algorithm, steps=train_steps, is_training=True,
+                     steps_per_call=steps_per_call, log_every=loop_config['log_every'],
+                     report_every=batch_steps, checkpoint_every=loop_config['checkpoint_every'])
+      if loop_config['eval_every']:
+        eval_steps = loop_config['eval_steps']
+        loop.add_phase('eval', env, algorithm, steps=eval_steps, is_training=False,
+                       steps_per_call=steps_per_call, log_every=eval_steps,
+                       report_every=eval_steps)
+      max_step = _max_step(loop_config)
+      initial = loop.restore() or 0
+      reporter = _ProgressReporter(loop, algorithm, max_step, initial, stop_flag, quiet)
+      interrupted = False
+      try:
+        step = loop.run(max_step, on_report=reporter)
+      except _StopRequestedError:
+        interrupted = True
+        step = int(loop.step.numpy())
+        path = loop.save_checkpoint()
+        reporter.bar.write(f'Interrupted at step {step}; saved checkpoint {path}.')
+      reporter.bar.update(max(0, step - reporter.bar.n))
+      reporter.bar.close()
+      if export_policy and not interrupted:
+        save_policy(algorithm, batch_env.observation_space, os.path.join(run_dir, 'policy'))
+      return dict(step=step, interrupted=interrupted, mean_score=reporter.mean_score,
+                  run_dir=run_dir)
+    finally:
+      if batch_env is not None:
+        batch_env.close()

@@ -1,0 +1,158 @@
+"""Tests of agents/configs: named configs, merge, overrides, YAML files, migration, resume."""
+
+import os
+import tempfile
+import unittest
+
+from agents import configs
+from agents.config_fields import ConfigError
+
+
+def _write(text):
+  path = os.path.join(tempfile.mkdtemp(), 'config.yaml')
+  with open(path, 'w', encoding='utf-8') as file:
+    file.write(text)
+  return path
+
+
+class NamedConfigsTest(unittest.TestCase):
+
+  def test_named_configs_are_nested_and_inherit_by_merge(self):
+    pendulum, cartpole = configs.resolve('pendulum'), configs.resolve('cartpole')
+    self.assertEqual(list(pendulum), ['seed', 'environment', 'network', 'algorithm', 'loop'])
+    self.assertEqual(pendulum['environment']['id'], 'Pendulum-v1')
+    self.assertEqual(cartpole['environment']['id'], 'CartPole-v1')
+    self.assertEqual(pendulum['algorithm']['learning_rate'], 1e-3)
+    self.assertEqual(cartpole['algorithm']['gae_lambda'],
+                     configs.CONFIGS['default']()['algorithm']['gae_lambda'])
+    self.assertEqual(set(configs.flatten(pendulum)), set(configs.specs_of('ppo')))
+
+  def test_balloon_keeps_its_values(self):
+    balloon = configs.resolve('balloon')
+    self.assertEqual(balloon['environment']['num_agents'], 32)
+    self.assertEqual(balloon['algorithm']['discount'], 0.993)
+    self.assertEqual(balloon['network']['policy_layers'], [256, 256])
+    self.assertEqual(balloon['loop']['steps'], 2_000_000)
+
+  def test_merge_refuses_unknown_keys_naming_their_path(self):
+    with self.assertRaisesRegex(ConfigError, "'algorithm.learning_rat'"):
+      configs.merge(configs.CONFIGS['default'](), {'algorithm': {'learning_rat': 1.0}})
+    with self.assertRaisesRegex(ConfigError, "'learning_rate'"):
+      configs.merge(configs.CONFIGS['default'](), {'learning_rate': 1.0})
+
+  def test_unknown_names_and_keys(self):
+    with self.assertRaisesRegex(ConfigError, "Unknown config 'pendulm'"):
+      configs.resolve('pendulm')
+    with self.assertRaisesRegex(ConfigError, "Unknown config key 'num_agent'.*'num_agents'"):
+      configs.resolve('pendulum', {'num_agent': 4})
+    with self.assertRaisesRegex(ConfigError, "'environment.num_agents'.*an int"):
+      configs.resolve('pendulum', {'num_agents': 'four'})
+    with self.assertRaisesRegex(ConfigError, "'algorithm.normalize_observ'.*a bool"):
+      configs.resolve('pendulum', {'normalize_observ': 1})
+
+
+class OverridesTest(unittest.TestCase):
+
+  def test_dotted_and_leaf_keys(self):
+    config = configs.resolve('cartpole', {'algorithm.learning_rate': 1e-3, 'num_agents': 4,
+                                          'policy_layers': [32], 'seed': 3})
+    self.assertEqual((config['algorithm']['learning_rate'], config['environment']['num_agents'],
+                      config['network']['policy_layers'], config['seed']), (1e-3, 4, [32], 3))
+
+  def test_parse_override_reads_yaml_values(self):
+    self.assertEqual(configs.parse_override('learning_rate=1e-3'), ('learning_rate', 1e-3))
+    self.assertEqual(configs.parse_override('policy_layers=[32, 32]'),
+                     ('policy_layers', [32, 32]))
+    self.assertEqual(configs.parse_override('environment.processes=false'),
+                     ('environment.processes', False))
+    with self.assertRaisesRegex(ConfigError, 'key=value'):
+      configs.parse_override('learning_rate')
+    with self.assertRaisesRegex(ConfigError, 'not a plain YAML value'):
+      configs.parse_override('seed=!!python/object/apply:os.system [echo]')
+
+  def test_switching_the_algorithm_takes_its_defaults(self):
+    config = configs.resolve('cartpole', {'algorithm.name': 'random'})
+    self.assertEqual(config['algorithm'], {'name': 'random'})
+    self.assertEqual(config['network'], {})
+    self.assertEqual(config['environment']['id'], 'CartPole-v1')
+    with self.assertRaisesRegex(ConfigError, "'algorithm.name'"):
+      configs.resolve('cartpole', {'algorithm.name': 'nope'})
+    with self.assertRaisesRegex(ConfigError, 'cannot import'):
+      configs.resolve('cartpole', {'algorithm.name': 'no_such_module:Agent'})
+
+  def test_relations_are_checked_before_building(self):
+    with self.assertRaisesRegex(ConfigError, 'num_minibatches.* must divide'):
+      configs.resolve('cartpole', {'num_minibatches': 7})
+    with self.assertRaisesRegex(ConfigError, "'loop.steps' = 4 must be at least"):
+      configs.resolve('cartpole', {'loop.steps': 4})
+
+  def test_unknown_environment_is_refused(self):
+    with self.assertRaisesRegex(ConfigError, "'environment.id' = 'NoSuchEnv-v0'"):
+      configs.resolve('cartpole', {'environment.id': 'NoSuchEnv-v0'})
+    with self.assertRaisesRegex(ConfigError, "cannot import 'no_such_module'"):
+      configs.resolve('cartpole', {'environment.imports': ['no_such_module']})
+
+
+class YamlFilesTest(unittest.TestCase):
+
+  def test_round_trip(self):
+    config = configs.resolve('cartpole', {'policy_layers': [8]})
+    path = os.path.join(tempfile.mkdtemp(), 'config.yaml')
+    configs.save_yaml(config, path)
+    self.assertEqual(configs.load_yaml(path), config)
+    self.assertEqual(configs.resolve(path), config)
+
+  def test_a_partial_file_merges_onto_default(self):
+    path = _write('environment: {id: CartPole-v1}\nalgorithm: {learning_rate: 0.001}\n')
+    config = configs.resolve(path)
+    self.assertEqual(config['environment']['id'], 'CartPole-v1')
+    self.assertEqual(config['algorithm']['learning_rate'], 0.001)
+    self.assertEqual(config['algorithm']['discount'], 0.99)
+
+  def test_a_partial_file_names_its_base(self):
+    config = configs.resolve(_write('base: cartpole\nalgorithm: {learning_rate: 0.001}\n'))
+    self.assertEqual((config['environment']['id'], config['loop']['steps']),
+                     ('CartPole-v1', 100_000))
+    self.assertEqual(config['algorithm']['learning_rate'], 0.001)
+    with self.assertRaisesRegex(ConfigError, "'base' must be one of"):
+      configs.resolve(_write('base: cartpol\n'))
+
+  def test_flat_files_of_earlier_versions_migrate(self):
+    path = _write('algorithm: ppo\nenv: CartPole-v1\nenv_processes: false\nnetwork: recurrent\n'
+                  'learning_rate: 0.001\nsteps: 5000\nnum_agents: 4\nnum_minibatches: 2\n')
+    config = configs.load_yaml(path)
+    self.assertEqual(config['environment']['id'], 'CartPole-v1')
+    self.assertEqual(config['network']['kind'], 'recurrent')
+    self.assertEqual(config['algorithm']['learning_rate'], 0.001)
+    self.assertEqual(config['loop']['steps'], 5000)
+
+  def test_damaged_files_are_one_clear_error(self):
+    for text, message in (('\x00\x01binary', 'NUL bytes'),
+                          ('seed: [1, 2\n', 'not valid YAML'),
+                          ('- 1\n- 2\n', 'does not hold a mapping'),
+                          ('seed: !!python/object/apply:os.system [echo]\n', 'not valid YAML')):
+      with self.assertRaisesRegex(ConfigError, message):
+        configs.load_yaml(_write(text))
+    path = os.path.join(tempfile.mkdtemp(), 'config.yaml')
+    with open(path, 'wb') as file:
+      file.write(b'\xff\xfe\x00garbage')
+    with self.assertRaisesRegex(ConfigError, 'not UTF-8'):
+      configs.load_yaml(path)
+
+
+class ResumeTest(unittest.TestCase):
+
+  def test_budget_and_cadences_may_change_nothing_else(self):
+    saved = configs.resolve('cartpole')
+    longer = configs.resolve('cartpole', {'loop.steps': 200_000, 'log_every': 2048})
+    config, changed = configs.resume_config(saved, longer)
+    self.assertEqual(changed, ['loop.log_every', 'loop.steps'])
+    self.assertEqual(config, longer)
+    other = configs.resolve('cartpole', {'learning_rate': 1e-3, 'seed': 2})
+    with self.assertRaisesRegex(ConfigError, r'not algorithm.learning_rate \(0.0003 -> 0.001\), '
+                                r'seed \(0 -> 2\)'):
+      configs.resume_config(saved, other)
+
+
+if __name__ == '__main__':
+  unittest.main()

@@ -1,0 +1,33 @@
+"""Tests of the package's entry points (agents/__init__.py, agents/tools/__init__.py)."""
+
+import os
+import subprocess
+import sys
+import unittest
+
+import agents
+from agents import tools
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class PackageTest(unittest.TestCase):
+
+  def test_tools_export_the_framework_entry_points(self):
+    for name in ('BatchEnv', 'ExternalProcess', 'InGraphBatchEnv', 'FusedStep', 'Loop',
+                 'NonFiniteError'):
+      self.assertIn(name, tools.__all__)
+      self.assertEqual(getattr(tools, name).__name__, name)
+    self.assertEqual(agents.configs.__name__, 'agents.configs')
+    self.assertEqual(agents.training.__name__, 'agents.training')
+
+  def test_resolving_a_config_does_not_import_tensorflow(self):
+    script = ('import sys; from agents import configs; configs.resolve("balloon"); '
+              'print("tensorflow" in sys.modules)')
+    output = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                            cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    self.assertEqual(output.stdout.strip(), 'False', output.stderr[-2000:])
+
+
+if __name__ == '__main__':
+  unittest.main()

@@ -1,0 +1,103 @@
+"""Tests of agents/training.py: the run directory, resume, Ctrl-C."""
+
+import json
+import os
+import signal
+import tempfile
+import unittest
+from unittest import mock
+
+from agents import builders, configs, training
+from agents.configs import migration
+from tests.scripts import tiny_run
+
+
+def _rows(run_dir):
+  with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
+    return [json.loads(line) for line in file]
+
+
+class TrainTest(unittest.TestCase):
+
+  def test_run_directory_contents(self):
+    run_dir, result = tiny_run.tiny_run()
+    self.assertEqual(result['step'], 128)
+    self.assertFalse(result['interrupted'])
+    for name in ('config.yaml', 'metrics.jsonl', 'checkpoints', 'train', 'policy'):
+      self.assertTrue(os.path.exists(os.path.join(run_dir, name)), name)
+    self.assertTrue(any(name.startswith('events.out.tfevents')
+                        for name in os.listdir(os.path.join(run_dir, 'train'))))
+    rows = _rows(run_dir)
+    train_rows = [row for row in rows if row['phase'] == 'train']
+    update_rows = [row for row in rows if row['phase'] == 'update']
+    self.assertEqual([row['step'] for row in train_rows], [64, 128])
+    # 128 steps / (2 agents * 16 steps) = 4 updates.
+    self.assertEqual(update_rows[-1]['updates'], 4)
+    for key in ('policy_loss', 'value_loss', 'kl', 'kl_penalty', 'entropy', 'clip_fraction',
+                'explained_variance', 'gradient_norm', 'observ_mean', 'observ_std'):
+      self.assertIn(key, update_rows[-1])
+    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')),
+                     tiny_run.tiny_config())
+
+  def test_resume_continues_from_checkpoint(self):
+    run_dir = tempfile.mkdtemp()
+    first = training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True)
+    self.assertEqual(first['step'], 64)
+    # A finished run extended by more steps (and another log cadence) continues.
+    longer = tiny_run.tiny_config(steps=128, log_every=32)
+    second = training.train(longer, run_dir, quiet=True)
+    self.assertEqual(second['step'], 128)
+    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')), longer)
+    steps = [row['step'] for row in _rows(run_dir) if row['phase'] == 'train']
+    self.assertEqual(steps, [64, 96, 128])
+    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
+    self.assertEqual(int(algorithm.num_updates.numpy()), 4)
+
+  def test_a_flat_run_of_earlier_versions_resumes(self):
+    run_dir = tempfile.mkdtemp()
+    training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True, export_policy=False)
+    # Rewrite config.yaml as earlier versions wrote it: one flat mapping.
+    renamed = {dotted: flat for flat, dotted in migration.RENAMES.items()}
+    nested = configs.load_yaml(os.path.join(run_dir, 'config.yaml'))
+    flat = {renamed.get(key, key.rsplit('.', 1)[-1]): value
+            for key, value in configs.flatten(nested).items() if key != 'environment.check_finite'}
+    configs.save_yaml(flat, os.path.join(run_dir, 'config.yaml'))
+    result = training.train(tiny_run.tiny_config(steps=128), run_dir, quiet=True,
+                            export_policy=False)
+    self.assertEqual(result['step'], 128)
+    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')),
+                     tiny_run.tiny_config(steps=128))
+
+  def test_resume_refuses_other_changes_before_writing(self):
+    run_dir = tempfile.mkdtemp()
+    training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True, export_policy=False)
+    path = os.path.join(run_dir, 'config.yaml')
+    with open(path, encoding='utf-8') as file:
+      before = file.read()
+    with self.assertRaisesRegex(configs.ConfigError, 'algorithm.learning_rate'):
+      training.train(tiny_run.tiny_config(steps=128, learning_rate=1e-2), run_dir, quiet=True)
+    with open(path, encoding='utf-8') as file:
+      self.assertEqual(file.read(), before)
+
+  def test_ctrl_c_saves_checkpoint_and_stops(self):
+    run_dir = tempfile.mkdtemp()
+    original = training._ProgressReporter.__call__
+    calls = []
+
+    def interrupting_call(reporter, row):
+      calls.append(row['step'])
+      if len(calls) == 2:
+        signal.raise_signal(signal.SIGINT)
+      return original(reporter, row)
+
+    with mock.patch.object(training._ProgressReporter, '__call__', interrupting_call):
+      result = training.train(tiny_run.tiny_config(steps=10_000), run_dir, quiet=True)
+    self.assertTrue(result['interrupted'])
+    self.assertEqual(result['step'], calls[-1])
+    checkpoints = os.listdir(os.path.join(run_dir, 'checkpoints'))
+    self.assertIn(f"ckpt-{result['step']}.index", checkpoints)
+    self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+
+
+if __name__ == '__main__':
+  unittest.main()
