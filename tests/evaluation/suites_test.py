@@ -90,9 +90,9 @@ class TrainingNeverFliesASuiteSeedTest(unittest.TestCase):
 
   def test_explicit_training_seeds_are_far_below(self):
     # Training seeds the first reset of environment i with config seed + i.
-    from agents.scripts import configs
+    from agents import configs
     config = configs.resolve('balloon')
-    num_agents = config.get('num_agents') or config['environment']['num_agents']
+    num_agents = config['environment']['num_agents']
     self.assertLess(config['seed'] + num_agents, EVALUATION_SEED_BASE)
 
 

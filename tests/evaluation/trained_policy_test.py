@@ -17,11 +17,12 @@ from tests.scripts import tiny_run
 @functools.cache
 def tiny_balloon_run():
   """A balloon run of a few dozen steps with a checkpoint and policy/ (built once)."""
-  from agents.scripts import train
-  config = tiny_run.tiny_config('balloon', num_agents=2, env_processes=False, steps=32,
-                                segment_length=16, steps_per_call=16)
+  from agents import training
+  config = tiny_run.tiny_config('balloon', **{
+      'environment.num_agents': 2, 'environment.processes': False, 'loop.steps': 32,
+      'algorithm.segment_length': 16, 'loop.steps_per_call': 16})
   run_dir = tempfile.mkdtemp(prefix='tiny-balloon-')
-  train.train(config, run_dir, quiet=True)
+  training.train(config, run_dir, quiet=True)
   return run_dir
 
 
