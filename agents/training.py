@@ -71,6 +71,8 @@ class _ProgressReporter:
       self._mean_score = row['mean_score']
       # tqdm's own rate is the steps/s; the postfix adds the mean score.
       postfix = {'score': f"{row['mean_score']:.1f}", 'phase': row['phase']}
+      if row.get('twr50') is not None:
+        postfix['twr50'] = f"{row['twr50']:.3f}"  # the balloon's collector
       self.bar.set_postfix(postfix, refresh=False)
     if self._updates is not None:
       updates = int(self._updates.numpy())
@@ -138,7 +140,14 @@ def _max_step(loop_config):
   return full_cycles * cycle + rest
 
 
-def train(config, run_dir, quiet=False, export_policy=True):
+def _collectors(config, batch_size, extra):
+  """The environment's default episode collectors, then `extra` (factories of batch_size)."""
+  from agents.tools import episode_collectors
+  defaults = episode_collectors.for_environment(config['environment'], batch_size)
+  return defaults + [factory(batch_size) for factory in extra]
+
+
+def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
   """Trains (or resumes) a run in `run_dir`; returns a summary dict.
 
   Args:
@@ -146,6 +155,9 @@ def train(config, run_dir, quiet=False, export_policy=True):
     run_dir: the run directory; created when missing.
     quiet: disable the progress bar.
     export_policy: write the SavedModel `policy/` when training finishes.
+    collectors: extra per-episode statistics: callables batch_size ->
+      `agents.tools.episode_collectors.EpisodeCollector`; their means join every logged
+      row (console, TensorBoard, metrics.jsonl) next to the mean score.
 
   Returns:
     dict(step=..., interrupted=..., mean_score=..., run_dir=...).
@@ -165,7 +177,9 @@ def train(config, run_dir, quiet=False, export_policy=True):
     batch_env = None
     try:
       batch_env = builders.make_batch_env(config)
-      env = in_graph_batch_env.InGraphBatchEnv(batch_env, seed=config['seed'])
+      env = in_graph_batch_env.InGraphBatchEnv(
+          batch_env, seed=config['seed'],
+          collectors=_collectors(config, len(batch_env), collectors))
       loop = loop_lib.Loop(run_dir)
       algorithm = builders.build_algorithm(config, batch_env.observation_space,
                                            batch_env.action_space, is_training=loop.is_training)

@@ -1,6 +1,8 @@
 """Tests for flying trained policies: run:<RUN_DIR> and savedmodel:<DIR> (a tiny balloon run)."""
 
 import functools
+import json
+import logging
 import os
 import tempfile
 import unittest
@@ -14,16 +16,41 @@ from agents.scripts import evaluate
 from tests.scripts import tiny_run
 
 
+class _Warnings(logging.Handler):
+
+  def __init__(self):
+    super().__init__(logging.WARNING)
+    self.messages = []
+
+  def emit(self, record):
+    self.messages.append(record.getMessage())
+
+
 @functools.cache
-def tiny_balloon_run():
-  """A balloon run of a few dozen steps with a checkpoint and policy/ (built once)."""
+def tiny_balloon_run_and_warnings():
+  """A balloon run of 32 steps (8-step episodes) with a checkpoint and policy/ (built once).
+
+  Returns:
+    (run_dir, the warnings logged by the package while training).
+  """
   from agents import training
   config = tiny_run.tiny_config('balloon', **{
-      'environment.num_agents': 2, 'environment.processes': False, 'loop.steps': 32,
+      'environment.num_agents': 2, 'environment.processes': False,
+      'environment.max_episode_steps': 8, 'loop.steps': 32, 'loop.log_every': 16,
       'algorithm.segment_length': 16, 'loop.steps_per_call': 16})
   run_dir = tempfile.mkdtemp(prefix='tiny-balloon-')
-  training.train(config, run_dir, quiet=True)
-  return run_dir
+  handler = _Warnings()
+  logger = logging.getLogger('agents')
+  logger.addHandler(handler)
+  try:
+    training.train(config, run_dir, quiet=True)
+  finally:
+    logger.removeHandler(handler)
+  return run_dir, handler.messages
+
+
+def tiny_balloon_run():
+  return tiny_balloon_run_and_warnings()[0]
 
 
 class TrainedPolicyTest(unittest.TestCase):
@@ -53,6 +80,18 @@ class TrainedPolicyTest(unittest.TestCase):
       policies.make_policy(f'run:{run_dir}', 2)
     with self.assertRaisesRegex(EvaluationError, r'shape \(None, 4\)'):
       policies.make_policy(f'savedmodel:{os.path.join(run_dir, "policy")}', 2)
+
+  def test_training_logs_twr50_and_failure_rates_without_dropped_info_warnings(self):
+    run_dir, warnings = tiny_balloon_run_and_warnings()
+    self.assertFalse([message for message in warnings if 'not exposed' in message], warnings)
+    with open(os.path.join(run_dir, 'metrics.jsonl')) as file:
+      rows = [json.loads(line) for line in file]
+    train_rows = [row for row in rows if row['phase'] == 'train' and row['episodes']]
+    self.assertTrue(train_rows, rows)
+    for row in train_rows:
+      self.assertTrue(0.0 <= row['twr50'] <= 1.0, row)
+      for name in ('out_of_power_rate', 'envelope_burst_rate', 'zeropressure_rate'):
+        self.assertIn(name, row)
 
   def test_a_named_checkpoint_that_does_not_exist(self):
     with self.assertRaisesRegex(EvaluationError, 'ckpt-999.* does not exist'):
