@@ -37,7 +37,8 @@ def tiny_balloon_run_and_warnings():
   config = tiny_run.tiny_config('balloon', **{
       'environment.num_agents': 2, 'environment.processes': False,
       'environment.max_episode_steps': 8, 'loop.steps': 32, 'loop.log_every': 16,
-      'algorithm.segment_length': 16, 'loop.steps_per_call': 16})
+      'algorithm.segment_length': 16, 'loop.steps_per_call': 16, 'loop.eval_every': 16,
+      'loop.eval_steps': 16, 'loop.eval_suite': 'custom:seeds=0-2,episode_length=6'})
   run_dir = tempfile.mkdtemp(prefix='tiny-balloon-')
   handler = _Warnings()
   logger = logging.getLogger('agents')
@@ -92,6 +93,29 @@ class TrainedPolicyTest(unittest.TestCase):
       self.assertTrue(0.0 <= row['twr50'] <= 1.0, row)
       for name in ('out_of_power_rate', 'envelope_burst_rate', 'zeropressure_rate'):
         self.assertIn(name, row)
+
+  def test_eval_suite_rows_after_each_eval_phase(self):
+    run_dir, _ = tiny_balloon_run_and_warnings()
+    with open(os.path.join(run_dir, 'metrics.jsonl')) as file:
+      rows = [json.loads(line) for line in file if '"eval_suite"' in line]
+    self.assertEqual(len(rows), 2)  # two eval phases in 32 training steps, one every 16
+    for row in rows:
+      self.assertEqual((row['suite'], row['episodes']), ('custom:seeds=0-2,episode_length=6', 3))
+      self.assertTrue(row['twr50_ci95_low'] <= row['twr50'] <= row['twr50_ci95_high'])
+
+  def test_a_bad_eval_suite_is_refused_before_anything_is_written(self):
+    from agents import configs, training
+    run_dir = os.path.join(tempfile.mkdtemp(), 'run')
+    for overrides, message in (
+        ({'loop.eval_suite': 'huge_eval'}, "loop.eval_suite.*unknown suite 'huge_eval'"),):
+      config = tiny_run.tiny_config('balloon', **{'loop.eval_every': 64, **overrides})
+      with self.assertRaisesRegex(configs.ConfigError, message):
+        training.train(config, run_dir, quiet=True)
+    config = tiny_run.tiny_config('cartpole', **{'loop.eval_every': 64,
+                                                 'loop.eval_suite': 'tiny_eval'})
+    with self.assertRaisesRegex(configs.ConfigError, 'needs the balloon'):
+      training.train(config, run_dir, quiet=True)
+    self.assertFalse(os.path.exists(run_dir))
 
   def test_a_named_checkpoint_that_does_not_exist(self):
     with self.assertRaisesRegex(EvaluationError, 'ckpt-999.* does not exist'):
