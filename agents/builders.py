@@ -13,7 +13,6 @@ worker processes with pickle.
 """
 
 import functools
-import inspect
 import os
 
 import gymnasium
@@ -74,8 +73,7 @@ def make_batch_env(config, processes=None):
     # this process, one slab holds everything.
     workers = max(1, min(num_agents, os.cpu_count() or 1)) if processes else 1
     per_process = -(-num_agents // workers)
-  options = _supported(batch_env_lib.BatchEnv.from_slab_constructors,
-                       check_finite=environment['check_finite'])
+  options = dict(check_finite=environment['check_finite'])
   if not environment['vector']:
     return batch_env_lib.BatchEnv.from_constructors(
         functools.partial(make_env, config), num_agents, processes=processes,
@@ -133,8 +131,3 @@ def restore_algorithm(run_dir, checkpoint=None, is_training=None):
     is_training.assign(mode)
   return config, algorithm, observation_space, action_space
 
-
-def _supported(function, **options):
-  """The options `function` accepts (BatchEnv gains `check_finite` in a later change)."""
-  parameters = inspect.signature(function).parameters
-  return {key: value for key, value in options.items() if key in parameters}
