@@ -2,15 +2,17 @@
 
     from agents.evaluation import get_suite, evaluate, combine, summarize, compare
 
-    suite = get_suite('small_eval')                       # or Suite('mine', range(50), 480)
-    results = evaluate('station_seeker', suite, 'out/ss') # per-seed EvaluationResults
-    summary = summarize(results)                          # mean TWR50 + 95 % CI, IQM, ...
-    header, results = combine('out/ss')                   # merge shard files, check seeds
-    comparison = compare(['out/ss', 'out/ppo'])            # paired statistics
+    suite = get_suite('small_eval')              # or Suite('mine', range(50), 480)
+    outcome = evaluate('station_seeker', suite, 'out/ss', workers=2)
+    outcome['summary']['twr50']                  # mean TWR50 + 95 % CI, IQM + CI, median
+    header, results = combine('out/ss')          # merge shard files, check the seeds
+    summary = summarize(results)                 # the same statistics from results
+    comparison = compare(['out/ss', 'out/ppo'], output_dir='out/cmp')   # paired
 
 Modules: suites (names, seeds, strata), policies (what can be flown), runner (the
 batched episode loop and shards), ray_runner (shards as Ray tasks), results (per-seed
-results and shard files), statistics (scipy and rliable), plots, strata (the ranking).
+results and shard files), statistics (scipy and rliable), plots, strata (the ranking),
+during_training (loop.eval_suite).
 """
 
 from agents.evaluation.api import compare, evaluate, summarize_dir
