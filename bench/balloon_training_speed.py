@@ -17,7 +17,9 @@ thread, float32 products), `new` is the config as it stands.
 
 Reported per variant and round: `steady_steps_per_second`, the steps between
 the first and the last logged row divided by their wall time (start-up and
-tracing excluded), `final_train_score` (mean training return of the last
+tracing excluded), `cpu_seconds` (user + system time of the run and its
+workers, start-up included: on a busy machine the work done, which threads do
+not reduce), `final_train_score` (mean training return of the last
 three logged intervals), the run's total wall time, the last update's metrics
 (entropy, KL) and the machine's load average before the run. The summary
 gives the median over rounds and its ratio to `baseline`.
@@ -26,6 +28,7 @@ gives the median over rounds and its ratio to `baseline`.
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -63,10 +66,16 @@ def run_variant(name, steps, seed):
   logdir = tempfile.mkdtemp(prefix=f'balloon-speed-{name}-')
   env = dict(os.environ, PYTHONPATH=repo, OPENBLAS_NUM_THREADS='1', TF_CPP_MIN_LOG_LEVEL='2')
   load = os.getloadavg()[0]
+  cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
   start = time.time()
   process = subprocess.run(_command(overrides, steps, logdir, seed), cwd=repo, env=env,
                            capture_output=True, text=True, check=False)
   wall = time.time() - start
+  cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+  # CPU time of the run and its workers (start-up included): the work done, which a busy
+  # machine inflates less than the wall time.
+  cpu = ((cpu_after.ru_utime + cpu_after.ru_stime)
+         - (cpu_before.ru_utime + cpu_before.ru_stime))
   if process.returncode:
     raise RuntimeError(f'Variant {name!r} failed ({process.returncode}):\n{process.stderr[-3000:]}')
   with open(os.path.join(logdir, 'bench-balloon', 'metrics.jsonl'), encoding='utf-8') as file:
@@ -84,9 +93,12 @@ def run_variant(name, steps, seed):
           # Learning check: mean training return of the last three logged intervals.
           'final_train_score': float(np.mean(scores[-3:])) if scores else None,
           'steady_steps_per_second': round(steady, 1) if steady else None,
-          'wall_seconds': round(wall, 1), 'load_before': round(load, 2),
+          'wall_seconds': round(wall, 1), 'cpu_seconds': round(cpu, 1),
+          'load_before': round(load, 2),
           'load_after': round(os.getloadavg()[0], 2),
-          'last_update': {key: last.get(key) for key in ('entropy', 'kl', 'value_loss')}}
+          'last_update': {key: last.get(key) for key in ('entropy', 'kl', 'value_loss')},
+          # For `python -m bench.baselines --run_dir RUN_DIR` (TWR50 of the trained policy).
+          'run_dir': os.path.join(logdir, 'bench-balloon')}
 
 
 def main(argv=None):
@@ -111,8 +123,10 @@ def main(argv=None):
               if run['variant'] == name and run['steady_steps_per_second']]
     scores = [run['final_train_score'] for run in runs
               if run['variant'] == name and run['final_train_score'] is not None]
+    cpu = [run['cpu_seconds'] for run in runs if run['variant'] == name]
     summary[name] = {'median_steady_steps_per_second': float(np.median(speeds)) if speeds
                      else None, 'rounds': speeds,
+                     'median_cpu_seconds': float(np.median(cpu)),
                      'mean_final_train_score': float(np.mean(scores)) if scores else None}
   base = summary.get('baseline', {}).get('median_steady_steps_per_second')
   for name in names:
