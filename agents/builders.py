@@ -13,7 +13,6 @@ worker processes with pickle.
 """
 
 import functools
-import inspect
 import os
 
 import gymnasium
@@ -74,8 +73,7 @@ def make_batch_env(config, processes=None):
     # this process, one slab holds everything.
     workers = max(1, min(num_agents, os.cpu_count() or 1)) if processes else 1
     per_process = -(-num_agents // workers)
-  options = _supported(batch_env_lib.BatchEnv.from_slab_constructors,
-                       check_finite=environment['check_finite'])
+  options = dict(check_finite=environment['check_finite'])
   if not environment['vector']:
     return batch_env_lib.BatchEnv.from_constructors(
         functools.partial(make_env, config), num_agents, processes=processes,
@@ -108,6 +106,8 @@ def restore_algorithm(run_dir, checkpoint=None, is_training=None):
     ConfigError: the run has no config.yaml, a bad one, or no checkpoint.
   """
   import tensorflow as tf
+
+  from agents.tools import checkpoints as checkpoints_lib
   if not os.path.isdir(run_dir):
     raise ConfigError(f'Run directory {run_dir} does not exist.')
   config_path = os.path.join(run_dir, 'config.yaml')
@@ -116,7 +116,12 @@ def restore_algorithm(run_dir, checkpoint=None, is_training=None):
                       '<logdir>/<timestamp>-<config>.')
   config = configs.load_yaml(config_path)
   checkpoints = os.path.join(run_dir, 'checkpoints')
-  path = checkpoint or tf.train.latest_checkpoint(checkpoints)
+  try:
+    # The newest checkpoint that reads: a damaged one (a kill during a save, a full
+    # disk) is skipped with a warning, as on resume.
+    path = checkpoint or checkpoints_lib.newest_readable(checkpoints)
+  except checkpoints_lib.CheckpointError as error:
+    raise ConfigError(str(error)) from None
   if path is None:
     raise ConfigError(f'Run {run_dir} has no checkpoint in {checkpoints}; train it first.')
   if checkpoint and not tf.io.gfile.glob(checkpoint + '.index'):
@@ -133,8 +138,3 @@ def restore_algorithm(run_dir, checkpoint=None, is_training=None):
     is_training.assign(mode)
   return config, algorithm, observation_space, action_space
 
-
-def _supported(function, **options):
-  """The options `function` accepts (BatchEnv gains `check_finite` in a later change)."""
-  parameters = inspect.signature(function).parameters
-  return {key: value for key, value in options.items() if key in parameters}

@@ -9,45 +9,22 @@ loop's rows and one 'update' row of the algorithm's `metrics` per update, when
 it has them) and, at the end, `policy/`, the exported SavedModel. A
 `run_dir` that holds a checkpoint is resumed: the step budget and the
 cadences may differ from its config.yaml (which is then updated); any other
-difference is refused before anything is built. Ctrl-C saves a checkpoint and
-stops; the handling of signals is all in `_stop_requests`.
+difference is refused before anything is built. Ctrl-C or SIGTERM saves a
+checkpoint at the next report and stops; a second one aborts without saving
+(`agents.tools.interrupts`).
 """
 
-import contextlib
 import logging
 import os
-import signal
 
 from agents import builders, configs
+from agents.tools import interrupts
 
 _LOG = logging.getLogger(__name__)
 
 
 class _StopRequestedError(Exception):
-  """Raised between fused calls after Ctrl-C, so the run can save and stop."""
-
-
-@contextlib.contextmanager
-def _stop_requests():
-  """Yields a flag dict whose 'stop' turns True on the first Ctrl-C.
-
-  The handler is installed before the slow start (workers, tracing), so a
-  Ctrl-C then stops the run at its first report, with a checkpoint. A second
-  Ctrl-C falls back to the default behaviour (KeyboardInterrupt). The previous
-  handler is restored on exit.
-  """
-  flag = {'stop': False}
-
-  def on_interrupt(signum, frame):
-    del signum, frame
-    flag['stop'] = True
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-
-  previous = signal.signal(signal.SIGINT, on_interrupt)
-  try:
-    yield flag
-  finally:
-    signal.signal(signal.SIGINT, previous)
+  """Raised between fused calls after Ctrl-C or SIGTERM, so the run can save and stop."""
 
 
 class _ProgressReporter:
@@ -80,7 +57,7 @@ class _ProgressReporter:
                    for name, value in getattr(self._algorithm, 'metrics', {}).items()}
         self._loop.metrics.write(dict(step=row['step'], phase='update', updates=updates,
                                       **metrics))
-    if self._stop_flag['stop']:
+    if self._stop_flag.requested:
       raise _StopRequestedError()
 
   @property
@@ -148,7 +125,9 @@ def train(config, run_dir, quiet=False, export_policy=True):
     export_policy: write the SavedModel `policy/` when training finishes.
 
   Returns:
-    dict(step=..., interrupted=..., mean_score=..., run_dir=...).
+    dict(step=..., interrupted=..., mean_score=..., run_dir=..., signal=...), where
+    `signal` names the signal that interrupted the run ('SIGINT', 'SIGTERM'), or
+    is None.
 
   Raises:
     ConfigError: a bad config, or one that a resumed run cannot take.
@@ -161,7 +140,9 @@ def train(config, run_dir, quiet=False, export_policy=True):
   loop_config = config['loop']
   configure_threads(loop_config['tf_threads'])
   tf.random.set_seed(config['seed'])
-  with _stop_requests() as stop_flag:
+  # Installed before the slow start (workers, tracing): a first signal then
+  # stops the run at its first report, with a checkpoint.
+  with interrupts.StopRequest() as stop_flag:
     batch_env = None
     try:
       batch_env = builders.make_batch_env(config)
@@ -196,7 +177,7 @@ def train(config, run_dir, quiet=False, export_policy=True):
       if export_policy and not interrupted:
         save_policy(algorithm, batch_env.observation_space, os.path.join(run_dir, 'policy'))
       return dict(step=step, interrupted=interrupted, mean_score=reporter.mean_score,
-                  run_dir=run_dir)
+                  run_dir=run_dir, signal=stop_flag.signal_name if interrupted else None)
     finally:
       if batch_env is not None:
         batch_env.close()

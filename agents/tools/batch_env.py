@@ -15,11 +15,15 @@ CONTRACT (other modules rely on it; keep it when extending):
       # terminated, truncated: bool [B]; infos as above with length B.
   batch.close()
 
-No automatic reset: the caller resets the environments that finished.
+No automatic reset: the caller resets the environments that finished. Actions
+are checked against the action space (`ActionError`), and observations and
+rewards for NaN and infinity (`NonFiniteError`, unless `check_finite=False`);
+see `batch_checks.py`.
 
 Members of the batch are plain `gymnasium.Env`s (one environment each), slabs
 (`gymnasium.vector.VectorEnv`s with autoreset disabled, K environments each),
-or `ExternalProcess` workers hosting either. The batch size is the sum of the
+or `ExternalProcess` workers hosting either: anything that implements the
+`batch_member.BatchMember` protocol. The batch size is the sum of the
 members' sizes. `BatchEnv.from_constructors` builds the process-parallel
 version: it starts every worker at once, and each `step` sends every request
 before gathering any reply, so the workers step in parallel; the replies are read
@@ -49,9 +53,10 @@ from multiprocessing import shared_memory
 import gymnasium
 import numpy as np
 
-from agents.tools import errors
+from agents.tools import batch_checks, batch_index, batch_member, errors
 from agents.tools import external_process as external_process_lib
 from agents.tools import slab as slab_lib
+from agents.tools.transport import shared_block, wire
 
 
 class BatchEnv:
@@ -63,14 +68,18 @@ class BatchEnv:
     max_restarts: How many dead workers this batch may still replace in total.
   """
 
-  def __init__(self, envs, max_restarts=0):
+  def __init__(self, envs, max_restarts=0, check_finite=True):
     """Builds the batch from environments, slabs or `ExternalProcess` workers.
 
     Args:
       envs: Sequence of `gymnasium.Env`, autoreset-disabled `gymnasium.vector.VectorEnv`
-        or `ExternalProcess` objects; their spaces must agree.
+        or `BatchMember` objects (such as `ExternalProcess` workers); their spaces must
+        agree.
       max_restarts: Total number of dead workers the batch replaces before it gives up
         and raises `WorkerDiedError`.
+      check_finite: Whether `step` and `reset` raise `NonFiniteError` when a float
+        observation or a reward is NaN or infinite (one pass over the batch; see
+        bench/finite_check_cost.py for its cost).
 
     Raises:
       ValueError: `envs` is empty.
@@ -78,7 +87,7 @@ class BatchEnv:
     """
     if not envs:
       raise ValueError('BatchEnv needs at least one environment.')
-    self._members = [_as_member(env) for env in envs]
+    self._members = [batch_member.as_member(env) for env in envs]
     self._sizes = [member.num_envs for member in self._members]
     self._starts = np.cumsum([0] + self._sizes)[:-1].tolist()
     self._size = int(sum(self._sizes))
@@ -87,20 +96,18 @@ class BatchEnv:
     self.observation_space = self._members[0].observation_space
     self.action_space = self._members[0].action_space
     for member, start in zip(self._members, self._starts):
-      if isinstance(member, external_process_lib.ExternalProcess):
-        member.index = start  # Errors name the batch index of the worker's first environment.
-      _check_same_space('observation', start, member.observation_space, self.observation_space)
-      _check_same_space('action', start, member.action_space, self.action_space)
+      member.index = start  # Errors name the batch index of the member's first environment.
+      for kind in ('observation', 'action'):
+        batch_checks.check_same_space(kind, start, getattr(member, f'{kind}_space'),
+                                      getattr(self, f'{kind}_space'))
     self.max_restarts = max_restarts
     self._num_restarts = 0
     # Environments whose episode ended with a worker that died during a reset of some
     # other environment of its slab; their next step reports the episode as truncated.
     self._truncate_next_step = np.zeros(self._size, bool)
     self._array_observ = slab_lib.is_array_space(self.observation_space)
-    self._action_bounds = None
-    if isinstance(self.action_space, (gymnasium.spaces.Discrete, gymnasium.spaces.MultiDiscrete,
-                                      gymnasium.spaces.MultiBinary)):
-      self._action_bounds = _integer_bounds(self.action_space)
+    self._check_actions = batch_checks.ActionCheck(self.action_space, self._size)
+    self._check_finite = check_finite
     self._last_observ = None
     self._closed = False
     self._block = None
@@ -110,19 +117,19 @@ class BatchEnv:
       self._share_one_block()
 
   def _share_one_block(self):
-    layout, size = external_process_lib.shared_layout(
+    layout, size = shared_block.shared_layout(
         self._size, self.observation_space, self.action_space)
     memory = shared_memory.SharedMemory(create=True, size=size)
     self._block_finalizer = weakref.finalize(
-        self, external_process_lib.release_memory, memory)
+        self, shared_block.release_memory, memory)
     for member, start, count in zip(self._members, self._starts, self._sizes):
       member.attach_shared_block(
-          memory, external_process_lib.slice_layout(layout, start, count))
-    self._block = external_process_lib.views(memory.buf, layout)
+          memory, shared_block.slice_layout(layout, start, count))
+    self._block = shared_block.views(memory.buf, layout)
 
   @classmethod
   def from_constructors(cls, constructor, num_envs, processes=True, envs_per_process=1,
-                        max_restarts=0, **process_kwargs):
+                        max_restarts=0, check_finite=True, **process_kwargs):
     """Builds a batch of `num_envs` environments from constructors.
 
     Args:
@@ -134,6 +141,7 @@ class BatchEnv:
         `SyncVectorEnv`) steps this many environments together. The last slab may be
         smaller.
       max_restarts: Total number of dead workers the batch replaces.
+      check_finite: Whether NaN or infinite observations and rewards raise.
       **process_kwargs: Passed to `ExternalProcess` (context, timeout, start_timeout, ...).
 
     Returns:
@@ -150,13 +158,15 @@ class BatchEnv:
     groups = [constructors[start:start + envs_per_process]
               for start in range(0, num_envs, envs_per_process)]
     slab_constructors = [
-        group[0] if envs_per_process == 1 else _SlabConstructor(group) for group in groups]
+        group[0] if envs_per_process == 1 else batch_member.SlabConstructor(group)
+        for group in groups]
     return cls.from_slab_constructors(
-        slab_constructors, processes=processes, max_restarts=max_restarts, **process_kwargs)
+        slab_constructors, processes=processes, max_restarts=max_restarts,
+        check_finite=check_finite, **process_kwargs)
 
   @classmethod
   def from_slab_constructors(cls, slab_constructors, processes=True, max_restarts=0,
-                             **process_kwargs):
+                             check_finite=True, **process_kwargs):
     """Builds a batch from constructors of whole slabs, one worker process per slab.
 
     For environments with a native vector form, e.g.
@@ -168,13 +178,15 @@ class BatchEnv:
         disabled `gymnasium.vector.VectorEnv`.
       processes: Whether to run every slab in its own worker process.
       max_restarts: Total number of dead workers the batch replaces.
+      check_finite: Whether NaN or infinite observations and rewards raise.
       **process_kwargs: Passed to `ExternalProcess` (context, timeout, start_timeout, ...).
 
     Returns:
       A `BatchEnv` whose size is the sum of the slab sizes.
     """
     if not processes:
-      return cls([make() for make in slab_constructors], max_restarts=max_restarts)
+      return cls([make() for make in slab_constructors], max_restarts=max_restarts,
+                 check_finite=check_finite)
     workers = []
     try:
       # Start every worker before waiting for any, so the constructors run in parallel;
@@ -186,7 +198,7 @@ class BatchEnv:
         worker.index = start
         worker.wait_ready()
         start += worker.num_envs
-      return cls(workers, max_restarts=max_restarts)
+      return cls(workers, max_restarts=max_restarts, check_finite=check_finite)
     except BaseException:
       for worker in workers:
         worker.close()
@@ -235,7 +247,7 @@ class BatchEnv:
     for position, error in died:
       self._restart(position, error)
       results[position] = self._interrupted_step(position)
-    observ = _concatenate([result[0] for result in results])
+    observ = slab_lib.concatenate([result[0] for result in results])
     reward = np.concatenate([result[1] for result in results], dtype=np.float32)
     terminated = np.concatenate([result[2] for result in results])
     truncated = np.concatenate([result[3] for result in results])
@@ -243,6 +255,8 @@ class BatchEnv:
     infos = self._truncate_lost_episodes(truncated, infos)
     if self._array_observ:
       self._last_observ = observ
+    if self._check_finite:
+      batch_checks.check_finite(observ, reward)
     return observ, reward, terminated, truncated, infos
 
   def _step_shared_block(self, actions):
@@ -260,6 +274,8 @@ class BatchEnv:
     if any(not ok or info for ok, info in results):  # Rare: infos, errors or dead workers.
       infos = self._finish_shared_step(results, observ, reward, terminated, truncated)
     self._last_observ = observ
+    if self._check_finite:
+      batch_checks.check_finite(observ, reward)
     return observ, reward, terminated, truncated, self._truncate_lost_episodes(truncated, infos)
 
   def _finish_shared_step(self, results, observ, reward, terminated, truncated):
@@ -311,7 +327,7 @@ class BatchEnv:
       ValueError: `seeds` has a different length than `indices`.
     """
     self._check_open()
-    indices = self._check_indices(indices)
+    indices = batch_index.check_indices(indices, self._size)
     if seeds is not None:
       seeds = list(seeds)
       if len(seeds) != len(indices):
@@ -321,8 +337,9 @@ class BatchEnv:
     if seeds is not None:
       seeds = [None if seed is None else int(seed) for seed in seeds]
     self._truncate_next_step[indices] = False
-    requests, counts, order = self._requests_by_member(indices, seeds)
-    if self._block is not None and external_process_lib.fast_reset_fits(None, seeds):
+    requests, counts, order = batch_index.split_by_member(
+        indices, seeds, self._member_of, self._starts)
+    if self._block is not None and wire.fast_reset_fits(None, seeds):
       parts = self._reset_shared_block(requests)
       observ = self._block['observ'][indices]  # A copy, in the caller's order already.
     else:
@@ -335,7 +352,7 @@ class BatchEnv:
         results[slot] = self._reset_restarted(
             position, local, member_seeds,
             lambda member, *args: member.reset_batch(*args))
-      observ = _concatenate([result[0] for result in results])
+      observ = slab_lib.concatenate([result[0] for result in results])
       if order is not None:
         observ = slab_lib.select(observ, order)
       parts = [result[1] for result in results]
@@ -351,36 +368,9 @@ class BatchEnv:
       else:
         self._last_observ = self._last_observ.copy()  # The old array is the caller's now.
       self._last_observ[indices] = observ
+    if self._check_finite:
+      batch_checks.check_finite(observ, None)
     return observ, infos
-
-  def _requests_by_member(self, indices, seeds):
-    """Splits the environments to reset by the member that hosts them.
-
-    Args:
-      indices: Batch indices, checked.
-      seeds: One int or None per index, or None.
-
-    Returns:
-      Requests (member position, local indices, seeds or None) for the members concerned,
-      in batch order; the number of indices in each; and the permutation that puts the
-      members' results, joined in that order, into the order of `indices` (None when
-      they are in that order already).
-    """
-    index_list, member_of, starts = indices.tolist(), self._member_of, self._starts
-    slots_of = {}  # Member position -> positions in `indices` of its environments.
-    for slot, index in enumerate(index_list):
-      slots_of.setdefault(member_of[index], []).append(slot)
-    requests, counts, joined = [], [], []
-    for position in sorted(slots_of):
-      slots = slots_of[position]
-      local = [index_list[slot] - starts[position] for slot in slots]
-      member_seeds = None if seeds is None else [seeds[slot] for slot in slots]
-      requests.append((position, local, member_seeds))
-      counts.append(len(slots))
-      joined.extend(slots)
-    if joined == list(range(len(joined))):
-      return requests, counts, None
-    return requests, counts, np.argsort(joined, kind='stable')
 
   def _reset_shared_block(self, requests):
     """The hot path of `reset`: workers write the observations into the shared block.
@@ -395,21 +385,21 @@ class BatchEnv:
     members = self._members
     # Send every request before waiting for any, so the workers reset in parallel.
     tokens = [members[position].begin_fast_reset(
-                  external_process_lib.encode_fast_reset(local, member_seeds))
+                  wire.encode_fast_reset(local, member_seeds))
               for position, local, member_seeds in requests]
     involved = [members[position] for position, _, _ in requests]
     parts, died, failed = _sort_replies(involved, external_process_lib.wait_all(involved, tokens))
     if failed is not None:
       slot, error = failed
       position = requests[slot][0]
-      raise _name_environment(error, self._starts[position], self._sizes[position])
+      raise errors.name_environment(error, self._starts[position], self._sizes[position])
     for slot, error in died:
       position, local, member_seeds = requests[slot]
       self._restart(position, error)
       _, parts[slot] = self._reset_restarted(
           position, local, member_seeds,
           lambda member, *args: (None, member.end_fast_reset(member.begin_fast_reset(
-              external_process_lib.encode_fast_reset(*args)))))
+              wire.encode_fast_reset(*args)))))
     return parts
 
   def _reset_restarted(self, position, local, member_seeds, reset_member):
@@ -483,7 +473,7 @@ class BatchEnv:
         died.append((slot, error))
       except Exception as error:  # noqa: BLE001 - re-raised below once all replies are in.
         results.append(None)
-        first_error = first_error or _name_environment(error, self._starts[position],
+        first_error = first_error or errors.name_environment(error, self._starts[position],
                                                        self._sizes[position])
     if first_error is not None:
       raise first_error
@@ -507,131 +497,6 @@ class BatchEnv:
     infos = {'worker_restarted': flags, '_worker_restarted': flags.copy()}
     return observ, np.zeros(size), np.zeros(size, bool), np.ones(size, bool), infos
 
-  def _check_indices(self, indices):
-    if indices is None:
-      return np.arange(self._size)
-    indices = np.asarray(indices).reshape(-1)
-    if indices.size and indices.dtype.kind not in 'iu':
-      raise IndexError(f'Indices to reset must be integers, got dtype {indices.dtype}.')
-    indices = indices.astype(np.int64)
-    if not indices.size:
-      return indices
-    index_list = indices.tolist()
-    if min(index_list) < 0 or max(index_list) >= self._size:
-      outside = indices[(indices < 0) | (indices >= self._size)]
-      raise IndexError(
-          f'Index {outside[0]} to reset is outside the batch of {self._size} environments.')
-    if len(set(index_list)) != len(index_list):
-      raise IndexError(f'Indices to reset repeat an environment: {index_list}.')
-    return indices
-
-  def _check_actions(self, actions):
-    """Returns the actions as an array of the space's dtype, or raises ActionError."""
-    space, size = self.action_space, self._size
-    if not slab_lib.is_array_space(space):
-      actions = list(actions)
-      if len(actions) != size:
-        raise errors.ActionError(f'expected {size} actions, one per environment, '
-                                 f'got {len(actions)}.')
-      for index, action in enumerate(actions):
-        if not space.contains(action):
-          raise errors.ActionError(f'{action!r} is not in the action space {space}.', index)
-      return actions
-    actions = np.asarray(actions)
-    expected = (size, *space.shape)
-    if actions.shape != expected:
-      raise errors.ActionError(
-          f'expected an array of shape {expected} (batch of {size}, action shape '
-          f'{space.shape}), got shape {actions.shape}.')
-    # Checked over the whole batch at once; the per-environment search only on failure.
-    if self._action_bounds is None:  # Box.
-      if actions.dtype.kind not in 'fiu':
-        raise errors.ActionError(f'expected numeric actions for {space}, got dtype '
-                                 f'{actions.dtype}.')
-      if actions.dtype.kind == 'f' and not np.isfinite(actions).all():
-        index = int(np.flatnonzero(~np.isfinite(actions.reshape(size, -1)).all(1))[0])
-        raise errors.ActionError(f'action {actions[index]} is not finite.', index)
-      return actions.astype(space.dtype, copy=False)
-    if actions.dtype.kind not in 'iub':
-      raise errors.ActionError(f'expected integer actions for {space}, got dtype '
-                               f'{actions.dtype}.')
-    low, high = self._action_bounds
-    outside = (actions < low) | (actions > high)
-    if outside.any():
-      index = int(np.flatnonzero(outside.reshape(size, -1).any(1))[0])
-      raise errors.ActionError(f'action {actions[index]} is outside {space}.', index)
-    return actions.astype(space.dtype, copy=False)
-
-
-class _InProcessSlab:
-  """An in-process member with the promise interface of `ExternalProcess`."""
-
-  def __init__(self, env):
-    self._slab = slab_lib.Slab(env)
-    self.num_envs = self._slab.num_envs
-    self.observation_space = self._slab.observation_space
-    self.action_space = self._slab.action_space
-
-  def step_batch(self, actions, blocking=True, copy=True):
-    del copy  # Results are fresh arrays already.
-    num_envs, is_vector = self.num_envs, self._slab.is_vector
-
-    def run():
-      observ, reward, terminated, truncated, info = self._slab.step(actions)
-      return (observ, reward, terminated, truncated,
-              slab_lib.vector_infos(info, num_envs, is_vector))
-
-    return run() if blocking else run
-
-  def reset_batch(self, indices=None, seeds=None, blocking=True):
-    run = lambda: self._slab.reset(indices, seeds)
-    return run() if blocking else run
-
-  def restart(self):
-    raise errors.WorkerError('an in-process environment cannot be restarted.')
-
-  def close(self):
-    self._slab.close()
-
-
-class _SlabConstructor:
-  """Picklable constructor of a `SyncVectorEnv` slab from per-environment constructors."""
-
-  def __init__(self, constructors):
-    self._constructors = list(constructors)
-
-  def __call__(self):
-    return slab_lib.make_sync_slab(self._constructors)
-
-
-def _as_member(env):
-  if isinstance(env, external_process_lib.ExternalProcess):
-    return env
-  return _InProcessSlab(env)
-
-
-def _check_same_space(kind, index, space, expected):
-  if space != expected:
-    raise errors.SpaceMismatchError(
-        f'Environment {index} has {kind} space {space}, but environment 0 has {expected}; '
-        f'all environments of a batch must agree.')
-
-
-def _integer_bounds(space):
-  if isinstance(space, gymnasium.spaces.Discrete):
-    return np.asarray(space.start), np.asarray(space.start + space.n - 1)
-  if isinstance(space, gymnasium.spaces.MultiDiscrete):
-    return np.asarray(space.start), np.asarray(space.start + space.nvec - 1)
-  return np.zeros(space.shape, np.int64), np.ones(space.shape, np.int64)  # MultiBinary.
-
-
-def _concatenate(pieces):
-  """Joins batched observations of several members; nested ones go through `tf.nest`."""
-  if isinstance(pieces[0], np.ndarray):
-    return np.concatenate(pieces)
-  import tensorflow as tf  # Only nested observations need it; keep plain batches light.
-  return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *pieces)
-
 
 def _sort_replies(members, results):
   """Sorts the replies `wait_all` gathered from `members`.
@@ -651,15 +516,3 @@ def _sort_replies(members, results):
     elif failed is None:
       failed = (slot, value)
   return infos, died, failed
-
-
-def _name_environment(error, start, size):
-  """Makes an in-process environment's error say which environment raised it."""
-  if isinstance(error, errors.WorkerError):
-    return error  # Already names its environments.
-  if isinstance(error, errors.NonFiniteError) and size == 1 and error.index is None:
-    return error.with_index(start)
-  if hasattr(error, 'add_note'):
-    where = f'environment {start}' if size == 1 else f'environments {start}..{start + size - 1}'
-    error.add_note(f'Raised by {where} of the batch.')
-  return error

@@ -102,6 +102,27 @@ class SpaceMismatchError(ValueError):
   """Environments combined into one batch disagree on their spaces."""
 
 
+def name_environment(error, start, size):
+  """Makes an in-process environment's error say which environments of a batch raised it.
+
+  Args:
+    error: The exception.
+    start: Batch index of the first environment of the member that raised.
+    size: Number of environments of that member.
+
+  Returns:
+    The error, with the index set (NonFiniteError of a single environment) or a note.
+  """
+  if isinstance(error, WorkerError):
+    return error  # Already names its environments.
+  if isinstance(error, NonFiniteError) and size == 1 and error.index is None:
+    return error.with_index(start)
+  if hasattr(error, 'add_note'):
+    where = f'environment {start}' if size == 1 else f'environments {start}..{start + size - 1}'
+    error.add_note(f'Raised by {where} of the batch.')
+  return error
+
+
 def _describe(index, num_envs):
   if index is None:
     return 'Worker'

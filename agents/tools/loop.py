@@ -25,7 +25,11 @@ Checkpoints are atomic: TensorFlow writes a checkpoint's data and index files
 first and only then rewrites the `checkpoints/checkpoint` state file, which is
 written to a temporary file and renamed over the old one. A process killed
 mid-save therefore leaves the state file naming the previous, complete
-checkpoint, and `restore` never sees the partial one. `restore` brings back the
+checkpoint, and `restore` never sees the partial one; the `ckpt-<N>_temp/`
+folder such a kill leaves is removed when the next Loop builds its checkpoint.
+A checkpoint damaged later (a truncated or corrupted file) is skipped with a
+warning, and the newest one that reads is restored (`agents.tools.checkpoints`).
+`restore` brings back the
 global step and every variable of the algorithms (optimiser slots included,
 provided the optimiser is built in the algorithm's constructor), and trims
 `metrics.jsonl` to the restored step; TensorBoard may show the steps between
@@ -40,6 +44,7 @@ import time
 
 import tensorflow as tf
 
+from agents.tools import checkpoints as checkpoints_lib
 from agents.tools import metrics_writer as metrics_writer_lib
 from agents.tools import simulate as simulate_lib
 
@@ -180,22 +185,28 @@ class Loop:
         checkpoint_every=int(checkpoint_every) if checkpoint_every else None, writer=writer))
 
   def restore(self):
-    """Restores the latest checkpoint, if any. `run` calls this when needed.
+    """Restores the newest checkpoint that reads, if any. `run` calls this when needed.
+
+    A damaged checkpoint (truncated, corrupted, missing a file) is skipped with
+    a warning naming it and the reason, and the next older one is restored
+    (see `agents.tools.checkpoints`).
 
     Returns:
       The restored global step, or None when there is no checkpoint.
 
     Raises:
       ValueError: no phases were added.
+      CheckpointError: checkpoints exist but none of them restores.
       AssertionError: the checkpoint lacks values for existing variables
         (from `assert_existing_objects_matched`, naming them).
     """
-    manager = self._build_checkpoint()
-    path = manager.latest_checkpoint
+    self._build_checkpoint()
+    path = checkpoints_lib.restore_newest(
+        self._checkpoint, self.checkpoint_dir,
+        expect=lambda status: status.assert_existing_objects_matched())
     if path is None:
       self._last_saved_step = None
       return None
-    self._checkpoint.restore(path).assert_existing_objects_matched()
     step = int(self.step.numpy())
     self._last_saved_step = step
     self.metrics.truncate_after(step)
@@ -269,6 +280,10 @@ class Loop:
     if not self._phases:
       raise ValueError('Add at least one phase before restoring or running the loop.')
     if self._manager is None:
+      # Before the manager reads the state file: leftovers of a killed save go,
+      # and an unreadable state file is rebuilt rather than read as "none".
+      checkpoints_lib.remove_leftovers(self.checkpoint_dir)
+      checkpoints_lib.repair_state(self.checkpoint_dir)
       objects = dict(self._checkpoint_objects)
       objects['step'] = self.step
       objects.update(self._algorithms())

@@ -138,22 +138,50 @@ def select(value, indices):
   return np.asarray(value)[indices]
 
 
-class _InfoBatcher:
-  """Borrows Gymnasium's own merging of per-environment infos into the vector format."""
-
-  _add_info = VectorEnv._add_info
-
-  def __init__(self, num_envs):
-    self.num_envs = num_envs
-
-
 def vector_infos(raw_info, num_envs, is_vector):
-  """Returns a slab's raw info in Gymnasium's vector format (a plain dict becomes length one)."""
+  """Returns a slab's raw info in Gymnasium's vector format (a plain dict becomes length one).
+
+  Args:
+    raw_info: The info of a step or reset: a vector-format dict from a vector slab, or a
+      plain environment's dict.
+    num_envs: The slab's size (1 for a plain environment).
+    is_vector: Whether `raw_info` comes from a vector slab (then it is returned as is).
+  """
   if is_vector:
     return raw_info
   if not raw_info:
     return {}
-  return _InfoBatcher(num_envs)._add_info({}, raw_info, 0)
+  assert num_envs == 1, num_envs  # A plain environment is a slab of one.
+  return _vector_info_of_one(raw_info)
+
+
+def _vector_info_of_one(info):
+  """One environment's info in the vector format of a batch of one, as Gymnasium's
+  `VectorEnv` builds it: numbers and arrays gain a leading axis, `final_obs` and other
+  objects go into object arrays, dicts are converted recursively, and each key gets its
+  '_key' mask."""
+  vector = {}
+  for key, value in info.items():
+    if isinstance(value, dict) and key != 'final_obs':
+      array = _vector_info_of_one(value)
+    elif key != 'final_obs' and (type(value) in (int, float, bool)
+                                 or isinstance(value, np.number)):
+      array = np.array([value], dtype=type(value))
+    elif key != 'final_obs' and isinstance(value, np.ndarray):
+      array = value[None].copy()
+    else:
+      array = np.empty(1, dtype=object)
+      array[0] = value
+    vector[key], vector[f'_{key}'] = array, np.ones(1, dtype=np.bool_)
+  return vector
+
+
+def concatenate(pieces):
+  """Joins the batched observations of consecutive slabs; nested ones through `tf.nest`."""
+  if isinstance(pieces[0], np.ndarray):
+    return np.concatenate(pieces)
+  import tensorflow as tf  # Only nested observations need it; keep plain batches light.
+  return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *pieces)
 
 
 def concatenate_infos(parts, sizes):

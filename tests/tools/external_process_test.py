@@ -9,6 +9,7 @@ import tempfile
 import textwrap
 import time
 import unittest
+from unittest import mock
 
 import gymnasium
 import numpy as np
@@ -61,6 +62,31 @@ class ExternalProcessTest(unittest.TestCase):
     np.testing.assert_array_equal(reset_promise()[0], expected_reset)
     with self.assertRaises(ValueError):
       promises[0]()  # Resolved already.
+
+  def test_exception_of_a_reply_read_out_of_order_reaches_its_own_promise(self):
+    # Converting the first reply fails while the second promise is being resolved:
+    # the second must get its result, the first its exception.
+    remote = self.start(functools.partial(
+        slab_lib.make_sync_slab, [functools.partial(fake_envs.make_counting, info=True)] * 2))
+    remote.reset_batch(None, [1, 2])
+    first = remote.step_batch(np.array([0, 1]), blocking=False)
+    second = remote.step_batch(np.array([1, 1]), blocking=False)
+    original = slab_lib.vector_infos
+    calls = []
+
+    def failing_once(*args):
+      calls.append(args)
+      if len(calls) == 1:
+        raise KeyError('broken info of the first step')
+      return original(*args)
+
+    with mock.patch.object(slab_lib, 'vector_infos', failing_once):
+      observ, _, _, _, infos = second()
+      self.assertEqual(observ.shape, (2, 3))
+      np.testing.assert_array_equal(infos['steps'], [2, 2])
+      with self.assertRaises(KeyError) as context:
+        first()
+    self.assertIn('broken info of the first step', str(context.exception))
 
   def test_closure_constructor_and_attribute_access(self):
     length = 17

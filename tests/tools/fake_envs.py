@@ -48,7 +48,8 @@ class CountingEnv(gymnasium.Env):
 
 
 class FaultyEnv(CountingEnv):
-  """CountingEnv that misbehaves at one step: raises, dies, hangs, is slow or returns NaN.
+  """CountingEnv that misbehaves at one step: raises, dies, hangs, spins, is slow, or
+  returns a NaN observation or an infinite reward.
 
   The fault 'orphan' dies but leaves a child process that holds the worker's pipes open
   for `ORPHAN_SECONDS`, so the parent cannot see the death as the pipe closing.
@@ -76,8 +77,13 @@ class FaultyEnv(CountingEnv):
         if os.fork() == 0:
           time.sleep(ORPHAN_SECONDS)
         os._exit(3)
+      if self.fault == 'spin':
+        while True:  # Busy in Python, holding the GIL between switches.
+          pass
       if self.fault == 'nan':
         observ[1] = np.nan
+      if self.fault == 'inf_reward':
+        reward = float('inf')
     return observ, reward, terminated, truncated, info
 
 
@@ -144,6 +150,17 @@ class SpaceEnv(gymnasium.Env):
   def step(self, action):
     assert self.action_space.contains(np.asarray(action, self.action_space.dtype)), action
     return np.zeros(2, np.float32), 0.0, False, False, {}
+
+
+class InfoEnv(CountingEnv):
+  """CountingEnv whose every step returns the same given info dict."""
+
+  def __init__(self, info):
+    super().__init__(length=100)
+    self.step_info = info
+
+  def step(self, action):
+    return (*super().step(action)[:4], self.step_info)
 
 
 def make_counting(length=5, info=False):

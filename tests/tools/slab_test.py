@@ -3,7 +3,7 @@
 import unittest
 
 import numpy as np
-from gymnasium.vector import SyncVectorEnv
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from agents.tools import slab as slab_lib
 from tests.tools import fake_envs
@@ -48,6 +48,28 @@ class SlabTest(unittest.TestCase):
     np.testing.assert_array_equal(infos['x'], [3])
     self.assertEqual(infos['name'][0], 'hi')
     self.assertTrue(infos['_name'][0])
+
+  def test_vector_infos_match_what_gymnasium_vector_envs_build(self):
+    # The infos of a plain environment must look exactly like those a SyncVectorEnv of
+    # one builds from the same dict (Gymnasium's own conversion, through its public API).
+    info = {'count': 3, 'ratio': 0.5, 'flag': True, 'small': np.float32(2.5),
+            'cell': np.arange(4).reshape(2, 2), 'name': 'hi', 'items': [1, 2],
+            'nested': {'depth': 7, 'label': None}, 'final_obs': np.ones(3)}
+    vector = SyncVectorEnv([lambda: fake_envs.InfoEnv(info)],
+                           autoreset_mode=AutoresetMode.DISABLED)
+    vector.reset(seed=0)
+    expected = vector.step(np.zeros(1, np.int64))[4]
+    converted = slab_lib.vector_infos(info, 1, False)
+    self.assertEqual(sorted(converted), sorted(expected))
+    self.assertEqual(sorted(converted['nested']), sorted(expected['nested']))
+    for key in expected:
+      if key in ('nested', 'final_obs'):
+        continue
+      self.assertEqual(converted[key].dtype, expected[key].dtype, key)
+      self.assertEqual(converted[key].shape, expected[key].shape, key)
+      self.assertEqual(converted[key].tolist(), expected[key].tolist(), key)
+    np.testing.assert_array_equal(converted['final_obs'][0], info['final_obs'])
+    self.assertEqual(converted['final_obs'].dtype, expected['final_obs'].dtype)
 
 
 if __name__ == '__main__':

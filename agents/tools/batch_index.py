@@ -1,0 +1,64 @@
+"""Where each environment of a batch lives: checking batch indices, routing them to members.
+
+A batch of B environments is the concatenation of its members' slabs: member
+`p` hosts the batch indices `starts[p] .. starts[p] + sizes[p] - 1`, and
+`member_of[i]` is the member hosting index `i`.
+"""
+
+import numpy as np
+
+
+def check_indices(indices, size):
+  """Returns the indices to reset as an int64 array, all of them when None.
+
+  Raises:
+    IndexError: An index is not an integer, is outside the batch of `size`, or repeats.
+  """
+  if indices is None:
+    return np.arange(size)
+  indices = np.asarray(indices).reshape(-1)
+  if indices.size and indices.dtype.kind not in 'iu':
+    raise IndexError(f'Indices to reset must be integers, got dtype {indices.dtype}.')
+  indices = indices.astype(np.int64)
+  if not indices.size:
+    return indices
+  index_list = indices.tolist()
+  if min(index_list) < 0 or max(index_list) >= size:
+    outside = indices[(indices < 0) | (indices >= size)]
+    raise IndexError(
+        f'Index {outside[0]} to reset is outside the batch of {size} environments.')
+  if len(set(index_list)) != len(index_list):
+    raise IndexError(f'Indices to reset repeat an environment: {index_list}.')
+  return indices
+
+
+def split_by_member(indices, seeds, member_of, starts):
+  """Splits the environments to reset by the member that hosts them.
+
+  Args:
+    indices: Batch indices, checked.
+    seeds: One int or None per index, or None.
+    member_of: The member position of each batch index.
+    starts: The first batch index of each member.
+
+  Returns:
+    Requests (member position, local indices, seeds or None) for the members concerned,
+    in batch order; the number of indices in each; and the permutation that puts the
+    members' results, joined in that order, into the order of `indices` (None when
+    they are in that order already).
+  """
+  index_list = indices.tolist()
+  slots_of = {}  # Member position -> positions in `indices` of its environments.
+  for slot, index in enumerate(index_list):
+    slots_of.setdefault(member_of[index], []).append(slot)
+  requests, counts, joined = [], [], []
+  for position in sorted(slots_of):
+    slots = slots_of[position]
+    local = [index_list[slot] - starts[position] for slot in slots]
+    member_seeds = None if seeds is None else [seeds[slot] for slot in slots]
+    requests.append((position, local, member_seeds))
+    counts.append(len(slots))
+    joined.extend(slots)
+  if joined == list(range(len(joined))):
+    return requests, counts, None
+  return requests, counts, np.argsort(joined, kind='stable')

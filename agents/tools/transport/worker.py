@@ -1,0 +1,295 @@
+"""The worker process: builds the environment, then serves requests until told to stop.
+
+`run` is one loop: read a request, do it, write the reply. The hot path is a
+one-byte message: step (or reset) the slab with the actions in shared memory and
+write the results there too (`make_fast_step`, `make_fast_reset`). Any exception
+goes back to the parent with its traceback; the worker keeps serving.
+
+A worker never outlives its parent. When the parent exits while the worker is
+idle, the worker's read sees the request pipe close. When the parent dies while
+the worker is busy inside a long or hung `env.step`, a watchdog thread notices
+(the request pipe hangs up, or the parent's pidfd becomes readable), unlinks the
+shared-memory blocks the worker mapped (the parent that created them is gone),
+and ends the process. The forkserver and the resource tracker then exit by
+themselves, since nothing holds them any more.
+"""
+
+import importlib
+import os
+import select
+import signal
+import threading
+import traceback
+from multiprocessing import shared_memory
+
+import cloudpickle
+import gymnasium
+import numpy as np
+
+from agents.tools import slab as slab_lib
+from agents.tools.transport import channel as channel_lib
+from agents.tools.transport import shared_block, wire
+
+# Modules that register the framework's Gymnasium ids; every worker imports them, so
+# `gymnasium.make('BalloonLearningEnvironment-v0')` resolves in a worker even when the
+# parent never imported them. An ImportError leaves them out.
+REGISTERING_MODULES = ('agents.env',)
+
+# Exit code of a worker ended by its watchdog because the parent died.
+ORPHAN_EXIT_CODE = 75
+
+
+def run(reader, writer, constructor_bytes, parent_pid, registry):
+  """Body of the worker process.
+
+  Args:
+    reader: The read end of the request pipe.
+    writer: The write end of the reply pipe.
+    constructor_bytes: The cloudpickled environment constructor.
+    parent_pid: Process id of the parent, watched for its death.
+    registry: The parent's Gymnasium registrations (`launch.registry_snapshot`).
+  """
+  # The parent decides when workers stop, and they leave as soon as it closes the
+  # pipe or dies. A signal sent to the parent's whole process group (Ctrl+C in a
+  # terminal, SIGTERM from a scheduler such as SLURM) must not kill them before the
+  # parent has saved its checkpoint: leave the group, and ignore SIGINT in case a
+  # caller signals the worker itself.
+  os.setpgid(0, 0)
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
+  channel = channel_lib.Channel(reader, writer, blocking=True)
+  blocks = []  # The shared-memory blocks mapped, newest last.
+  watchdog = Watchdog(channel.fileno(), parent_pid, blocks)
+  watchdog.start()
+  install_registry(registry)
+  slab, fast_step, fast_reset = None, None, None
+  parent_gone = False
+  try:
+    while True:
+      try:
+        message = channel.receive()
+      except (EOFError, OSError):
+        parent_gone = True  # Exit, crash, SIGTERM or SIGKILL of the parent: do not linger.
+        break
+      try:
+        if message == wire.FAST_STEP or message[:1] == wire.FAST_RESET:
+          if message == wire.FAST_STEP:
+            info = fast_step()
+          else:
+            info = fast_reset(*wire.decode_fast_reset(message))
+          if info:
+            channel.send(wire.encode_info_reply(info))
+          else:
+            channel.send_frame(wire.FAST_STEP_FRAME)  # The hot path: one byte, framed.
+          continue
+        command, args = wire.decode_request(message)
+        if command == 'close':
+          break
+        if command == 'step':
+          reply = wire.encode_reply(slab.step(*args), plain=True)
+        elif command == 'spaces':
+          slab = slab_lib.Slab(cloudpickle.loads(constructor_bytes)())
+          reply = wire.encode_reply(
+              (slab.num_envs, slab.is_vector, slab.observation_space, slab.action_space))
+        elif command == 'attach':
+          fast_step = fast_reset = None
+          fast_step, fast_reset = _attach(slab, blocks, *args)
+          reply = wire.encode_reply(None)
+        else:
+          reply = wire.encode_reply(serve(slab, command, args))
+        channel.send(reply)
+      except Exception as error:  # noqa: BLE001 - every failure goes back to the parent.
+        channel.send(wire.encode_error(error))
+  finally:
+    watchdog.stop()
+    if parent_gone:
+      _release(blocks, unlink=True)
+    if slab is not None:
+      try:
+        slab.close()
+      except Exception:  # noqa: BLE001 - closing is best effort on the way out.
+        traceback.print_exc()
+    fast_step = fast_reset = None
+    _release(blocks, unlink=False)
+    channel.close()
+
+
+class Watchdog:
+  """Ends the worker when its parent dies, even while the environment is busy.
+
+  A daemon thread sleeps in one `poll` on the request pipe (it hangs up when the
+  parent's end closes, which the kernel does when the parent dies) and, on Linux, on
+  a pidfd of the parent (readable when it exits, even if some other process still
+  holds the pipe). Elsewhere it checks the parent's pid twice a second. Costs
+  nothing while the parent lives.
+  """
+
+  def __init__(self, request_fd, parent_pid, blocks):
+    self._request_fd = request_fd
+    self._parent_pid = parent_pid
+    self._blocks = blocks
+    self._stopped = False
+    self._thread = threading.Thread(target=self._watch, name='parent-watchdog', daemon=True)
+
+  def start(self):
+    self._thread.start()
+
+  def stop(self):
+    """Disarms the watchdog: the worker is leaving on its own."""
+    self._stopped = True
+
+  def _watch(self):
+    poller = select.poll()
+    poller.register(self._request_fd, 0)  # POLLHUP and POLLERR are always reported.
+    timeout = 500
+    try:
+      poller.register(os.pidfd_open(self._parent_pid), select.POLLIN)
+      timeout = None
+    except ProcessLookupError:
+      self._orphaned()
+    except (AttributeError, OSError):
+      pass  # No pidfd here: fall back to checking the pid.
+    while True:
+      events = poller.poll(timeout)
+      if self._stopped:
+        return
+      if any(fd != self._request_fd or event & (select.POLLHUP | select.POLLERR)
+             for fd, event in events):
+        self._orphaned()
+      if events and all(event & select.POLLNVAL for _, event in events):
+        return  # The worker closed its pipe: it is leaving on its own.
+      if timeout is not None and not _pid_alive(self._parent_pid):
+        self._orphaned()
+
+  def _orphaned(self):
+    if self._stopped:
+      return
+    _release(list(self._blocks), unlink=True)
+    os._exit(ORPHAN_EXIT_CODE)
+
+
+def install_registry(registry):
+  """Registers the framework's ids and the parent's registrations this process lacks."""
+  for name in REGISTERING_MODULES:
+    try:
+      importlib.import_module(name)
+    except ImportError:
+      pass
+  for data in registry:
+    try:
+      spec = cloudpickle.loads(data)
+    except Exception:  # noqa: BLE001 - e.g. an entry point from a module not importable here.
+      continue
+    gymnasium.registry.setdefault(spec.id, spec)
+
+
+def serve(slab, command, args):
+  """Executes one pickled request other than step/spaces/attach/close."""
+  if command == 'reset':
+    seed, options = args
+    return slab.env.reset(seed=seed, options=options)
+  if command == 'reset_batch':
+    return slab.reset(*args)
+  if command == 'call':
+    name, call_args, call_kwargs = args
+    return getattr(slab.env, name)(*call_args, **call_kwargs)
+  if command == 'getattr':
+    return getattr(slab.env, args[0])
+  if command == 'setattr':
+    name, value = args
+    setattr(slab.env, name, value)
+    return None
+  raise ValueError(f'Unknown request {command!r}.')
+
+
+def _attach(slab, blocks, name, layout):
+  """Maps the block `name` and returns the fast step and reset over its arrays."""
+  memory = shared_memory.SharedMemory(name=name)
+  previous = list(blocks)
+  blocks[:] = [memory]
+  for block in previous:
+    shared_block.close_quietly(block)
+  arrays = shared_block.views(memory.buf, layout)
+  if not shared_block.supports_fast_step(arrays):
+    return None, None
+  return make_fast_step(slab, arrays), make_fast_reset(slab, arrays)
+
+
+def _release(blocks, unlink):
+  for memory in blocks:
+    if unlink:
+      try:
+        memory.unlink()
+      except (FileNotFoundError, OSError):
+        pass
+    shared_block.close_quietly(memory)
+  del blocks[:]
+
+
+def _pid_alive(pid):
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:
+    return True
+  return True
+
+
+def make_fast_step(slab, views):
+  """Returns a function that steps the slab with the actions in shared memory, writes the
+  results there too, and returns the raw info."""
+  actions, observ = views['actions'], views['observ']
+  reward, terminated, truncated = views['reward'], views['terminated'], views['truncated']
+  env, shape = slab.env, observ.shape
+
+  def step_single():
+    # A plain environment: skip the slab's batching, this is the hot path.
+    result = env.step(actions[0].copy())
+    value = result[0]
+    if np.shape(value) != shape[1:]:
+      raise ValueError(f'Observation of shape {np.shape(value)} does not match the '
+                       f'observation space shape {shape[1:]}.')
+    observ[0] = value
+    reward[0], terminated[0], truncated[0] = result[1], result[2], result[3]
+    return result[4]
+
+  def step_slab():
+    values, rewards, terminateds, truncateds, info = slab.step(actions.copy())
+    if np.shape(values) != shape:
+      raise ValueError(f'Observations of shape {np.shape(values)} do not match the slab '
+                       f'shape {shape} (slab size, observation space shape).')
+    observ[...] = values
+    reward[...], terminated[...], truncated[...] = rewards, terminateds, truncateds
+    return info
+
+  return step_slab if slab.is_vector else step_single
+
+
+def make_fast_reset(slab, views):
+  """Returns a function that resets some environments of the slab, writes their
+  observations to their rows of the shared `observ` array, and returns the infos (the raw
+  info of a plain environment, vector format of the reset ones for a slab)."""
+  observ = views['observ']
+  env, shape = slab.env, observ.shape
+
+  def reset_single(indices, seeds):
+    # A plain environment: skip the slab's batching, resets are frequent.
+    if indices != [0]:
+      raise IndexError(f'A single environment has only index 0, got {indices}.')
+    value, info = env.reset(seed=None if seeds is None else seeds[0])
+    if np.shape(value) != shape[1:]:
+      raise ValueError(f'Observation of shape {np.shape(value)} does not match the '
+                       f'observation space shape {shape[1:]}.')
+    observ[0] = value
+    return info
+
+  def reset_slab(indices, seeds):
+    values, infos = slab.reset(indices, seeds)
+    expected = (len(indices), *shape[1:])
+    if np.shape(values) != expected:
+      raise ValueError(f'Observations of shape {np.shape(values)} do not match the shape '
+                       f'{expected} (environments reset, observation space shape).')
+    observ[indices] = values
+    return infos
+
+  return reset_slab if slab.is_vector else reset_single
