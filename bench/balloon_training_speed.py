@@ -20,7 +20,8 @@ the first and the last logged row divided by their wall time (start-up and
 tracing excluded), `cpu_seconds` (user + system time of the run and its
 workers, start-up included: on a busy machine the work done, which threads do
 not reduce), `final_train_score` (mean training return of the last
-three logged intervals), the run's total wall time, the last update's metrics
+three logged rows that have one: balloon episodes end together, every 960
+steps), the run's total wall time, the last update's metrics
 (entropy, KL) and the machine's load average before the run. The summary
 gives the median over rounds and its ratio to `baseline`.
 """
