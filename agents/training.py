@@ -30,9 +30,12 @@ class _StopRequestedError(Exception):
 class _ProgressReporter:
   """Feeds the loop's reports to a tqdm bar and writes update rows to metrics.jsonl."""
 
-  def __init__(self, loop, algorithm, total, initial, stop_flag, quiet=False):
+  def __init__(self, loop, algorithm, total, initial, stop_flag, quiet=False,
+               suite_evaluator=None):
     import tqdm
     self._loop = loop
+    self._suite_evaluator = suite_evaluator
+    self._suite_twr50 = None
     self._algorithm = algorithm
     self._stop_flag = stop_flag
     self._updates = getattr(algorithm, 'num_updates', None)
@@ -44,10 +47,17 @@ class _ProgressReporter:
   def __call__(self, row):
     if row['phase'] == 'train':
       self.bar.update(row['step'] - self.bar.n)
+    if row['phase'] == 'eval' and self._suite_evaluator is not None:
+      # The eval phase reports once, at its end: fly loop.eval_suite now.
+      self._suite_twr50 = self._suite_evaluator(row['step'])['twr50']
     if row['mean_score'] is not None:
       self._mean_score = row['mean_score']
       # tqdm's own rate is the steps/s; the postfix adds the mean score.
       postfix = {'score': f"{row['mean_score']:.1f}", 'phase': row['phase']}
+      if row.get('twr50') is not None:
+        postfix['twr50'] = f"{row['twr50']:.3f}"  # the balloon's collector
+      if self._suite_twr50 is not None:
+        postfix['suite_twr50'] = f'{self._suite_twr50:.3f}'  # loop.eval_suite
       self.bar.set_postfix(postfix, refresh=False)
     if self._updates is not None:
       updates = int(self._updates.numpy())
@@ -115,7 +125,25 @@ def _max_step(loop_config):
   return full_cycles * cycle + rest
 
 
-def train(config, run_dir, quiet=False, export_policy=True):
+def _eval_suite(config):
+  """The `loop.eval_suite` Suite (None when off); ConfigError when it cannot be flown."""
+  if not config['loop'].get('eval_suite') or not config['loop']['eval_every']:
+    return None
+  from agents.evaluation import during_training
+  try:
+    return during_training.check(config)
+  except ValueError as error:
+    raise configs.ConfigError(str(error)) from None
+
+
+def _collectors(config, batch_size, extra):
+  """The environment's default episode collectors, then `extra` (factories of batch_size)."""
+  from agents.tools import episode_collectors
+  defaults = episode_collectors.for_environment(config['environment'], batch_size)
+  return defaults + [factory(batch_size) for factory in extra]
+
+
+def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
   """Trains (or resumes) a run in `run_dir`; returns a summary dict.
 
   Args:
@@ -123,6 +151,9 @@ def train(config, run_dir, quiet=False, export_policy=True):
     run_dir: the run directory; created when missing.
     quiet: disable the progress bar.
     export_policy: write the SavedModel `policy/` when training finishes.
+    collectors: extra per-episode statistics: callables batch_size ->
+      `agents.tools.episode_collectors.EpisodeCollector`; their means join every logged
+      row (console, TensorBoard, metrics.jsonl) next to the mean score.
 
   Returns:
     dict(step=..., interrupted=..., mean_score=..., run_dir=..., signal=...), where
@@ -136,6 +167,7 @@ def train(config, run_dir, quiet=False, export_policy=True):
 
   from agents.tools import in_graph_batch_env
   from agents.tools import loop as loop_lib
+  suite = _eval_suite(config)
   config = prepare_run(config, run_dir)
   loop_config = config['loop']
   configure_threads(loop_config['tf_threads'])
@@ -146,7 +178,9 @@ def train(config, run_dir, quiet=False, export_policy=True):
     batch_env = None
     try:
       batch_env = builders.make_batch_env(config)
-      env = in_graph_batch_env.InGraphBatchEnv(batch_env, seed=config['seed'])
+      env = in_graph_batch_env.InGraphBatchEnv(
+          batch_env, seed=config['seed'],
+          collectors=_collectors(config, len(batch_env), collectors))
       loop = loop_lib.Loop(run_dir)
       algorithm = builders.build_algorithm(config, batch_env.observation_space,
                                            batch_env.action_space, is_training=loop.is_training)
@@ -163,7 +197,14 @@ def train(config, run_dir, quiet=False, export_policy=True):
                        report_every=eval_steps)
       max_step = _max_step(loop_config)
       initial = loop.restore() or 0
-      reporter = _ProgressReporter(loop, algorithm, max_step, initial, stop_flag, quiet)
+      suite_evaluator = None
+      if suite is not None and loop_config['eval_every']:
+        from agents.evaluation import during_training
+        suite_evaluator = during_training.SuiteEvaluator(
+            suite, algorithm, batch_env.observation_space, run_dir, loop.metrics,
+            config['environment']['num_agents'])
+      reporter = _ProgressReporter(loop, algorithm, max_step, initial, stop_flag, quiet,
+                                   suite_evaluator)
       interrupted = False
       try:
         step = loop.run(max_step, on_report=reporter)

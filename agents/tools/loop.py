@@ -45,6 +45,7 @@ import time
 import tensorflow as tf
 
 from agents.tools import checkpoints as checkpoints_lib
+from agents.tools import episode_collectors
 from agents.tools import metrics_writer as metrics_writer_lib
 from agents.tools import simulate as simulate_lib
 
@@ -321,7 +322,7 @@ class Loop:
   def _mark(self, phase, step):
     episodes, score_sum, length_sum = phase.fused_step.episodes.totals()
     return dict(step=step, time=time.time(), episodes=episodes, score_sum=score_sum,
-                length_sum=length_sum)
+                length_sum=length_sum, collected=_collected(phase))
 
   def _row(self, phase, step, phase_step, mark):
     episodes, score_sum, length_sum = phase.fused_step.episodes.totals()
@@ -332,17 +333,28 @@ class Loop:
         mean_score=(score_sum - mark['score_sum']) / finished if finished else None,
         mean_length=(length_sum - mark['length_sum']) / finished if finished else None,
         steps_per_second=(step - mark['step']) / elapsed if elapsed > 0 else None,
-        wall_time=time.time())
+        wall_time=time.time(),
+        # Per-episode statistics of the environment's collectors (the balloon's twr50).
+        **episode_collectors.means(_collected(phase), mark.get('collected', {})))
 
   def _log(self, phase, step, phase_step):
     row = self._row(phase, step, phase_step, phase.log_mark)
     phase.log_mark = self._mark(phase, step)
     self.metrics.write(row)
     with phase.writer.as_default(step=step):
-      for key in ('mean_score', 'mean_length', 'episodes', 'steps_per_second'):
+      for key in ('mean_score', 'mean_length', 'episodes', 'steps_per_second',
+                  *_collected(phase)):
         if row[key] is not None:
           tf.summary.scalar(key, row[key])
     phase.writer.flush()
+
+
+def _collected(phase):
+  """The merged totals of the phase environment's episode collectors."""
+  totals = {}
+  for collector in getattr(phase.fused_step.batch_env, 'collectors', ()):
+    totals.update(collector.totals())
+  return totals
 
 
 def _until_next(start, every):
