@@ -13,6 +13,7 @@ from agents.config_fields import ConfigError, param
 POLICY_OBJECTIVES = ('kl_penalty', 'clipped')
 NETWORK_KINDS = ('feed_forward', 'recurrent')
 ACTIVATIONS = ('tanh', 'relu', 'elu')
+MATMUL_DTYPES = ('float32', 'bfloat16')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +64,8 @@ class NetworkConfig:
   gru_units: int = param(64, 'GRU size of the recurrent policy', low=1)
   activation: str = param('tanh', 'activation of the hidden layers', choices=ACTIVATIONS)
   init_std: float = param(1.0, 'initial std of the Gaussian policy', low=0, low_open=True)
+  matmul_dtype: str = param('float32', 'dtype of the hidden layers\' matrix products '
+                            '(weights, gradients and Adam stay float32)', choices=MATMUL_DTYPES)
 
 
 def check_minibatches(num_agents, segment_length, num_minibatches, recurrent):

@@ -38,28 +38,47 @@ def _orthogonal(shape, gain, rng):
 
 
 class Dense(tf.Module):
-  """Affine layer with orthogonal initial weights and an optional activation."""
+  """Affine layer with orthogonal initial weights and an optional activation.
 
-  def __init__(self, in_size, out_size, gain, rng, activation=None, name=None):
+  With `matmul_dtype='bfloat16'` the product runs in bfloat16 (oneDNN's
+  AVX-512 BF16 kernels, about twice float32's speed on this CPU) on copies of
+  the inputs and the kernel; the kernel itself (the master weights), the bias,
+  the activation, the gradients and Adam stay float32.
+  """
+
+  def __init__(self, in_size, out_size, gain, rng, activation=None, matmul_dtype='float32',
+               name=None):
     super().__init__(name=name)
     self.kernel = tf.Variable(_orthogonal((in_size, out_size), gain, rng), name='kernel')
     self.bias = tf.Variable(tf.zeros([out_size]), name='bias')
     self._activation = activation
+    self._matmul_dtype = tf.as_dtype(matmul_dtype)
 
   def __call__(self, inputs):
-    outputs = tf.matmul(inputs, self.kernel) + self.bias
+    if self._matmul_dtype == tf.float32:
+      product = tf.matmul(inputs, self.kernel)
+    else:
+      product = tf.cast(tf.matmul(tf.cast(inputs, self._matmul_dtype),
+                                  tf.cast(self.kernel, self._matmul_dtype)), tf.float32)
+    outputs = product + self.bias
     return self._activation(outputs) if self._activation else outputs
 
 
 class MLP(tf.Module):
-  """Stack of hidden `Dense` layers followed by a linear output layer."""
+  """Stack of hidden `Dense` layers followed by a linear output layer.
 
-  def __init__(self, in_size, hidden_sizes, out_size, output_gain, activation, rng, name=None):
+  `matmul_dtype` applies to the hidden layers only: the output layer (logits,
+  value) always multiplies in float32.
+  """
+
+  def __init__(self, in_size, hidden_sizes, out_size, output_gain, activation, rng,
+               matmul_dtype='float32', name=None):
     super().__init__(name=name)
     self.layers = []
     size = in_size
     for index, hidden in enumerate(hidden_sizes):
-      self.layers.append(Dense(size, hidden, np.sqrt(2.0), rng, activation, name=f'hidden{index}'))
+      self.layers.append(Dense(size, hidden, np.sqrt(2.0), rng, activation, matmul_dtype,
+                               name=f'hidden{index}'))
       size = hidden
     self.output_size = size
     self.head = Dense(size, out_size, output_gain, rng, name='output') if out_size else None
@@ -104,8 +123,12 @@ class _PolicyValueNetwork(tf.Module):
   recurrent = False
 
   def __init__(self, observ_size, action_space, policy_layers, value_layers, activation,
-               init_std, seed, name):
+               init_std, seed, name, matmul_dtype='float32'):
     super().__init__(name=name)
+    if matmul_dtype not in config_lib.MATMUL_DTYPES:
+      raise ValueError(f'Unknown matmul_dtype {matmul_dtype!r}; expected one of '
+                       f'{config_lib.MATMUL_DTYPES} (config key "network.matmul_dtype").')
+    self._matmul_dtype = matmul_dtype
     if activation not in _ACTIVATIONS:
       raise ValueError(f'Unknown activation {activation!r}; expected one of '
                        f'{sorted(_ACTIVATIONS)} (config key "activation").')
@@ -128,7 +151,7 @@ class _PolicyValueNetwork(tf.Module):
       raise ValueError(f'Unsupported action space {action_space}; PPO supports Box and '
                        'Discrete.')
     self.value_mlp = MLP(observ_size, value_layers, 1, 1.0, self._activation, self._rng,
-                         name='value')
+                         matmul_dtype, name='value')
     self.state_size = 1
 
   def value(self, observ):
@@ -151,11 +174,12 @@ class FeedForwardPolicy(_PolicyValueNetwork):
   """Feed-forward policy for Box (Gaussian) or Discrete (categorical) actions."""
 
   def __init__(self, observ_size, action_space, policy_layers=(64, 64), value_layers=(64, 64),
-               activation='tanh', init_std=1.0, seed=0, name='feed_forward_policy', **unused):
+               activation='tanh', init_std=1.0, seed=0, matmul_dtype='float32',
+               name='feed_forward_policy', **unused):
     super().__init__(observ_size, action_space, policy_layers, value_layers, activation,
-                     init_std, seed, name)
+                     init_std, seed, name, matmul_dtype)
     self.policy_mlp = MLP(observ_size, policy_layers, self._head_size, 0.01, self._activation,
-                          self._rng, name='policy')
+                          self._rng, matmul_dtype, name='policy')
 
   def policy(self, observ, state):
     return self._head_to_params(self.policy_mlp(observ)), state
@@ -171,12 +195,12 @@ class RecurrentPolicy(_PolicyValueNetwork):
   recurrent = True
 
   def __init__(self, observ_size, action_space, policy_layers=(64,), value_layers=(64, 64),
-               activation='tanh', init_std=1.0, seed=0, gru_units=64, name='recurrent_policy',
-               **unused):
+               activation='tanh', init_std=1.0, seed=0, gru_units=64, matmul_dtype='float32',
+               name='recurrent_policy', **unused):
     super().__init__(observ_size, action_space, policy_layers, value_layers, activation,
-                     init_std, seed, name)
+                     init_std, seed, name, matmul_dtype)
     self.encoder = MLP(observ_size, policy_layers, 0, 1.0, self._activation, self._rng,
-                       name='encoder')
+                       matmul_dtype, name='encoder')
     self.cell = GRUCell(self.encoder.output_size, gru_units, self._rng, name='gru')
     self.head = Dense(gru_units, self._head_size, 0.01, self._rng, name='head')
     self.state_size = gru_units
@@ -215,7 +239,7 @@ def make_network(kind, observation_space, action_space, seed=0, **kwargs):
     observation_space: a gymnasium Box; observations are flattened.
     action_space: a gymnasium Box or Discrete.
     seed: seed of the initial weights.
-    **kwargs: layer sizes, activation, init_std, gru_units.
+    **kwargs: layer sizes, activation, init_std, gru_units, matmul_dtype.
 
   Returns:
     The network module.

@@ -1,0 +1,142 @@
+"""Balloon training throughput of config variants, side by side in one interleaved run. Prints JSON.
+
+    python -m bench.balloon_training_speed [--steps=46080] [--seeds=0,1]
+        [--variants=baseline,threads2,bf16_threads2]
+
+Every variant trains the `balloon` config (workers in processes, as in a real
+run) for `--steps` environment steps in a fresh subprocess: TensorFlow's
+thread pools are process-wide, so each variant gets its own process and the
+whole run is measured (environment steps, in-graph policy, updates), not the
+update alone. One round per seed interleaves the variants (A, B, C, A, B,
+C, ...) so that a change of machine load hits all of them alike; every
+variant trains the same seeds, so long runs also compare learning.
+
+Variants (`VARIANTS`) are overrides of this checkout's `balloon` config:
+`baseline` sets back the settings of main before this change (one TensorFlow
+thread, float32 products), `new` is the config as it stands.
+
+Reported per variant and round: `steady_steps_per_second`, the steps between
+the first and the last logged row divided by their wall time (start-up and
+tracing excluded), `cpu_seconds` (user + system time of the run and its
+workers, start-up included: on a busy machine the work done, which threads do
+not reduce), `final_train_score` (mean training return of the last
+three logged rows that have one: balloon episodes end together, every 960
+steps), the run's total wall time, the last update's metrics
+(entropy, KL) and the machine's load average before the run. The summary
+gives the median over rounds and its ratio to `baseline`.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Overrides of the `balloon` config; 'baseline' is main's config before this
+# change: one TensorFlow thread, float32 products.
+VARIANTS = {
+    'baseline': {'loop.tf_threads': 1, 'network.matmul_dtype': 'float32'},
+    'threads2': {'loop.tf_threads': 2, 'network.matmul_dtype': 'float32'},
+    'bf16': {'loop.tf_threads': 1, 'network.matmul_dtype': 'bfloat16'},
+    'bf16_threads2': {'loop.tf_threads': 2, 'network.matmul_dtype': 'bfloat16'},
+    'new': {},
+}
+
+
+def _command(overrides, steps, logdir, seed):
+  sets = dict(overrides, **{'loop.steps': steps, 'loop.log_every': 7680,
+                            'loop.checkpoint_every': steps, 'seed': seed})
+  command = [sys.executable, '-m', 'agents.scripts.train', '--config=balloon',
+             f'--logdir={logdir}', '--timestamp=bench', '--quiet']
+  for key, value in sets.items():
+    command.append(f'--set={key}={value}')
+  return command
+
+
+def run_variant(name, steps, seed):
+  """Trains one variant in a subprocess; returns its row."""
+  repo = ROOT
+  overrides = VARIANTS[name]
+  logdir = tempfile.mkdtemp(prefix=f'balloon-speed-{name}-')
+  env = dict(os.environ, PYTHONPATH=repo, OPENBLAS_NUM_THREADS='1', TF_CPP_MIN_LOG_LEVEL='2')
+  load = os.getloadavg()[0]
+  cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+  start = time.time()
+  process = subprocess.run(_command(overrides, steps, logdir, seed), cwd=repo, env=env,
+                           capture_output=True, text=True, check=False)
+  wall = time.time() - start
+  cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+  # CPU time of the run and its workers (start-up included): the work done, which a busy
+  # machine inflates less than the wall time.
+  cpu = ((cpu_after.ru_utime + cpu_after.ru_stime)
+         - (cpu_before.ru_utime + cpu_before.ru_stime))
+  if process.returncode:
+    raise RuntimeError(f'Variant {name!r} failed ({process.returncode}):\n{process.stderr[-3000:]}')
+  with open(os.path.join(logdir, 'bench-balloon', 'metrics.jsonl'), encoding='utf-8') as file:
+    rows = [json.loads(line) for line in file]
+  train = [row for row in rows if row['phase'] == 'train']
+  updates = [row for row in rows if row['phase'] == 'update']
+  steady = None
+  if len(train) >= 2:
+    steady = ((train[-1]['step'] - train[0]['step'])
+              / (train[-1]['wall_time'] - train[0]['wall_time']))
+  last = updates[-1] if updates else {}
+  scores = [row['mean_score'] for row in train if row['mean_score'] is not None]
+  return {'variant': name, 'seed': seed, 'overrides': overrides,
+          'steps': train[-1]['step'],
+          # Learning check: mean training return of the last three logged intervals.
+          'final_train_score': float(np.mean(scores[-3:])) if scores else None,
+          'steady_steps_per_second': round(steady, 1) if steady else None,
+          'wall_seconds': round(wall, 1), 'cpu_seconds': round(cpu, 1),
+          'load_before': round(load, 2),
+          'load_after': round(os.getloadavg()[0], 2),
+          'last_update': {key: last.get(key) for key in ('entropy', 'kl', 'value_loss')},
+          # For `python -m bench.baselines --run_dir RUN_DIR` (TWR50 of the trained policy).
+          'run_dir': os.path.join(logdir, 'bench-balloon')}
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--steps', type=int, default=46_080)
+  parser.add_argument('--seeds', default='0,1',
+                      help='One interleaved round per seed (every variant trains each seed).')
+  parser.add_argument('--variants', default='baseline,threads2,bf16_threads2')
+  args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+  names = args.variants.split(',')
+  for name in names:
+    if name not in VARIANTS:
+      parser.error(f'Unknown variant {name!r}; expected one of {sorted(VARIANTS)}.')
+  runs = []
+  for seed in (int(text) for text in args.seeds.split(',')):
+    for name in names:
+      runs.append(run_variant(name, args.steps, seed))
+      print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+  summary = {}
+  for name in names:
+    speeds = [run['steady_steps_per_second'] for run in runs
+              if run['variant'] == name and run['steady_steps_per_second']]
+    scores = [run['final_train_score'] for run in runs
+              if run['variant'] == name and run['final_train_score'] is not None]
+    cpu = [run['cpu_seconds'] for run in runs if run['variant'] == name]
+    summary[name] = {'median_steady_steps_per_second': float(np.median(speeds)) if speeds
+                     else None, 'rounds': speeds,
+                     'median_cpu_seconds': float(np.median(cpu)),
+                     'mean_final_train_score': float(np.mean(scores)) if scores else None}
+  base = summary.get('baseline', {}).get('median_steady_steps_per_second')
+  for name in names:
+    speed = summary[name]['median_steady_steps_per_second']
+    summary[name]['ratio_to_baseline'] = round(speed / base, 2) if base and speed else None
+  print(json.dumps({'steps': args.steps, 'cpus': os.cpu_count(), 'summary': summary,
+                    'runs': runs}, indent=2))
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())
