@@ -12,6 +12,8 @@ setuptools.setup(
         'with a fast stratospheric balloon environment.'),
     python_requires='>=3.10',
     packages=setuptools.find_packages(include=['agents', 'agents.*']),
+    # The difficulty strata's seed ranking (agents.evaluation.strata).
+    package_data={'agents.evaluation': ['strata.json']},
     install_requires=[
         'tensorflow-cpu>=2.16',
         # TensorFlow no longer pulls it in, and tf.summary needs it.
@@ -24,13 +26,24 @@ setuptools.setup(
         'threadpoolctl>=3.1',
         # Compiled inner loops of the balloon's wind GP and forecast (kernels.py).
         'numba>=0.60',
+        # Evaluation statistics: bootstrap intervals and Wilcoxon (scipy), IQM and the
+        # probability of improvement (rliable).
+        'scipy>=1.10',
+        'rliable>=1.2',
     ],
     extras_require={
         # Flight plots, videos and the balloon renderer.
         'viz': ['matplotlib>=3.7', 'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1'],
+        # The experiment manager (agents.experiment): data frames, plots, search, statistics.
+        'experiment': ['pandas>=2.0', 'matplotlib>=3.7', 'scipy>=1.11', 'optuna>=4.0',
+                       'cmaes>=0.10', 'rliable>=1.0', 'adastop>=0.1'],
+        # Ray: experiment fits and searches (parallelization='ray') and evaluation shards
+        # (python -m agents.scripts.evaluate --ray).
+        'ray': ['ray>=2.9'],
         # Everything the test suite and the linter need.
-        'test': ['ruff>=0.6', 'scipy>=1.10', 'matplotlib>=3.7', 'imageio>=2.30',
-                 'imageio-ffmpeg>=0.4', 'pygame>=2.1'],
+        'test': ['ruff>=0.6', 'scipy>=1.11', 'matplotlib>=3.7', 'imageio>=2.30',
+                 'imageio-ffmpeg>=0.4', 'pygame>=2.1', 'pandas>=2.0', 'optuna>=4.0',
+                 'rliable>=1.0', 'adastop>=0.1', 'ray>=2.9'],
         # Peers that the benchmarks compare against.
         'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
     },
@@ -38,6 +51,8 @@ setuptools.setup(
         'console_scripts': [
             'agents-train=agents.scripts.train:main',
             'agents-visualize=agents.scripts.visualize:main',
+            'agents-experiment=agents.scripts.experiment:main',
+            'agents-evaluate=agents.scripts.evaluate:main',
         ],
         'gymnasium.envs': ['__root__=agents.env.registration:register_all'],
     },

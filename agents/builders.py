@@ -106,6 +106,8 @@ def restore_algorithm(run_dir, checkpoint=None, is_training=None):
     ConfigError: the run has no config.yaml, a bad one, or no checkpoint.
   """
   import tensorflow as tf
+
+  from agents.tools import checkpoints as checkpoints_lib
   if not os.path.isdir(run_dir):
     raise ConfigError(f'Run directory {run_dir} does not exist.')
   config_path = os.path.join(run_dir, 'config.yaml')
@@ -114,7 +116,12 @@ def restore_algorithm(run_dir, checkpoint=None, is_training=None):
                       '<logdir>/<timestamp>-<config>.')
   config = configs.load_yaml(config_path)
   checkpoints = os.path.join(run_dir, 'checkpoints')
-  path = checkpoint or tf.train.latest_checkpoint(checkpoints)
+  try:
+    # The newest checkpoint that reads: a damaged one (a kill during a save, a full
+    # disk) is skipped with a warning, as on resume.
+    path = checkpoint or checkpoints_lib.newest_readable(checkpoints)
+  except checkpoints_lib.CheckpointError as error:
+    raise ConfigError(str(error)) from None
   if path is None:
     raise ConfigError(f'Run {run_dir} has no checkpoint in {checkpoints}; train it first.')
   if checkpoint and not tf.io.gfile.glob(checkpoint + '.index'):

@@ -9,53 +9,33 @@ loop's rows and one 'update' row of the algorithm's `metrics` per update, when
 it has them) and, at the end, `policy/`, the exported SavedModel. A
 `run_dir` that holds a checkpoint is resumed: the step budget and the
 cadences may differ from its config.yaml (which is then updated); any other
-difference is refused before anything is built. Ctrl-C saves a checkpoint and
-stops; the handling of signals is all in `_stop_requests`.
+difference is refused before anything is built. Ctrl-C or SIGTERM saves a
+checkpoint at the next report and stops; a second one aborts without saving
+(`agents.tools.interrupts`).
 """
 
-import contextlib
 import logging
 import os
-import signal
 
 from agents import builders, configs
+from agents.tools import interrupts
 
 _LOG = logging.getLogger(__name__)
 
 
 class _StopRequestedError(Exception):
-  """Raised between fused calls after Ctrl-C, so the run can save and stop."""
-
-
-@contextlib.contextmanager
-def _stop_requests():
-  """Yields a flag dict whose 'stop' turns True on the first Ctrl-C.
-
-  The handler is installed before the slow start (workers, tracing), so a
-  Ctrl-C then stops the run at its first report, with a checkpoint. A second
-  Ctrl-C falls back to the default behaviour (KeyboardInterrupt). The previous
-  handler is restored on exit.
-  """
-  flag = {'stop': False}
-
-  def on_interrupt(signum, frame):
-    del signum, frame
-    flag['stop'] = True
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-
-  previous = signal.signal(signal.SIGINT, on_interrupt)
-  try:
-    yield flag
-  finally:
-    signal.signal(signal.SIGINT, previous)
+  """Raised between fused calls after Ctrl-C or SIGTERM, so the run can save and stop."""
 
 
 class _ProgressReporter:
   """Feeds the loop's reports to a tqdm bar and writes update rows to metrics.jsonl."""
 
-  def __init__(self, loop, algorithm, total, initial, stop_flag, quiet=False):
+  def __init__(self, loop, algorithm, total, initial, stop_flag, quiet=False,
+               suite_evaluator=None):
     import tqdm
     self._loop = loop
+    self._suite_evaluator = suite_evaluator
+    self._suite_twr50 = None
     self._algorithm = algorithm
     self._stop_flag = stop_flag
     self._updates = getattr(algorithm, 'num_updates', None)
@@ -67,10 +47,17 @@ class _ProgressReporter:
   def __call__(self, row):
     if row['phase'] == 'train':
       self.bar.update(row['step'] - self.bar.n)
+    if row['phase'] == 'eval' and self._suite_evaluator is not None:
+      # The eval phase reports once, at its end: fly loop.eval_suite now.
+      self._suite_twr50 = self._suite_evaluator(row['step'])['twr50']
     if row['mean_score'] is not None:
       self._mean_score = row['mean_score']
       # tqdm's own rate is the steps/s; the postfix adds the mean score.
       postfix = {'score': f"{row['mean_score']:.1f}", 'phase': row['phase']}
+      if row.get('twr50') is not None:
+        postfix['twr50'] = f"{row['twr50']:.3f}"  # the balloon's collector
+      if self._suite_twr50 is not None:
+        postfix['suite_twr50'] = f'{self._suite_twr50:.3f}'  # loop.eval_suite
       self.bar.set_postfix(postfix, refresh=False)
     if self._updates is not None:
       updates = int(self._updates.numpy())
@@ -80,7 +67,7 @@ class _ProgressReporter:
                    for name, value in getattr(self._algorithm, 'metrics', {}).items()}
         self._loop.metrics.write(dict(step=row['step'], phase='update', updates=updates,
                                       **metrics))
-    if self._stop_flag['stop']:
+    if self._stop_flag.requested:
       raise _StopRequestedError()
 
   @property
@@ -138,7 +125,25 @@ def _max_step(loop_config):
   return full_cycles * cycle + rest
 
 
-def train(config, run_dir, quiet=False, export_policy=True):
+def _eval_suite(config):
+  """The `loop.eval_suite` Suite (None when off); ConfigError when it cannot be flown."""
+  if not config['loop'].get('eval_suite') or not config['loop']['eval_every']:
+    return None
+  from agents.evaluation import during_training
+  try:
+    return during_training.check(config)
+  except ValueError as error:
+    raise configs.ConfigError(str(error)) from None
+
+
+def _collectors(config, batch_size, extra):
+  """The environment's default episode collectors, then `extra` (factories of batch_size)."""
+  from agents.tools import episode_collectors
+  defaults = episode_collectors.for_environment(config['environment'], batch_size)
+  return defaults + [factory(batch_size) for factory in extra]
+
+
+def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
   """Trains (or resumes) a run in `run_dir`; returns a summary dict.
 
   Args:
@@ -146,9 +151,14 @@ def train(config, run_dir, quiet=False, export_policy=True):
     run_dir: the run directory; created when missing.
     quiet: disable the progress bar.
     export_policy: write the SavedModel `policy/` when training finishes.
+    collectors: extra per-episode statistics: callables batch_size ->
+      `agents.tools.episode_collectors.EpisodeCollector`; their means join every logged
+      row (console, TensorBoard, metrics.jsonl) next to the mean score.
 
   Returns:
-    dict(step=..., interrupted=..., mean_score=..., run_dir=...).
+    dict(step=..., interrupted=..., mean_score=..., run_dir=..., signal=...), where
+    `signal` names the signal that interrupted the run ('SIGINT', 'SIGTERM'), or
+    is None.
 
   Raises:
     ConfigError: a bad config, or one that a resumed run cannot take.
@@ -157,15 +167,20 @@ def train(config, run_dir, quiet=False, export_policy=True):
 
   from agents.tools import in_graph_batch_env
   from agents.tools import loop as loop_lib
+  suite = _eval_suite(config)
   config = prepare_run(config, run_dir)
   loop_config = config['loop']
   configure_threads(loop_config['tf_threads'])
   tf.random.set_seed(config['seed'])
-  with _stop_requests() as stop_flag:
+  # Installed before the slow start (workers, tracing): a first signal then
+  # stops the run at its first report, with a checkpoint.
+  with interrupts.StopRequest() as stop_flag:
     batch_env = None
     try:
       batch_env = builders.make_batch_env(config)
-      env = in_graph_batch_env.InGraphBatchEnv(batch_env, seed=config['seed'])
+      env = in_graph_batch_env.InGraphBatchEnv(
+          batch_env, seed=config['seed'],
+          collectors=_collectors(config, len(batch_env), collectors))
       loop = loop_lib.Loop(run_dir)
       algorithm = builders.build_algorithm(config, batch_env.observation_space,
                                            batch_env.action_space, is_training=loop.is_training)
@@ -182,7 +197,14 @@ def train(config, run_dir, quiet=False, export_policy=True):
                        report_every=eval_steps)
       max_step = _max_step(loop_config)
       initial = loop.restore() or 0
-      reporter = _ProgressReporter(loop, algorithm, max_step, initial, stop_flag, quiet)
+      suite_evaluator = None
+      if suite is not None and loop_config['eval_every']:
+        from agents.evaluation import during_training
+        suite_evaluator = during_training.SuiteEvaluator(
+            suite, algorithm, batch_env.observation_space, run_dir, loop.metrics,
+            config['environment']['num_agents'])
+      reporter = _ProgressReporter(loop, algorithm, max_step, initial, stop_flag, quiet,
+                                   suite_evaluator)
       interrupted = False
       try:
         step = loop.run(max_step, on_report=reporter)
@@ -196,7 +218,7 @@ def train(config, run_dir, quiet=False, export_policy=True):
       if export_policy and not interrupted:
         save_policy(algorithm, batch_env.observation_space, os.path.join(run_dir, 'policy'))
       return dict(step=step, interrupted=interrupted, mean_score=reporter.mean_score,
-                  run_dir=run_dir)
+                  run_dir=run_dir, signal=stop_flag.signal_name if interrupted else None)
     finally:
       if batch_env is not None:
         batch_env.close()

@@ -1,21 +1,21 @@
-"""TWR50 of the baseline controllers over N seeds, each flown as one vector slab; prints JSON.
+"""TWR50 of the baseline controllers (and a trained run) on an evaluation suite; prints JSON.
 
-    python -m bench.baselines --seeds 100 [--policies station_seeker,random_walk,random]
-        [--run_dir RUN_DIR]
+    OPENBLAS_NUM_THREADS=1 python -m bench.baselines [--suite=small_eval]
+        [--agents=station_seeker,random_walk,random] [--run_dir=RUN_DIR] [--workers=2]
 
-`--run_dir` adds a row for the deterministic policy of a trained balloon run (its latest
-checkpoint), flown on the same seeds in slabs of at most the run's `num_agents`, with
-this benchmark's wind and episode length.
-
-TWR50 is the fraction of the 960 agent steps (48 h) a balloon spends within 50 km of its
-station (balloon.md §14); a balloon that terminates early counts as outside afterwards.
-Seeds are 0 … N−1 (episode seeds of the procedural environment).
+Each agent is flown with `agents.evaluation` (slabs of balloons in worker processes, the
+policy on the whole batch), into `--output_root/<agent>` so that
+`python -m agents.scripts.evaluate compare ...` can pair them afterwards. One JSON line
+per agent, then one with all of them: mean TWR50 with its 95 % bootstrap interval, IQM
+with its interval, median, BLE's TWR50, failures, wall time and the load average.
+TWR50 is the fraction of the episode's 960 steps within 50 km (a balloon that dies early
+counts as outside afterwards); BLE's divides by the steps flown.
 """
 
 import argparse
-import functools
 import json
 import os
+import tempfile
 import time
 
 # One BLAS thread per process: OpenBLAS threads spin-wait and, on a busy machine, make the
@@ -23,61 +23,49 @@ import time
 os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 os.environ.setdefault('OMP_NUM_THREADS', '1')
 
-import numpy as np  # noqa: E402
-
-from agents.env.balloon import baselines  # noqa: E402
+from agents import evaluation  # noqa: E402
 
 
-def _fly_baseline(name, seeds, **kwargs):
-  return baselines.evaluate(baselines.POLICIES[name](len(seeds), seed=0), seeds, **kwargs)
-
-
-def _fly_trained(run_dir, seeds, **kwargs):
-  """`baselines.evaluate` of a trained run's deterministic policy, in slabs of num_agents."""
-  from agents import configs
-  from agents.scripts import evaluate as evaluate_lib
-  policy = evaluate_lib.DeterministicPolicy(run_dir)
-  if policy.config['environment']['id'] != configs.BALLOON_ENV_ID:
-    raise SystemExit(f'--run_dir {run_dir} trained on {policy.config["environment"]["id"]}, '
-                     f'not {configs.BALLOON_ENV_ID}.')
-  size = policy.num_agents
-  parts = [baselines.evaluate(policy, seeds[start:start + size], **kwargs)
-           for start in range(0, len(seeds), size)]
-  return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+def _row(summary, seconds, load):
+  twr, ble = summary['twr50'], summary['time_within_radius']
+  return {
+      'twr50_mean': round(twr['mean'], 4), 'twr50_ci95': [round(v, 4) for v in twr['mean_ci95']],
+      'twr50_iqm': round(twr['iqm'], 4), 'twr50_iqm_ci95': [round(v, 4) for v in twr['iqm_ci95']],
+      'twr50_median': round(twr['median'], 4), 'ble_twr50_mean': round(ble['mean'], 4),
+      'mean_reward': round(summary['cumulative_reward']['mean'], 2),
+      'failures': summary['failures']['any'], 'seconds': round(seconds, 1),
+      'load_1min': [round(value, 2) for value in load],
+  }
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__)
-  parser.add_argument('--seeds', type=int, default=100)
-  parser.add_argument('--first_seed', type=int, default=0)
-  parser.add_argument('--policies', default=','.join(baselines.POLICIES))
-  parser.add_argument('--steps', type=int, default=960)
-  parser.add_argument('--wind', default='procedural', choices=('procedural', 'static'))
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--suite', default='small_eval')
+  parser.add_argument('--seeds', type=int, default=None,
+                      help='instead of --suite: suite seeds 0 .. N-1 (a custom suite)')
+  parser.add_argument('--agents', default='station_seeker,random_walk,random')
   parser.add_argument('--run_dir', default=None,
-                      help='also fly the deterministic policy of this trained balloon run')
+                      help="also fly this trained balloon run's deterministic policy")
+  parser.add_argument('--workers', type=int, default=2)
+  parser.add_argument('--output_root', default=None, help='default: a temporary directory')
   args = parser.parse_args(argv)
-  seeds = list(range(args.first_seed, args.first_seed + args.seeds))
-  flights = {name: functools.partial(_fly_baseline, name) for name in args.policies.split(',')}
-  if args.run_dir:
-    flights['trained'] = functools.partial(_fly_trained, args.run_dir)
-  results = {}
-  for name, fly in flights.items():
+  suite = evaluation.get_suite(
+      args.suite if args.seeds is None else f'custom:seeds=0-{args.seeds - 1}')
+  root = args.output_root or tempfile.mkdtemp(prefix='baselines-')
+  agents = args.agents.split(',') + ([f'run:{args.run_dir}'] if args.run_dir else [])
+  rows = {}
+  for agent in agents:
+    name = 'trained' if agent.startswith('run:') else agent
+    load_before = os.getloadavg()[0]
     start = time.perf_counter()
-    metrics = fly(seeds, wind=args.wind, steps=args.steps)
+    outcome = evaluation.evaluate(agent, suite, os.path.join(root, name), workers=args.workers,
+                                  overwrite=True, progress=False, artifacts=False)
     seconds = time.perf_counter() - start
-    twr = metrics['twr50']
-    results[name] = {
-        'twr50_mean': round(float(twr.mean()), 4),
-        'twr50_stderr': round(float(twr.std(ddof=1) / np.sqrt(len(twr))), 4) if len(twr) > 1
-        else None,
-        'twr50_median': round(float(np.median(twr)), 4),
-        'mean_reward': round(float(metrics['reward'].mean()), 2),
-        'terminated': int(metrics['terminated'].sum()),
-        'seconds': round(seconds, 1),
-    }
-    print(json.dumps({'policy': name, **results[name]}), flush=True)
-  print(json.dumps({'seeds': len(seeds), 'steps': args.steps, 'wind': args.wind,
-                    'results': results}))
+    rows[name] = _row(outcome['summary'], seconds, (load_before, os.getloadavg()[0]))
+    print(json.dumps({'agent': name, **rows[name]}), flush=True)
+  print(json.dumps({'suite': suite.name, 'seeds': len(suite.seeds),
+                    'episode_length': suite.episode_length, 'wind': suite.wind,
+                    'output_root': root, 'results': rows}))
 
 
 if __name__ == '__main__':

@@ -89,6 +89,8 @@ def balloon():
           'steps_per_call': 60,
           'log_every': 15_360,
           'checkpoint_every': 76_800,
+          # Flown after each evaluation phase once loop.eval_every is set.
+          'eval_suite': 'tiny_eval',
       },
   })
 

@@ -236,6 +236,9 @@ def load_yaml(path):
   data = yaml_io.read_yaml(path)
   if migration.is_flat(data):
     data = from_mapping(data)  # Earlier versions' keys onto today's defaults.
+  elif isinstance(data.get('loop'), dict):
+    # Runs written before loop.eval_suite existed had no suite evaluation.
+    data['loop'].setdefault('eval_suite', None)
   try:
     return validate(data)
   except ConfigError as error:

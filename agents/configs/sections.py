@@ -8,7 +8,7 @@ A run config is a plain nested mapping:
     network: {...}     # the algorithm's NetworkConfig (empty without one)
     algorithm: {name: ppo, ...}   # the algorithm's Config
     loop: {steps, tf_threads, steps_per_call, log_every, checkpoint_every,
-           eval_every, eval_steps}
+           eval_every, eval_steps, eval_suite}
 
 `EnvironmentConfig` and `LoopConfig` declare the shared sections; the algorithm
 class declares the other two (see `agents.algorithms.algorithm`). `specs_of`
@@ -66,6 +66,10 @@ class LoopConfig:
                           resumable=True)
   eval_steps: int = param(8_000, 'environment steps of one evaluation phase', low=1,
                           resumable=True)
+  eval_suite: str | None = param(
+      None, 'evaluation suite (agents.evaluation) flown by the deterministic policy after '
+      'each evaluation phase, its TWR50 logged with a 95 % interval (balloon only); null '
+      'disables', resumable=True)
 
 
 def section_classes(algorithm_name):

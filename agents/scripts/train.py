@@ -18,6 +18,7 @@ import os
 import sys
 
 from agents import configs
+from agents.tools import interrupts
 
 _PROG = 'agents.scripts.train'
 
@@ -90,6 +91,14 @@ def resolve_run(args):
 
 def main(argv=None):
   """Console entry point `agents-train`; returns the exit code."""
+  try:
+    return _main(argv)
+  except KeyboardInterrupt as error:  # Ctrl-C before training, or a second Ctrl-C or SIGTERM
+    print(f'{_PROG}: {interrupts.describe(error)}', file=sys.stderr)
+    return interrupts.exit_code(error)
+
+
+def _main(argv):
   args = parse_args(sys.argv[1:] if argv is None else argv)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
   from agents import training
@@ -107,9 +116,16 @@ def main(argv=None):
   # TensorFlow logs through absl).
   for name in ('tensorflow', 'absl'):
     logging.getLogger(name).setLevel(logging.WARNING)
-  result = training.train(config, run_dir, quiet=args.quiet)
-  state = 'interrupted' if result['interrupted'] else 'finished'
-  print(f"Run {state} at step {result['step']}: {run_dir}")
+  from agents.tools import checkpoints  # TensorFlow: only once the inputs are checked
+  try:
+    result = training.train(config, run_dir, quiet=args.quiet)
+  except checkpoints.CheckpointError as error:
+    print(f'{_PROG}: error: {error}', file=sys.stderr)
+    return 2
+  if result['interrupted']:
+    print(f"Run interrupted by {result['signal']} at step {result['step']}: {run_dir}")
+    return interrupts.exit_code(result['signal'])
+  print(f"Run finished at step {result['step']}: {run_dir}")
   return 0
 
 

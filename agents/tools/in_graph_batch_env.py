@@ -28,6 +28,7 @@ because environment state cannot be restored into fresh environments anyway.
 import numpy as np
 import tensorflow as tf
 
+from agents.tools import episode_collectors
 from agents.tools import space_spec as space_spec_lib
 
 
@@ -45,7 +46,7 @@ class InGraphBatchEnv:
     infos: dict of Variables, see the module docstring.
   """
 
-  def __init__(self, batch_env, info_specs=None, seed=None):
+  def __init__(self, batch_env, info_specs=None, seed=None, collectors=()):
     """Creates the variables from the spaces of the batch.
 
     Must be called outside any `tf.function` (it creates variables).
@@ -58,6 +59,9 @@ class InGraphBatchEnv:
       seed: optional int. The first reset of environment `i` is seeded with
         `seed + i`; later resets continue the environment's own generator,
         so a run is reproducible without repeating episodes.
+      collectors: `episode_collectors.EpisodeCollector`s fed with every step's
+        Python arrays (per-episode statistics such as the balloon's TWR50); the
+        info keys they read or drop on purpose are not warned about.
 
     Raises:
       TypeError: a space or an info spec has no fixed array form.
@@ -72,7 +76,9 @@ class InGraphBatchEnv:
                         for key, spec in sorted((info_specs or {}).items())}
     self._seed = seed
     self._seeded = np.zeros(self._batch_size, bool)
-    self._dropped_info_keys = set()
+    self.collectors = list(collectors)
+    # Keys the collectors consume (or drop on purpose) are not reported as dropped.
+    self._dropped_info_keys = episode_collectors.handled_info_keys(self.collectors)
     self._python_error = None
     batch = [self._batch_size]
     with tf.name_scope('environment'):
@@ -234,6 +240,8 @@ class InGraphBatchEnv:
     reward = _checked_flat(reward, np.float32, self._batch_size, 'reward')
     terminated = _checked_flat(terminated, bool, self._batch_size, 'terminated')
     truncated = _checked_flat(truncated, bool, self._batch_size, 'truncated')
+    for collector in self.collectors:
+      collector.step(reward, terminated, truncated, infos)
     return [observ, reward, terminated, truncated] + self._info_arrays(infos, self._batch_size)
 
   def _reset_checked(self, indices):
@@ -242,6 +250,8 @@ class InGraphBatchEnv:
       seeds = [None if self._seeded[index] else self._seed + int(index) for index in indices]
       self._seeded[indices] = True
     observ, infos = self._batch_env.reset(indices, seeds)
+    for collector in self.collectors:
+      collector.reset(indices)
     observ = self._checked_observ(observ, len(indices), 'reset')
     return [observ] + self._info_arrays(infos, len(indices))
 

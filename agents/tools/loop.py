@@ -25,7 +25,11 @@ Checkpoints are atomic: TensorFlow writes a checkpoint's data and index files
 first and only then rewrites the `checkpoints/checkpoint` state file, which is
 written to a temporary file and renamed over the old one. A process killed
 mid-save therefore leaves the state file naming the previous, complete
-checkpoint, and `restore` never sees the partial one. `restore` brings back the
+checkpoint, and `restore` never sees the partial one; the `ckpt-<N>_temp/`
+folder such a kill leaves is removed when the next Loop builds its checkpoint.
+A checkpoint damaged later (a truncated or corrupted file) is skipped with a
+warning, and the newest one that reads is restored (`agents.tools.checkpoints`).
+`restore` brings back the
 global step and every variable of the algorithms (optimiser slots included,
 provided the optimiser is built in the algorithm's constructor), and trims
 `metrics.jsonl` to the restored step; TensorBoard may show the steps between
@@ -40,6 +44,8 @@ import time
 
 import tensorflow as tf
 
+from agents.tools import checkpoints as checkpoints_lib
+from agents.tools import episode_collectors
 from agents.tools import metrics_writer as metrics_writer_lib
 from agents.tools import simulate as simulate_lib
 
@@ -180,22 +186,28 @@ class Loop:
         checkpoint_every=int(checkpoint_every) if checkpoint_every else None, writer=writer))
 
   def restore(self):
-    """Restores the latest checkpoint, if any. `run` calls this when needed.
+    """Restores the newest checkpoint that reads, if any. `run` calls this when needed.
+
+    A damaged checkpoint (truncated, corrupted, missing a file) is skipped with
+    a warning naming it and the reason, and the next older one is restored
+    (see `agents.tools.checkpoints`).
 
     Returns:
       The restored global step, or None when there is no checkpoint.
 
     Raises:
       ValueError: no phases were added.
+      CheckpointError: checkpoints exist but none of them restores.
       AssertionError: the checkpoint lacks values for existing variables
         (from `assert_existing_objects_matched`, naming them).
     """
-    manager = self._build_checkpoint()
-    path = manager.latest_checkpoint
+    self._build_checkpoint()
+    path = checkpoints_lib.restore_newest(
+        self._checkpoint, self.checkpoint_dir,
+        expect=lambda status: status.assert_existing_objects_matched())
     if path is None:
       self._last_saved_step = None
       return None
-    self._checkpoint.restore(path).assert_existing_objects_matched()
     step = int(self.step.numpy())
     self._last_saved_step = step
     self.metrics.truncate_after(step)
@@ -269,6 +281,10 @@ class Loop:
     if not self._phases:
       raise ValueError('Add at least one phase before restoring or running the loop.')
     if self._manager is None:
+      # Before the manager reads the state file: leftovers of a killed save go,
+      # and an unreadable state file is rebuilt rather than read as "none".
+      checkpoints_lib.remove_leftovers(self.checkpoint_dir)
+      checkpoints_lib.repair_state(self.checkpoint_dir)
       objects = dict(self._checkpoint_objects)
       objects['step'] = self.step
       objects.update(self._algorithms())
@@ -306,7 +322,7 @@ class Loop:
   def _mark(self, phase, step):
     episodes, score_sum, length_sum = phase.fused_step.episodes.totals()
     return dict(step=step, time=time.time(), episodes=episodes, score_sum=score_sum,
-                length_sum=length_sum)
+                length_sum=length_sum, collected=_collected(phase))
 
   def _row(self, phase, step, phase_step, mark):
     episodes, score_sum, length_sum = phase.fused_step.episodes.totals()
@@ -317,17 +333,28 @@ class Loop:
         mean_score=(score_sum - mark['score_sum']) / finished if finished else None,
         mean_length=(length_sum - mark['length_sum']) / finished if finished else None,
         steps_per_second=(step - mark['step']) / elapsed if elapsed > 0 else None,
-        wall_time=time.time())
+        wall_time=time.time(),
+        # Per-episode statistics of the environment's collectors (the balloon's twr50).
+        **episode_collectors.means(_collected(phase), mark.get('collected', {})))
 
   def _log(self, phase, step, phase_step):
     row = self._row(phase, step, phase_step, phase.log_mark)
     phase.log_mark = self._mark(phase, step)
     self.metrics.write(row)
     with phase.writer.as_default(step=step):
-      for key in ('mean_score', 'mean_length', 'episodes', 'steps_per_second'):
+      for key in ('mean_score', 'mean_length', 'episodes', 'steps_per_second',
+                  *_collected(phase)):
         if row[key] is not None:
           tf.summary.scalar(key, row[key])
     phase.writer.flush()
+
+
+def _collected(phase):
+  """The merged totals of the phase environment's episode collectors."""
+  totals = {}
+  for collector in getattr(phase.fused_step.batch_env, 'collectors', ()):
+    totals.update(collector.totals())
+  return totals
 
 
 def _until_next(start, every):

@@ -1,6 +1,7 @@
 """Tests of agents/scripts/export.py: the SavedModel loads and acts without this package."""
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -78,6 +79,18 @@ class ExportTest(unittest.TestCase):
     run_dir, _ = tiny_run.tiny_run()
     outdir = os.path.join(tempfile.mkdtemp(), 'exported')
     self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir]), 0)
+    self.assertTrue(os.path.exists(os.path.join(outdir, 'saved_model.pb')))
+
+  def test_a_damaged_newest_checkpoint_is_skipped(self):
+    run_dir = os.path.join(tempfile.mkdtemp(), 'run')
+    shutil.copytree(tiny_run.tiny_run()[0], run_dir)
+    newest = tf.train.latest_checkpoint(os.path.join(run_dir, 'checkpoints'))
+    for data in tf.io.gfile.glob(newest + '.data-*'):
+      os.truncate(data, 100)
+    outdir = os.path.join(tempfile.mkdtemp(), 'exported')
+    with self.assertLogs('agents.tools.checkpoints', 'WARNING') as logs:
+      self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir]), 0)
+    self.assertIn(os.path.basename(newest), logs.output[0])
     self.assertTrue(os.path.exists(os.path.join(outdir, 'saved_model.pb')))
 
 

@@ -120,7 +120,8 @@ class BalloonEnv(gymnasium.Env):
     if seed is not None:
       seed = check_seed(seed)
     super().reset(seed=seed)
-    episode_seed = seed if seed is not None else int(self.np_random.integers(constants.MAX_SEED))
+    episode_seed = seed if seed is not None else int(
+        self.np_random.integers(simulator_lib.EVALUATION_SEED_BASE))
     options = dict(options or {})
     initial_state = _initial_state(options.pop('initial_state', None), 'initial_state')
     if options:

@@ -40,6 +40,11 @@ _START_MIN_S = datetime.datetime.fromisoformat(constants.START_TIME_MIN).replace
     tzinfo=datetime.timezone.utc).timestamp()
 _START_MAX_S = datetime.datetime.fromisoformat(constants.START_TIME_MAX).replace(
     tzinfo=datetime.timezone.utc).timestamp()
+# Episode seeds at and above this (and below constants.MAX_SEED) are reserved for
+# evaluation suites (agents.evaluation maps suite seed s to episode seed
+# EVALUATION_SEED_BASE + s); episodes reset without a seed draw below it, so training
+# never flies a suite's episode.
+EVALUATION_SEED_BASE = 2 ** 62
 
 INFO_KEYS = ('distance_km', 'out_of_power', 'envelope_burst', 'zeropressure', 'time_elapsed_s',
              'battery_soc', 'pressure', 'superpressure', 'status', 'effective_action',
@@ -222,7 +227,7 @@ class BalloonSimulator:
       raise ValueError(f'reset got {count} indices but {len(seeds)} seeds and '
                        f'{len(states)} initial states.')
     episode_seeds = np.array([
-        int(self._seed_stream.integers(constants.MAX_SEED)) if seed is None
+        int(self._seed_stream.integers(EVALUATION_SEED_BASE)) if seed is None
         else check_seed(seed, f'seed for balloon {index}') for index, seed in zip(indices, seeds)],
         np.int64)
     for index, state in zip(indices, states):

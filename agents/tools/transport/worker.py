@@ -49,8 +49,12 @@ def run(reader, writer, constructor_bytes, parent_pid, registry):
     parent_pid: Process id of the parent, watched for its death.
     registry: The parent's Gymnasium registrations (`launch.registry_snapshot`).
   """
-  # Ctrl+C reaches the whole process group; the parent decides when workers stop, and
-  # they leave as soon as it closes the pipe, so ignore SIGINT here.
+  # The parent decides when workers stop, and they leave as soon as it closes the
+  # pipe or dies. A signal sent to the parent's whole process group (Ctrl+C in a
+  # terminal, SIGTERM from a scheduler such as SLURM) must not kill them before the
+  # parent has saved its checkpoint: leave the group, and ignore SIGINT in case a
+  # caller signals the worker itself.
+  os.setpgid(0, 0)
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   channel = channel_lib.Channel(reader, writer, blocking=True)
   blocks = []  # The shared-memory blocks mapped, newest last.

@@ -1,0 +1,161 @@
+"""The library entry points: `evaluate` a suite into a directory, `summarize_dir`, `compare`.
+
+`evaluate` runs the requested shards (locally, or as Ray tasks) and, once the directory
+holds every seed of the suite, combines the shards into `results.json` and writes
+`summary.json`, the TWR50 distribution plot and the gallery of flights.
+"""
+
+import os
+
+from agents.evaluation import plots, runner, statistics
+from agents.evaluation import results as results_lib
+from agents.evaluation import suites as suites_lib
+from agents.evaluation.errors import EvaluationError
+
+
+def evaluate(agent, suite, output_dir, num_shards=1, shard_index=None, workers=2,
+             use_ray=False, ray_address=None, slab_size=runner.DEFAULT_SLAB_SIZE,
+             flight_paths=False, checkpoint=None, overwrite=False, progress=True,
+             artifacts=True, gallery=True):
+  """Evaluates an agent on a suite into `output_dir`.
+
+  Args:
+    agent: agent spec: station_seeker, random_walk, random, run:<RUN_DIR>,
+      savedmodel:<DIR> or <module>:<factory> (see `policies`).
+    suite: a `Suite` or a suite name (see `suites.get_suite`).
+    output_dir: where the shard files (and, when complete, the summary) go.
+    num_shards, shard_index: split the suite into `num_shards` contiguous shards and run
+      shard `shard_index` only (None: every shard, one after the other or on Ray).
+      With Ray, num_shards None means one shard per CPU of the cluster.
+    workers: local worker processes, one slab of balloons each (0: in this process).
+    use_ray, ray_address: run the shards as Ray tasks (a local instance unless
+      `ray_address`).
+    slab_size: balloons per slab at most.
+    flight_paths: keep each seed's flight path in the results.
+    checkpoint: for run:<RUN_DIR>, a checkpoint name or prefix (None: the latest).
+    overwrite: replace results of another evaluation found in `output_dir`.
+    progress: show tqdm bars.
+    artifacts: when the suite is complete, write summary.json and the plots.
+    gallery: with artifacts, also re-fly the best, median and worst seeds for pictures.
+
+  Returns:
+    dict(results=[EvaluationResult of the shards run], complete=bool, summary=dict|None).
+
+  Raises:
+    EvaluationError: bad input; nothing already written is lost.
+  """
+  if isinstance(suite, str):
+    suite = suites_lib.get_suite(suite)
+  if use_ray or ray_address:
+    from agents.evaluation import ray_runner
+    indices = None if shard_index is None else [shard_index]
+    if shard_index is not None:
+      suites_lib.check_shard(num_shards, shard_index)
+    results = ray_runner.run_shards(
+        agent, suite, output_dir, num_shards if (num_shards or 1) > 1 or shard_index is not None
+        else None, indices, ray_address, slab_size=slab_size, flight_paths=flight_paths,
+        checkpoint=checkpoint, overwrite=overwrite, progress=progress)
+  else:
+    suites_lib.check_shard(num_shards, 0 if shard_index is None else shard_index)
+    indices = range(num_shards) if shard_index is None else [shard_index]
+    results = []
+    for index in indices:
+      results.extend(runner.run_shard(
+          agent, suite, output_dir, num_shards, index, workers, slab_size, flight_paths,
+          checkpoint, overwrite, progress))
+      overwrite = False
+  summary = None
+  complete = _is_complete(output_dir, suite)
+  if complete:
+    summary = finish(output_dir, artifacts=artifacts, checkpoint=checkpoint, gallery=gallery)
+  return {'results': results, 'complete': complete, 'summary': summary}
+
+
+def _is_complete(output_dir, suite):
+  seeds = set()
+  for path in results_lib.shard_files(output_dir):
+    _, shard = results_lib.load_shard(path)
+    seeds.update(result.seed for result in shard)
+  return seeds == set(suite.seeds)
+
+
+def finish(output_dir, artifacts=True, checkpoint=None, gallery=True):
+  """Combines the shards and writes summary.json (and plots, gallery); returns the summary."""
+  header, results = results_lib.combine(output_dir)
+  summary = summary_of(header, results)
+  results_lib.write_json(os.path.join(output_dir, 'summary.json'), summary)
+  if artifacts and not plots.available():
+    print("evaluate: plots skipped: matplotlib is not installed (pip install -e '.[viz]').")
+  elif artifacts:
+    plots.distribution(results, os.path.join(output_dir, 'twr50_distribution.png'),
+                       f'{header["agent"]} on {header["suite"]["name"]}')
+    if gallery:
+      suite = suites_lib.Suite.from_dict(header['suite'])
+      info = header.get('agent_info') or {}
+      plots.gallery(header['agent'], suite, results, output_dir,
+                    checkpoint=info.get('checkpoint') if info.get('kind') == 'run'
+                    else checkpoint)
+  return summary
+
+
+def summary_of(header, results):
+  """summary.json's content: agent, suite and the statistics."""
+  suite = header['suite']
+  return {'agent': header['agent'], 'agent_info': header.get('agent_info', {}),
+          'suite': {key: suite[key] for key in ('name', 'num_seeds', 'episode_length', 'wind')},
+          'table_metric': 'twr50', **statistics.summarize(results)}
+
+
+def summarize_dir(output_dir):
+  """The summary of a directory's (combined) results, without writing anything."""
+  header, results = results_lib.load(output_dir)
+  return summary_of(header, results)
+
+
+def compare(directories, output_dir=None, metric='twr50'):
+  """Paired statistics of every agent against the first one, on the same seeds.
+
+  Writes `comparison.json` and `comparison.png` into `output_dir` when given.
+
+  Returns:
+    dict(agents=[summaries], pairs=[compare_paired of agent i vs agent 0, i >= 1]).
+
+  Raises:
+    EvaluationError: fewer than two directories, or different suites / seeds.
+  """
+  if len(directories) < 2:
+    raise EvaluationError('compare needs at least two result directories.')
+  loaded = [results_lib.load(directory) for directory in directories]
+  names = _names([header['agent'] for header, _ in loaded], directories)
+  suites = {header['suite']['name'] for header, _ in loaded}
+  reference_header, reference = loaded[0]
+  for directory, (header, _) in zip(directories[1:], loaded[1:]):
+    if header['suite'] != reference_header['suite']:
+      raise EvaluationError(
+          f'{directory} holds suite {header["suite"]["name"]} ({header["suite"]["num_seeds"]} '
+          f'seeds, {header["suite"]["episode_length"]} steps, {header["suite"]["wind"]} wind), '
+          f'but {directories[0]} holds {reference_header["suite"]["name"]} '
+          f'({reference_header["suite"]["num_seeds"]} seeds); compare agents on one suite.')
+  pairs = [statistics.compare_paired(results, reference, metric, (name, names[0]))
+           for name, (_, results) in zip(names[1:], loaded[1:])]
+  comparison = {
+      'metric': metric, 'note': statistics.METRIC_NOTE[metric], 'suites': sorted(suites),
+      'agents': [dict(name=name, directory=directory, **summary_of(header, results))
+                 for name, directory, (header, results) in zip(names, directories, loaded)],
+      'pairs': pairs,
+  }
+  if output_dir:
+    os.makedirs(output_dir, exist_ok=True)
+    results_lib.write_json(os.path.join(output_dir, 'comparison.json'), comparison)
+    plots.comparison({name: results for name, (_, results) in zip(names, loaded)},
+                     os.path.join(output_dir, 'comparison.png'), metric)
+  return comparison
+
+
+def _names(agents, directories):
+  """Agent names, made unique with their directory where two agents share a name."""
+  names = []
+  for agent, directory in zip(agents, directories):
+    name = agent if agents.count(agent) == 1 else f'{agent} ({directory})'
+    names.append(name)
+  return names

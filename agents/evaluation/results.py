@@ -1,0 +1,244 @@
+"""Per-seed results (BLE's EvaluationResult), one JSON file per shard, and `combine`.
+
+Layout of an output directory:
+
+    shard-00000-of-00004.json   {"format", "agent", "suite", "num_shards", "shard_index",
+                                 "complete", "results": [EvaluationResult, ...]}
+    results.json                every seed of the suite, after `combine`
+    summary.json                the statistics of `statistics.summarize`
+
+A shard file is rewritten atomically (write, then rename) as seeds finish, so a killed
+evaluation resumes from it and a crashed shard can be re-run alone.
+"""
+
+import dataclasses
+import glob
+import json
+import os
+import re
+
+from agents.evaluation import suites as suites_lib
+from agents.evaluation.errors import EvaluationError
+
+FORMAT = 'agents.evaluation/1'
+FLIGHT_PATH_KEYS = ('x', 'y', 'pressure', 'superpressure', 'elapsed_time', 'battery_soc')
+_SHARD_PATTERN = re.compile(r'shard-(\d+)-of-(\d+)\.json$')
+
+
+@dataclasses.dataclass
+class EvaluationResult:
+  """One seed's episode, with BLE's EvaluationResult fields.
+
+  Attributes:
+    seed: the suite seed (the balloon flew episode seed 2**62 + seed).
+    cumulative_reward: sum of the rewards.
+    time_within_radius: BLE's TWR50: steps within 50 km / steps flown.
+    twr50: the stricter TWR50: steps within 50 km / the suite's episode length (a
+      balloon that dies early counts as outside afterwards).
+    out_of_power, envelope_burst, zeropressure: how the episode terminated, if it did.
+    final_timestep: steps flown.
+    flight_path: None, or a dict of per-step lists FLIGHT_PATH_KEYS (x, y in m; pressure,
+      superpressure in Pa; elapsed_time in s; battery_soc in [0, 1]).
+  """
+  seed: int
+  cumulative_reward: float
+  time_within_radius: float
+  twr50: float
+  out_of_power: bool
+  envelope_burst: bool
+  zeropressure: bool
+  final_timestep: int
+  flight_path: dict = None
+
+  @property
+  def failed(self):
+    """Whether the episode terminated (out of power, burst or zero pressure)."""
+    return self.out_of_power or self.envelope_burst or self.zeropressure
+
+  def to_dict(self):
+    data = dataclasses.asdict(self)
+    if data['flight_path'] is None:
+      del data['flight_path']
+    return data
+
+  @classmethod
+  def from_dict(cls, data):
+    return cls(**{field.name: data.get(field.name) for field in dataclasses.fields(cls)})
+
+
+def shard_filename(num_shards, shard_index):
+  """`shard-IIIII-of-KKKKK.json`."""
+  return f'shard-{shard_index:05d}-of-{num_shards:05d}.json'
+
+
+def header(agent, suite, num_shards, shard_index, agent_info=None):
+  """What identifies a shard file: the agent, the suite and the split."""
+  return {'format': FORMAT, 'agent': agent, 'agent_info': agent_info or {},
+          'suite': suite.to_dict(), 'num_shards': num_shards, 'shard_index': shard_index}
+
+
+def write_json(path, data):
+  """Writes JSON atomically: a temporary file, then a rename."""
+  temporary = f'{path}.tmp-{os.getpid()}'
+  with open(temporary, 'w') as file:
+    json.dump(data, file, separators=(',', ':'))
+  os.replace(temporary, path)
+
+
+def write_shard(output_dir, shard_header, results, complete):
+  """Writes (replaces) one shard's file; results sorted by seed."""
+  data = dict(shard_header, complete=bool(complete),
+              results=[result.to_dict() for result in sorted(results, key=lambda r: r.seed)])
+  path = os.path.join(output_dir, shard_filename(shard_header['num_shards'],
+                                                 shard_header['shard_index']))
+  write_json(path, data)
+  return path
+
+
+def read_json(path):
+  try:
+    with open(path) as file:
+      return json.load(file)
+  except (OSError, json.JSONDecodeError) as error:
+    raise EvaluationError(f'cannot read {path}: {error}') from None
+
+
+def shard_files(output_dir):
+  """The shard files in a directory, sorted."""
+  return sorted(path for path in glob.glob(os.path.join(output_dir, 'shard-*-of-*.json'))
+                if _SHARD_PATTERN.search(path))
+
+
+def load_shard(path):
+  """(header, [EvaluationResult]) of a shard file."""
+  data = read_json(path)
+  if data.get('format') != FORMAT:
+    raise EvaluationError(f'{path} is not an evaluation shard ({FORMAT}).')
+  results = [EvaluationResult.from_dict(item) for item in data.pop('results')]
+  return data, results
+
+
+def same_run(a, b):
+  """Whether two headers describe the same agent on the same suite (any split)."""
+  return (a['agent'] == b['agent'] and a.get('agent_info') == b.get('agent_info')
+          and a['suite'] == b['suite'])
+
+
+def describe(data):
+  return (f'agent {data["agent"]} on suite {data["suite"]["name"]} '
+          f'({data["suite"]["num_seeds"]} seeds)')
+
+
+def check_output_dir(output_dir, shard_header, overwrite=False):
+  """Refuses a directory holding results of another agent, suite or split.
+
+  With `overwrite`, removes those results instead. Returns the finished results of this
+  very shard (to resume from), else [].
+
+  Raises:
+    EvaluationError: the directory holds another evaluation and overwrite is False.
+  """
+  existing = shard_files(output_dir)
+  combined = [path for path in (os.path.join(output_dir, 'results.json'),)
+              if os.path.exists(path)]
+  conflicts = []
+  own = []
+  for path in existing + combined:
+    data = read_json(path)
+    if data.get('format') != FORMAT:
+      conflicts.append((path, 'not an evaluation file'))
+      continue
+    if not same_run(data, shard_header):
+      conflicts.append((path, describe(data)))
+    elif path in existing and data['num_shards'] != shard_header['num_shards']:
+      conflicts.append((path, f'split into {data["num_shards"]} shards, not '
+                              f'{shard_header["num_shards"]}'))
+    elif path in existing and data['shard_index'] == shard_header['shard_index']:
+      own.append(path)
+  if conflicts and not overwrite:
+    path, what = conflicts[0]
+    raise EvaluationError(
+        f'--output_dir {output_dir} already holds results of {what} ({os.path.basename(path)}'
+        f'{f" and {len(conflicts) - 1} more files" if len(conflicts) > 1 else ""}), not '
+        f'{describe(shard_header)} in {shard_header["num_shards"]} shards; pass --overwrite '
+        'to replace them, or choose another --output_dir.')
+  if overwrite:
+    for path, _ in conflicts:
+      os.remove(path)
+    for name in ('summary.json',):
+      if conflicts and os.path.exists(os.path.join(output_dir, name)):
+        os.remove(os.path.join(output_dir, name))
+  if own and not overwrite:
+    return load_shard(own[0])[1]
+  if own and overwrite:
+    os.remove(own[0])
+  return []
+
+
+def combine(output_dir, write=True):
+  """Merges the shard files of a directory into `results.json`.
+
+  Returns:
+    (header without shard fields, [EvaluationResult] in suite order).
+
+  Raises:
+    EvaluationError: no shards, shards of different runs, or seeds of the suite missing
+      or duplicated (named).
+  """
+  paths = shard_files(output_dir)
+  if not paths:
+    combined = os.path.join(output_dir, 'results.json')
+    if os.path.exists(combined):
+      return load_combined(combined)
+    raise EvaluationError(f'{output_dir} holds no shard files (shard-*-of-*.json).')
+  first = None
+  results = []
+  for path in paths:
+    data, shard_results = load_shard(path)
+    if first is None:
+      first = data
+    elif not same_run(first, data):
+      raise EvaluationError(f'{path} holds {describe(data)}, but {paths[0]} holds '
+                            f'{describe(first)}; combine one evaluation at a time.')
+    results.extend(shard_results)
+  suite = suites_lib.Suite.from_dict(first['suite'])
+  counts = {}
+  for result in results:
+    counts[result.seed] = counts.get(result.seed, 0) + 1
+  duplicates = sorted(seed for seed, count in counts.items() if count > 1)
+  if duplicates:
+    raise EvaluationError(f'{output_dir}: seeds {suites_lib._abbreviate(duplicates)} appear '
+                          'in more than one shard file.')
+  missing = [seed for seed in suite.seeds if seed not in counts]
+  if missing:
+    raise EvaluationError(f'{output_dir}: seeds {suites_lib._abbreviate(missing)} of suite '
+                          f'{suite.name} have no result; run their shards (or resume them).')
+  extra = sorted(set(counts) - set(suite.seeds))
+  if extra:
+    raise EvaluationError(f'{output_dir}: seeds {suites_lib._abbreviate(extra)} are not in '
+                          f'suite {suite.name}.')
+  by_seed = {result.seed: result for result in results}
+  ordered = [by_seed[seed] for seed in suite.seeds]
+  run = {key: first[key] for key in ('format', 'agent', 'agent_info', 'suite')}
+  if write:
+    write_json(os.path.join(output_dir, 'results.json'),
+               dict(run, results=[result.to_dict() for result in ordered]))
+  return run, ordered
+
+
+def load_combined(path):
+  """(header, results) of a `results.json`."""
+  data = read_json(path)
+  if data.get('format') != FORMAT:
+    raise EvaluationError(f'{path} is not an evaluation result file ({FORMAT}).')
+  return ({key: data[key] for key in ('format', 'agent', 'agent_info', 'suite')},
+          [EvaluationResult.from_dict(item) for item in data['results']])
+
+
+def load(output_dir):
+  """The combined results of a directory (combining its shards without writing)."""
+  if not os.path.isdir(output_dir):
+    raise EvaluationError(f'{output_dir} is not a directory.')
+  if shard_files(output_dir):
+    return combine(output_dir, write=False)
+  return load_combined(os.path.join(output_dir, 'results.json'))

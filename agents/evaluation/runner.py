@@ -1,0 +1,240 @@
+"""Flies the seeds of a shard as one batch of balloons, and runs shards into an output dir.
+
+`fly` is the shard code shared by local runs and Ray tasks: slabs of balloons
+(`BalloonVectorEnv`) in worker processes (`BatchEnv`), or in this process with
+`workers=0`; the policy acts on the whole batch at once. A balloon that finishes its
+episode is reset at once with the next seed of the shard, so the batch stays full.
+
+`run_shard` adds the output directory: it refuses another evaluation's results, resumes
+from the seeds this shard already finished, and rewrites the shard file as seeds finish.
+"""
+
+import functools
+import os
+import time
+
+import numpy as np
+
+from agents.env.balloon import constants
+from agents.env.balloon.env import BalloonVectorEnv
+from agents.evaluation import policies as policies_lib
+from agents.evaluation import results as results_lib
+from agents.evaluation import suites as suites_lib
+
+DEFAULT_SLAB_SIZE = 512  # balloons per worker process
+SAVE_EVERY_S = 10.0
+
+
+class FlightPathSlab(BalloonVectorEnv):
+  """A slab whose step infos also carry each balloon's x and y (m), for flight paths."""
+
+  def step(self, actions):
+    observ, reward, terminated, truncated, infos = super().step(actions)
+    infos['x'], infos['y'] = self.simulator.x.copy(), self.simulator.y.copy()
+    return observ, reward, terminated, truncated, infos
+
+
+def _make_slab(num_envs, episode_length, wind, flight_paths):
+  cls = FlightPathSlab if flight_paths else BalloonVectorEnv
+  return cls(num_envs, max_episode_steps=episode_length, wind=wind)
+
+
+def slab_sizes(num_seeds, workers, slab_size=DEFAULT_SLAB_SIZE):
+  """Balloons per slab: a batch of min(num_seeds, slabs * slab_size) split evenly."""
+  slabs = max(workers, 1)
+  batch = min(num_seeds, slabs * slab_size)
+  slabs = min(slabs, batch)
+  return [batch // slabs + (index < batch % slabs) for index in range(slabs)]
+
+
+def make_batch(suite, sizes, workers, flight_paths=False):
+  """A BatchEnv of balloon slabs: one worker process per slab, or in-process (workers=0)."""
+  from agents.tools.batch_env import BatchEnv
+  constructors = [functools.partial(_make_slab, size, suite.episode_length, suite.wind,
+                                    flight_paths) for size in sizes]
+  return BatchEnv.from_slab_constructors(constructors, processes=workers > 0)
+
+
+class _Episodes:
+  """Per-row accumulators of the episodes in flight."""
+
+  def __init__(self, batch_size, flight_paths):
+    self.seed = np.full(batch_size, -1, np.int64)
+    self.reward = np.zeros(batch_size)
+    self.within = np.zeros(batch_size, np.int64)
+    self.steps = np.zeros(batch_size, np.int64)
+    self.paths = [None] * batch_size if flight_paths else None
+
+  def start(self, rows, seeds):
+    self.seed[rows] = seeds
+    self.reward[rows] = 0.0
+    self.within[rows] = 0
+    self.steps[rows] = 0
+    if self.paths is not None:
+      for row in rows:
+        self.paths[row] = {key: [] for key in results_lib.FLIGHT_PATH_KEYS}
+
+  def record(self, active, reward, infos):
+    self.reward += np.where(active, reward, 0.0)
+    # BLE counts the position after every step flown, the last one included.
+    self.within += active & (infos['distance_km'] <= constants.STATION_RADIUS_KM)
+    self.steps += active
+    if self.paths is not None:
+      for row in np.flatnonzero(active):
+        path = self.paths[row]
+        for key, info_key in (('x', 'x'), ('y', 'y'), ('pressure', 'pressure'),
+                              ('superpressure', 'superpressure'),
+                              ('elapsed_time', 'time_elapsed_s'),
+                              ('battery_soc', 'battery_soc')):
+          path[key].append(round(float(infos[info_key][row]), 3))
+
+  def result(self, row, infos, episode_length):
+    steps = int(self.steps[row])
+    return results_lib.EvaluationResult(
+        seed=int(self.seed[row]), cumulative_reward=float(self.reward[row]),
+        time_within_radius=float(self.within[row] / max(steps, 1)),
+        twr50=float(self.within[row] / episode_length),
+        out_of_power=bool(infos['out_of_power'][row]),
+        envelope_burst=bool(infos['envelope_burst'][row]),
+        zeropressure=bool(infos['zeropressure'][row]), final_timestep=steps,
+        flight_path=None if self.paths is None else self.paths[row])
+
+
+def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_paths=False,
+        checkpoint=None, on_results=None, policy=None):
+  """Flies one episode per seed; returns [EvaluationResult] in the order they finished.
+
+  Args:
+    agent: agent spec (see `policies.make_policy`); also names the agent in errors.
+    suite: the `Suite` (episode length and wind).
+    seeds: suite seeds to fly.
+    workers: worker processes, one slab each; 0 flies one slab in this process.
+    slab_size: balloons per slab at most.
+    flight_paths: keep each seed's flight path.
+    checkpoint: for a `run:` agent, the checkpoint (None: latest).
+    on_results: optional function called with each list of newly finished results and
+      the balloon steps taken since the last call.
+    policy: an already built batched policy for `agent` (else built here).
+
+  Returns:
+    list of EvaluationResult.
+  """
+  seeds = [int(seed) for seed in seeds]
+  if not seeds:
+    return []
+  sizes = slab_sizes(len(seeds), workers, slab_size)
+  batch_size = sum(sizes)
+  if policy is None:
+    policy = policies_lib.make_policy(agent, batch_size, suite.episode_length, checkpoint)
+  feedback = getattr(policy, 'feedback', None)
+  batch = make_batch(suite, sizes, workers, flight_paths)
+  finished = []
+  try:
+    episodes = _Episodes(batch_size, flight_paths)
+    pending = iter(seeds)
+    rows = np.arange(batch_size)
+    first = [next(pending) for _ in rows]
+    observ, _ = batch.reset(rows, suite.episode_seeds(first))
+    episodes.start(rows, first)
+    policies_lib.begin_episode(policy, rows, first)
+    active = np.ones(batch_size, bool)
+    steps_since = 0
+    while active.any():
+      actions = policies_lib.check_actions(policy(observ), batch_size, agent)
+      observ, reward, terminated, truncated, infos = batch.step(actions)
+      episodes.record(active, reward, infos)
+      steps_since += int(active.sum())
+      if feedback is not None:
+        feedback(reward, terminated & active, truncated & active)
+      done = np.flatnonzero(active & (terminated | truncated))
+      if not len(done):
+        continue
+      new = [episodes.result(row, infos, suite.episode_length) for row in done]
+      finished.extend(new)
+      if on_results is not None:
+        on_results(new, steps_since)
+        steps_since = 0
+      refill = []
+      for row in done:
+        seed = next(pending, None)
+        if seed is None:
+          active[row] = False
+        else:
+          refill.append((row, seed))
+      if refill:
+        refill_rows = np.array([row for row, _ in refill])
+        refill_seeds = [seed for _, seed in refill]
+        reset_observ, _ = batch.reset(refill_rows, suite.episode_seeds(refill_seeds))
+        observ[refill_rows] = reset_observ
+        episodes.start(refill_rows, refill_seeds)
+        policies_lib.begin_episode(policy, refill_rows, refill_seeds)
+  finally:
+    batch.close()
+  return finished
+
+
+def fly_shard(agent, suite, num_shards, shard_index, workers=0, slab_size=DEFAULT_SLAB_SIZE,
+              flight_paths=False, checkpoint=None, skip=()):
+  """The results of one shard's seeds (minus `skip`): the unit of work of a Ray task.
+
+  Returns:
+    (shard_index, [EvaluationResult]).
+  """
+  skip = set(skip)
+  seeds = [seed for seed in suite.shard(num_shards, shard_index) if seed not in skip]
+  return shard_index, fly(agent, suite, seeds, workers, slab_size, flight_paths, checkpoint)
+
+
+def run_shard(agent, suite, output_dir, num_shards=1, shard_index=0, workers=2,
+              slab_size=DEFAULT_SLAB_SIZE, flight_paths=False, checkpoint=None,
+              overwrite=False, progress=True):
+  """Flies one shard into `output_dir`, resuming from the seeds it already finished.
+
+  Returns:
+    the shard's [EvaluationResult], sorted by seed.
+
+  Raises:
+    EvaluationError: bad input (see `policies.make_policy`, `results.check_output_dir`).
+  """
+  suites_lib.check_shard(num_shards, shard_index)
+  agent_info = policies_lib.describe_agent(agent, checkpoint)
+  header = results_lib.header(agent, suite, num_shards, shard_index, agent_info)
+  os.makedirs(output_dir, exist_ok=True)
+  done = results_lib.check_output_dir(output_dir, header, overwrite)
+  seeds = suite.shard(num_shards, shard_index)
+  finished = {result.seed for result in done}
+  todo = [seed for seed in seeds if seed not in finished]
+  results = list(done)
+  bar = _progress_bar(len(seeds), len(done), f'shard {shard_index}/{num_shards}', progress)
+  state = {'saved': time.monotonic(), 'start': time.monotonic(), 'steps': 0}
+
+  def on_results(new, steps):
+    results.extend(new)
+    state['steps'] += steps
+    if bar is not None:
+      bar.update(len(new))
+      bar.set_postfix_str(
+          f'{state["steps"] / max(time.monotonic() - state["start"], 1e-9):,.0f} balloon steps/s')
+    if time.monotonic() - state['saved'] > SAVE_EVERY_S:
+      results_lib.write_shard(output_dir, header, results, complete=False)
+      state['saved'] = time.monotonic()
+
+  try:
+    if todo:
+      fly(agent, suite, todo, workers, slab_size, flight_paths, checkpoint, on_results)
+  finally:
+    if results and len(results) > len(done):
+      results_lib.write_shard(output_dir, header, results, complete=len(results) == len(seeds))
+    if bar is not None:
+      bar.close()
+  if not todo:
+    results_lib.write_shard(output_dir, header, results, complete=True)
+  return sorted(results, key=lambda result: result.seed)
+
+
+def _progress_bar(total, initial, description, enabled):
+  if not enabled:
+    return None
+  import tqdm
+  return tqdm.tqdm(total=total, initial=initial, desc=description, unit='seed',
+                   dynamic_ncols=True)

@@ -1,0 +1,146 @@
+"""Statistics of per-seed results, from scipy and rliable, not by hand.
+
+- `summarize(results)`: per agent and suite, for the strict TWR50 (steps within 50 km /
+  the suite's episode length) and BLE's (/ steps flown): the mean with a 95 % bootstrap
+  interval (`scipy.stats.bootstrap`, percentile), the interquartile mean
+  (`rliable.metrics.aggregate_iqm`, Agarwal et al. 2021) with its bootstrap interval
+  over seeds (rliable's stratified bootstrap, which with one task is this bootstrap over
+  runs), the median and the failure counts.
+- `compare_paired(x, y)`: two agents on the same seeds, X minus Y: the mean difference
+  with a paired bootstrap interval, the Wilcoxon signed-rank p-value
+  (`scipy.stats.wilcoxon`), wins / ties / losses, and the probability of improvement
+  P(X > Y) (`rliable.metrics.probability_of_improvement`) with a paired bootstrap interval.
+
+(rliable's `library.get_interval_estimates` is not used: it imports `arch`, whose
+release in the shared environment fails to import with pandas 3; its metrics are.)
+"""
+
+import numpy as np
+import scipy.stats
+from rliable import metrics as rliable_metrics
+
+from agents.evaluation.errors import EvaluationError
+
+CONFIDENCE = 0.95
+RESAMPLES = 2000
+POI_RESAMPLES = 500
+METRIC_NOTE = {
+    'twr50': 'TWR50 = steps within 50 km / episode length (a balloon that dies early '
+             'counts as outside afterwards)',
+    'time_within_radius': "BLE's TWR50 = steps within 50 km / steps flown",
+}
+
+
+def _random_state(seed):
+  return np.random.default_rng(seed)
+
+
+def bootstrap_interval(values, statistic, seed=0, resamples=RESAMPLES):
+  """A 95 % percentile bootstrap interval [low, high] of a vectorised statistic."""
+  values = np.asarray(values, np.float64)
+  if len(values) < 2 or np.all(values == values[0]):
+    point = float(statistic(values, axis=-1))
+    return [point, point]
+  result = scipy.stats.bootstrap((values,), statistic, n_resamples=resamples,
+                                 confidence_level=CONFIDENCE, method='percentile',
+                                 random_state=_random_state(seed), vectorized=True)
+  return [float(result.confidence_interval.low), float(result.confidence_interval.high)]
+
+
+def _iqm(values, axis=-1):
+  return scipy.stats.trim_mean(values, 0.25, axis=axis)
+
+
+def describe_metric(values, seed=0):
+  """Mean (with CI), IQM (with CI), median and std of one metric over seeds."""
+  values = np.asarray(values, np.float64)
+  return {
+      'mean': float(values.mean()),
+      'mean_ci95': bootstrap_interval(values, np.mean, seed),
+      'iqm': float(rliable_metrics.aggregate_iqm(values[:, None])),
+      'iqm_ci95': bootstrap_interval(values, _iqm, seed),
+      'median': float(np.median(values)),
+      'std': float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+  }
+
+
+def summarize(results, seed=0):
+  """The statistics of one agent's results on one suite (see the module docstring).
+
+  Args:
+    results: list of EvaluationResult.
+    seed: seed of the bootstrap resampling.
+
+  Returns:
+    a JSON-ready dict.
+  """
+  if not results:
+    raise EvaluationError('no results to summarize.')
+  twr = np.array([result.twr50 for result in results])
+  ble = np.array([result.time_within_radius for result in results])
+  rewards = np.array([result.cumulative_reward for result in results])
+  failures = {name: int(sum(getattr(result, name) for result in results))
+              for name in ('out_of_power', 'envelope_burst', 'zeropressure')}
+  failures['any'] = int(sum(result.failed for result in results))
+  return {
+      'num_seeds': len(results),
+      'twr50': describe_metric(twr, seed),
+      'time_within_radius': describe_metric(ble, seed),
+      'cumulative_reward': {'mean': float(rewards.mean()), 'median': float(np.median(rewards))},
+      'final_timestep': {'mean': float(np.mean([r.final_timestep for r in results]))},
+      'failures': failures,
+      'metric_notes': METRIC_NOTE,
+  }
+
+
+def align(results_x, results_y, names=('X', 'Y')):
+  """Scores of two agents on the same seeds, as arrays in seed order.
+
+  Raises:
+    EvaluationError: the seeds differ (names the seeds only one agent flew).
+  """
+  x = {result.seed: result for result in results_x}
+  y = {result.seed: result for result in results_y}
+  only_x, only_y = sorted(set(x) - set(y)), sorted(set(y) - set(x))
+  if only_x or only_y:
+    raise EvaluationError(
+        f'a paired comparison needs the same seeds: {len(only_x)} only in {names[0]} '
+        f'{only_x[:10]}, {len(only_y)} only in {names[1]} {only_y[:10]}.')
+  seeds = sorted(x)
+  return seeds, [x[seed] for seed in seeds], [y[seed] for seed in seeds]
+
+
+def _probability_of_improvement(x, y):
+  return float(rliable_metrics.probability_of_improvement(x[:, None], y[:, None]))
+
+
+def compare_paired(results_x, results_y, metric='twr50', names=('X', 'Y'), seed=0):
+  """Paired statistics of X minus Y on the same seeds (see the module docstring)."""
+  seeds, rx, ry = align(results_x, results_y, names)
+  x = np.array([getattr(result, metric) for result in rx], np.float64)
+  y = np.array([getattr(result, metric) for result in ry], np.float64)
+  difference = x - y
+  if np.all(difference == 0):
+    p_value = 1.0
+  else:
+    p_value = float(scipy.stats.wilcoxon(x, y).pvalue)
+  if len(seeds) > 1 and not (np.array_equal(x, y)):
+    poi = scipy.stats.bootstrap(
+        (x, y), _probability_of_improvement, paired=True, vectorized=False,
+        n_resamples=POI_RESAMPLES, confidence_level=CONFIDENCE, method='percentile',
+        random_state=_random_state(seed))
+    poi_interval = [float(poi.confidence_interval.low), float(poi.confidence_interval.high)]
+  else:
+    value = _probability_of_improvement(x, y)
+    poi_interval = [value, value]
+  return {
+      'x': names[0], 'y': names[1], 'metric': metric, 'num_seeds': len(seeds),
+      'mean_x': float(x.mean()), 'mean_y': float(y.mean()),
+      'mean_difference': float(difference.mean()),
+      'mean_difference_ci95': bootstrap_interval(difference, np.mean, seed),
+      'wilcoxon_p': p_value,
+      'wins': int((difference > 0).sum()), 'ties': int((difference == 0).sum()),
+      'losses': int((difference < 0).sum()),
+      'probability_of_improvement': _probability_of_improvement(x, y),
+      'probability_of_improvement_ci95': poi_interval,
+  }

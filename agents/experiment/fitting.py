@@ -1,0 +1,265 @@
+"""Runs fits (training runs) in worker processes, several at a time, and collects outcomes.
+
+Each fit is a `FitSpec`: an index, a run directory and a resolved config. The
+worker body, `run_fit`, is the same everywhere (local processes, Ray tasks,
+in-process profiling): it limits the threads, then trains or resumes the run
+through `training_api.train`.
+
+`run_fits_locally` starts one `spawn` process per fit, at most `max_workers`
+at a time. A fit that raises or dies is reported with its index and the others
+go on. Each worker runs in its own process group, so a Ctrl-C in the terminal
+reaches only the parent, which forwards one SIGINT to every running fit: each
+saves a checkpoint and stops, and no new fit starts.
+"""
+
+import dataclasses
+import multiprocessing
+import os
+import queue as queue_lib
+import signal
+import threading
+import traceback
+
+from agents.experiment import threads as threads_lib
+
+FINISHED = 'finished'
+INTERRUPTED = 'interrupted'
+FAILED = 'failed'
+PENDING = 'pending'
+
+
+@dataclasses.dataclass
+class FitSpec:
+  """One fit to run.
+
+  Attributes:
+    index: the fit's index in its experiment.
+    run_dir: its run directory (resumed when it holds a checkpoint).
+    config: the resolved config, its seed and budget included.
+    budget: training steps to reach.
+    threads: threads each library may use in the worker.
+  """
+  index: int
+  run_dir: str
+  config: dict
+  budget: int
+  threads: int = 1
+
+
+@dataclasses.dataclass
+class FitOutcome:
+  """What became of a fit.
+
+  Attributes:
+    index: the fit's index.
+    status: FINISHED, INTERRUPTED, FAILED or PENDING (never started).
+    step: the last training step reached (None when unknown).
+    mean_score: the last logged mean score (None when unknown).
+    error: for a failed fit, the error with its traceback.
+  """
+  index: int
+  status: str
+  step: int = None
+  mean_score: float = None
+  error: str = None
+
+
+def run_fit(spec, quiet=True):
+  """Trains (or resumes) one fit in this process; the body of every worker.
+
+  Args:
+    spec: the `FitSpec`.
+    quiet: no progress bar of its own.
+
+  Returns:
+    A `FitOutcome`.
+  """
+  if 'tensorflow' not in _imported_modules():
+    threads_lib.apply(spec.threads)
+  from agents.experiment import training_api
+  result = training_api.train(spec.config, spec.run_dir, quiet=quiet)
+  status = INTERRUPTED if result['interrupted'] else FINISHED
+  score = result.get('mean_score')
+  return FitOutcome(spec.index, status, int(result['step']),
+                    None if score is None else float(score))
+
+
+def _imported_modules():
+  import sys
+  return sys.modules
+
+
+LOG_NAME = 'fit.log'
+
+
+def _redirect_output(run_dir):
+  """Sends this process's stdout and stderr (TensorFlow's C++ lines too) to `run_dir/fit.log`."""
+  import sys
+  os.makedirs(run_dir, exist_ok=True)
+  log = os.open(os.path.join(run_dir, LOG_NAME), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os.dup2(log, 1)
+  os.dup2(log, 2)
+  os.close(log)
+
+
+def _worker_main(spec, results):
+  """Entry point of a fit's process: own process group, output to fit.log, then the fit."""
+  os.setpgid(0, 0)
+  _redirect_output(spec.run_dir)
+  try:
+    outcome = run_fit(spec)
+  except KeyboardInterrupt:  # SIGINT before the training loop took over the signal.
+    outcome = FitOutcome(spec.index, INTERRUPTED)
+  except BaseException as error:  # Reported to the parent with the fit's index.
+    outcome = _failure(spec.index, error)
+  results.put(dataclasses.asdict(outcome))
+
+
+# Set (e.g. by a SIGINT handler of a search running fits in several threads) to stop
+# every running fit as a Ctrl-C would.
+STOP = threading.Event()
+
+
+def run_fits_locally(specs, max_workers, progress=None, context='spawn', on_outcome=None):
+  """Runs fits in worker processes, at most `max_workers` at a time.
+
+  Args:
+    specs: list of `FitSpec`.
+    max_workers: concurrent worker processes.
+    progress: optional `FitProgress` polled while waiting.
+    context: multiprocessing start method, 'spawn' or 'forkserver'.
+    on_outcome: optional callable called with each `FitOutcome` as it arrives
+      (e.g. to save the experiment's state after every fit).
+
+  Returns:
+    (outcomes, interrupted): a dict of fit index to `FitOutcome` (fits never
+    started because of a Ctrl-C are PENDING), and whether a Ctrl-C (or
+    `STOP`) stopped the fits, each running one having saved a checkpoint first.
+  """
+  if context not in ('spawn', 'forkserver'):
+    raise ValueError(f"Start method must be 'spawn' or 'forkserver', got {context!r}: "
+                     'forking a process that runs TensorFlow can deadlock.')
+  ctx = multiprocessing.get_context(context)
+  results = ctx.Queue()
+  pending = list(specs)
+  running = {}
+  outcomes = {}
+  interrupted = False
+
+  def record(outcome):
+    outcomes[outcome.index] = outcome
+    if progress is not None and outcome.step is not None:
+      progress.finish(outcome.index, outcome.step)
+    if progress is not None and outcome.status == FAILED:
+      last = outcome.error.strip().splitlines()[-1]
+      progress.write(f'fit {outcome.index} failed: {last}')
+    if on_outcome is not None:
+      on_outcome(outcome)
+
+  def drain(timeout):
+    try:
+      record(FitOutcome(**results.get(timeout=timeout)))
+    except queue_lib.Empty:
+      return
+    while True:
+      try:
+        record(FitOutcome(**results.get_nowait()))
+      except queue_lib.Empty:
+        return
+
+  def interrupt():
+    if progress is not None:
+      progress.write('Interrupted: every running fit saves a checkpoint and stops.')
+    for process in running.values():
+      if process.pid is not None and process.exitcode is None:
+        os.kill(process.pid, signal.SIGINT)
+
+  def reap():
+    for index, process in list(running.items()):
+      if process.exitcode is None:
+        continue
+      process.join()
+      del running[index]
+      drain(0.05)  # Its last message may still be in the pipe.
+      if index not in outcomes and process.exitcode == -signal.SIGINT:
+        record(FitOutcome(index, INTERRUPTED))
+      elif index not in outcomes:
+        record(FitOutcome(index, FAILED, error=(
+            f'The worker process of fit {index} died with exit code {process.exitcode} '
+            'without reporting (killed, or crashed in native code).')))
+
+  try:
+    while pending or running:
+      try:
+        if STOP.is_set() and not interrupted:
+          interrupted = True
+          interrupt()
+        while pending and len(running) < max_workers and not interrupted:
+          spec = pending.pop(0)
+          process = ctx.Process(target=_worker_main, args=(spec, results),
+                                name=f'fit-{spec.index}')
+          process.start()
+          running[spec.index] = process
+        if interrupted and not running:
+          break
+        drain(0.25)
+        reap()
+        if progress is not None:
+          progress.poll()
+      except KeyboardInterrupt:
+        if interrupted:
+          raise  # A second Ctrl-C: stop waiting (the finally block ends the workers).
+        interrupted = True
+        interrupt()
+  finally:
+    for process in running.values():
+      if process.exitcode is None:
+        process.terminate()
+      process.join()
+    results.close()
+  for spec in pending:
+    outcomes.setdefault(spec.index, FitOutcome(spec.index, PENDING))
+  return outcomes, interrupted
+
+
+def _failure(index, error):
+  text = ''.join(traceback.format_exception(type(error), error, error.__traceback__))
+  return FitOutcome(index, FAILED, error=text)
+
+
+def run_fits_inline(specs, progress=None, on_outcome=None):
+  """Runs fits one after another in this process (debugging, profiling, fast tests).
+
+  The thread limits are not applied (TensorFlow may already run here), and it
+  must run in the main thread, where a Ctrl-C reaches the training loop.
+
+  Args:
+    specs: list of `FitSpec`.
+    progress: optional `FitProgress`.
+    on_outcome: optional callable called with each `FitOutcome`.
+
+  Returns:
+    (outcomes, interrupted) as `run_fits_locally`.
+  """
+  outcomes = {}
+  interrupted = False
+  for spec in specs:
+    if interrupted or STOP.is_set():
+      outcomes[spec.index] = FitOutcome(spec.index, PENDING)
+      continue
+    try:
+      outcome = run_fit(spec)
+    except Exception as error:  # Reported with the fit's index; the next fits go on.
+      outcome = _failure(spec.index, error)
+    interrupted = outcome.status == INTERRUPTED
+    outcomes[spec.index] = outcome
+    if progress is not None:
+      if outcome.step is not None:
+        progress.finish(spec.index, outcome.step)
+      if outcome.status == FAILED:
+        progress.write(f'fit {spec.index} failed: {outcome.error.strip().splitlines()[-1]}')
+    if on_outcome is not None:
+      on_outcome(outcome)
+  return outcomes, interrupted

@@ -1,0 +1,105 @@
+"""Learning curves of experiments: the mean over fits with a confidence band.
+
+Each experiment is drawn as the mean of its fits' values of one tag against
+the step, with a Student-t confidence band over the fits (the fits are
+independent runs, so the band says where the mean of more runs would lie).
+Several experiments share one set of axes.
+"""
+
+import os
+
+import numpy as np
+import scipy.stats
+
+
+def curves(frame, tag, phase='train', smooth=1):
+  """The fits' values of `tag` on a common step grid, one column per fit.
+
+  Args:
+    frame: a `writer_data` DataFrame of one experiment.
+    tag: the logged value to draw.
+    phase: the phase whose rows count.
+    smooth: trailing moving-average window in rows, applied to each fit.
+
+  Returns:
+    DataFrame indexed by step, one column per fit; a fit that logged other
+    steps is linearly interpolated on the union of steps (not extrapolated).
+  """
+  rows = frame[(frame['tag'] == tag) & (frame['phase'] == phase)]
+  table = rows.pivot_table(index='step', columns='fit', values='value', aggfunc='last')
+  table = table.sort_index().interpolate(method='index', limit_area='inside')
+  if smooth and smooth > 1:
+    table = table.rolling(int(smooth), min_periods=1).mean()
+  return table
+
+
+def mean_and_band(table, ci=0.95):
+  """Mean over the columns and its Student-t confidence band (NaN band with one fit).
+
+  Returns:
+    (mean, low, high) as NumPy arrays over the table's index.
+  """
+  values = table.to_numpy(dtype=float)
+  counts = np.sum(np.isfinite(values), axis=1)
+  mean = np.nanmean(values, axis=1)
+  if not ci:
+    return mean, mean, mean
+  with np.errstate(invalid='ignore', divide='ignore'):
+    sem = np.nanstd(values, axis=1, ddof=1) / np.sqrt(counts)
+    half = scipy.stats.t.ppf(0.5 + ci / 2, np.maximum(counts - 1, 1)) * sem
+  half = np.where(counts > 1, half, np.nan)
+  return mean, mean - half, mean + half
+
+
+def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, title=None):
+  """Draws each experiment's mean curve of `tag` with its band; writes a PNG.
+
+  Args:
+    frames: `writer_data` DataFrames, one per experiment (their `name` column
+      labels the curves).
+    tag: the logged value to draw, e.g. 'mean_score'.
+    phase: the phase whose rows are drawn.
+    smooth: moving-average window (rows) per fit.
+    ci: confidence level of the bands, in (0, 1); 0 draws none.
+    path: PNG file to write (folders created); None writes nothing.
+    title: axes title; defaults to the tag.
+
+  Returns:
+    The matplotlib Figure.
+
+  Raises:
+    ValueError: no experiment logged `tag` in `phase` (the message lists the tags).
+  """
+  if ci and not 0 < ci < 1:
+    raise ValueError(f'ci must be in (0, 1) or 0, got {ci!r}.')
+  import matplotlib
+  matplotlib.use('Agg', force=False)
+  from matplotlib import figure as figure_lib
+  fig = figure_lib.Figure(figsize=(7, 4.2), dpi=110)
+  ax = fig.add_subplot()
+  drawn = 0
+  for frame in frames:
+    table = curves(frame, tag, phase, smooth)
+    if table.empty:
+      continue
+    name = frame['name'].iloc[0]
+    mean, low, high = mean_and_band(table, ci)
+    steps = table.index.to_numpy()
+    line, = ax.plot(steps, mean, label=f'{name} ({table.shape[1]} fits)')
+    if ci:
+      ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.25, linewidth=0)
+    drawn += 1
+  if not drawn:
+    tags = sorted(set().union(*(set(f.loc[f['phase'] == phase, 'tag']) for f in frames)))
+    raise ValueError(f"No experiment logged '{tag}' in phase '{phase}'; logged tags: {tags}.")
+  ax.set_xlabel('environment steps')
+  ax.set_ylabel(tag)
+  band = f', {ci:.0%} CI over fits' if ci else ''
+  ax.set_title(title or f'{tag} ({phase}{band})')
+  ax.grid(alpha=0.3)
+  ax.legend(loc='best')
+  fig.tight_layout()
+  if path:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path)
+  return fig

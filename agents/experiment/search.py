@@ -1,0 +1,371 @@
+"""Hyperparameter search of an experiment with Optuna, resumable, with pruning.
+
+Each trial samples a point of the search space (`search_space.py`), then
+trains `n_fit` fits of the config with those values as a small experiment of
+its own under `<experiment>/trials/trial-<hash of the values>/`. The fits run
+in chunks of `fit_fraction` of the budget, resuming the same run directories;
+after each chunk the objective (by default the mean over fits of the final
+training `mean_score`) is reported to Optuna so the pruner can stop a bad
+trial early.
+
+The study lives in `<experiment>/optuna.db` (SQLite), which the Optuna
+dashboard reads (`optuna-dashboard sqlite:///<experiment>/optuna.db`). With
+`continue_previous=True` the last study continues: the trials cut off by a
+Ctrl-C or a killed process are queued again with the same values, and since
+their directories are named by those values, their fits resume from their
+checkpoints. A trial that raises is recorded as failed and the search goes on.
+"""
+
+import hashlib
+import json
+import math
+import os
+import signal
+import threading
+
+from agents.experiment import fitting, search_spaces, training_api
+from agents.experiment import search_space as search_space_lib
+
+SAMPLERS = ('tpe', 'random', 'grid', 'cmaes')
+PRUNERS = ('none', 'median', 'halving')
+STORAGE_NAME = 'optuna.db'
+BEST_CONFIG_NAME = 'best_config.yaml'
+
+
+class SearchError(ValueError):
+  """Bad arguments of a search, or a search that cannot run."""
+
+
+class TrialFitError(RuntimeError):
+  """A fit of a trial failed; the trial is recorded as failed."""
+
+
+def mean_final_score(manager):
+  """The default objective: mean over the fits of their last training `mean_score`.
+
+  Raises:
+    TrialFitError: a fit logged no score (no episode finished within the budget).
+  """
+  scores = manager.final_scores('mean_score', 'train')
+  if not len(scores) or any(math.isnan(score) for score in scores):
+    raise TrialFitError(f'{manager.name}: a fit logged no mean_score (no episode ended '
+                        'within its budget); raise the budget or shorten the episodes.')
+  return float(scores.mean())
+
+
+def twr50_objective(suite='tiny_eval'):
+  """An objective for balloon configs: mean TWR50 of the trial's fits on an evaluation suite.
+
+  Needs the evaluation API (`agents.evaluation`); `ExperimentManager.eval_agents`
+  raises NotImplementedError, naming it, when it is missing.
+  """
+  def objective(manager):
+    frame = manager.eval_agents(suite=suite)
+    return float(frame['twr50'].mean())
+  objective.__name__ = f'twr50_on_{suite}'
+  return objective
+
+
+def default_objective(config):
+  """TWR50 on 'tiny_eval' for balloon configs when `agents.evaluation` exists, else
+  `mean_final_score`."""
+  env_id = training_api.get(config, 'environment.id')
+  if 'Balloon' in env_id:
+    try:
+      import agents.evaluation  # noqa: F401
+    except ImportError:
+      return mean_final_score
+    return twr50_objective('tiny_eval')
+  return mean_final_score
+
+
+def storage_url(directory):
+  """The SQLite URL of the study storage in an experiment directory."""
+  return 'sqlite:///' + os.path.join(os.path.abspath(directory), STORAGE_NAME)
+
+
+def make_sampler(name, space, seed):
+  """The Optuna sampler called `name` ('tpe', 'random', 'grid' or 'cmaes')."""
+  import optuna
+  if name == 'tpe':
+    return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True)
+  if name == 'random':
+    return optuna.samplers.RandomSampler(seed=seed)
+  if name == 'grid':
+    return optuna.samplers.GridSampler(search_space_lib.grid(space), seed=seed)
+  if name == 'cmaes':
+    try:
+      import cmaes  # noqa: F401  (Optuna's CMA-ES sampler needs it)
+    except ImportError as error:
+      raise SearchError("sampler='cmaes' needs the 'cmaes' package: pip install "
+                        "'batchppo-agents[experiment]' (or pip install cmaes).") from error
+    return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
+  raise SearchError(f'sampler must be one of {SAMPLERS}, got {name!r}.')
+
+
+def make_pruner(name, n_chunks):
+  """The Optuna pruner called `name` ('none', 'median' or 'halving')."""
+  import optuna
+  if name == 'none':
+    return optuna.pruners.NopPruner()
+  if name == 'median':
+    # Judge nothing before 3 trials have finished, nor on the first chunk alone
+    # when there are several (early returns say little).
+    return optuna.pruners.MedianPruner(n_startup_trials=3,
+                                       n_warmup_steps=0 if n_chunks < 3 else 1)
+  if name == 'halving':
+    return optuna.pruners.SuccessiveHalvingPruner()
+  raise SearchError(f'pruner must be one of {PRUNERS}, got {name!r}.')
+
+
+def chunk_budgets(budget, fit_fraction):
+  """The budgets a trial's fits reach, chunk by chunk, ending at `budget`."""
+  if not 0 < fit_fraction <= 1:
+    raise SearchError(f'fit_fraction must be in (0, 1], got {fit_fraction!r}.')
+  chunks = math.ceil(round(1 / fit_fraction, 9))
+  budgets = sorted({max(1, round(budget * k / chunks)) for k in range(1, chunks + 1)})
+  return budgets
+
+
+def trial_name(params):
+  """A folder name for a trial, fixed by its values (so a queued-again trial resumes)."""
+  text = json.dumps(params, sort_keys=True, default=repr)
+  return 'trial-' + hashlib.sha1(text.encode()).hexdigest()[:10]
+
+
+def _study_names(storage):
+  import optuna
+  return [summary.study_name for summary in optuna.get_all_study_summaries(storage)]
+
+
+def _requeue_cut_off_trials(study):
+  """Queues again the trials a Ctrl-C or a killed process cut off (same values)."""
+  import optuna
+  states = optuna.trial.TrialState
+  trials = study.get_trials(deepcopy=False)
+  requeued = {trial.user_attrs.get('requeue_of') for trial in trials}
+  for trial in trials:
+    cut_off = trial.state == states.RUNNING or (
+        trial.state == states.FAIL and trial.user_attrs.get('interrupted'))
+    if not cut_off or trial.number in requeued:
+      continue
+    if trial.state == states.RUNNING:
+      study._storage.set_trial_state_values(trial._trial_id, states.FAIL)
+    study.enqueue_trial(trial.params, user_attrs={'requeue_of': trial.number})
+
+
+class _StopOnSigint:
+  """While active, a Ctrl-C asks every running fit (in every trial thread) to stop."""
+
+  def __enter__(self):
+    fitting.STOP.clear()
+    self._previous = None
+    if threading.current_thread() is threading.main_thread():
+      self._previous = signal.signal(signal.SIGINT, self._handle)
+    return self
+
+  def _handle(self, signum, frame):
+    del signum, frame
+    fitting.STOP.set()
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # A second Ctrl-C raises.
+
+  def __exit__(self, *exc_info):
+    if self._previous is not None:
+      signal.signal(signal.SIGINT, self._previous)
+    stopped = fitting.STOP.is_set()
+    fitting.STOP.clear()
+    if stopped and exc_info[0] is None:
+      raise KeyboardInterrupt('search stopped; optimize(continue_previous=True) resumes it.')
+    return False
+
+
+def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner='median',
+             fit_fraction=0.25, continue_previous=False, n_workers=1, objective=None,
+             search_space=None, budget=None):
+  """Searches the hyperparameters of `manager`'s config with Optuna.
+
+  Args:
+    manager: the `ExperimentManager`; its config (with its overrides) is the
+      starting point, its seed gives every trial the same fit seeds, and its
+      parallelization runs the trials' fits.
+    n_trials: finished (complete or pruned) trials the study should hold; None
+      runs until `timeout`.
+    timeout: seconds after which no new trial starts; None for no limit.
+    n_fit: fits per trial.
+    sampler: 'tpe', 'random', 'grid' or 'cmaes'.
+    pruner: 'none', 'median' or 'halving'.
+    fit_fraction: a trial trains and reports in chunks of this fraction of
+      the budget.
+    continue_previous: continue the last study in the experiment's storage
+      (re-running cut-off trials); False starts a new study beside it.
+    n_workers: trials running at once (threads, each running its fits in
+      worker processes or Ray tasks).
+    objective: callable(trial_manager) -> float to maximise; defaults to
+      `mean_final_score` (for balloon configs, TWR50 on 'tiny_eval' when the
+      evaluation API is present).
+    search_space: search space (see `search_space.py`); defaults to the one
+      declared for the config's name in `search_spaces.py`.
+    budget: training steps per fit; defaults to the manager's fit_budget.
+
+  Returns:
+    Dict of the best trial's values (dotted keys). The best config (the base
+    config with those values and the full budget) is written to
+    `<experiment>/best_config.yaml`, and the study is recorded in the manifest.
+
+  Raises:
+    SearchError: bad arguments, or no trial completed.
+    search_space.SearchSpaceError: the space is empty or names an unknown key.
+    KeyboardInterrupt: after a Ctrl-C, with every fit checkpointed.
+  """
+  import optuna
+  if search_space is None:
+    if manager.config_name is None:
+      raise SearchError('The config is a mapping, not a named config: pass search_space=.')
+    try:
+      search_space = search_spaces.for_config(manager.config_name)
+    except KeyError as error:
+      raise SearchError(error.args[0]) from error
+  label = f'config {manager.config_name!r}' if manager.config_name else 'the config'
+  space = search_space_lib.check(search_space, manager.config, label)
+  if n_trials is None and timeout is None:
+    raise SearchError('Give n_trials, timeout, or both; otherwise the search never ends.')
+  if n_trials is not None and (not isinstance(n_trials, int) or n_trials < 1):
+    raise SearchError(f'n_trials must be an int >= 1 or None, got {n_trials!r}.')
+  if not isinstance(n_fit, int) or isinstance(n_fit, bool) or n_fit < 1:
+    raise SearchError(f'n_fit must be an int >= 1, got {n_fit!r}.')
+  if not isinstance(n_workers, int) or n_workers < 1:
+    raise SearchError(f'n_workers must be an int >= 1, got {n_workers!r}.')
+  budget = budget or manager.fit_budget
+  budgets = chunk_budgets(budget, fit_fraction)
+  sampler_object = make_sampler(sampler, space, seed=manager.seed_entropy % 2**32)
+  pruner_object = make_pruner(pruner, len(budgets))
+  objective = objective or default_objective(manager.config)
+
+  os.makedirs(manager.directory, exist_ok=True)
+  storage = storage_url(manager.directory)
+  existing = _study_names(storage)
+  if continue_previous and existing:
+    study_name = (manager.study or {}).get('study_name') or existing[-1]
+  else:
+    study_name = f'{manager.name}-search-{len(existing) + 1}'
+  study = optuna.create_study(storage=storage, study_name=study_name, direction='maximize',
+                              sampler=sampler_object, pruner=pruner_object, load_if_exists=True)
+  study.set_user_attr('search_space', search_space_lib.to_plain(space))
+  study.set_user_attr('budget', budget)
+  study.set_user_attr('n_fit', n_fit)
+  if continue_previous:
+    _requeue_cut_off_trials(study)
+
+  from agents.experiment import manager as manager_lib
+  trials_dir = os.path.join(manager.directory, 'trials')
+  per_trial_workers = max(1, (manager.max_workers or os.cpu_count() or 1) // n_workers)
+
+  def run_trial(trial):
+    params = search_space_lib.sample(trial, space)
+    child = manager_lib.ExperimentManager(
+        manager.config, n_fit=n_fit, fit_budget=budget, output_dir=trials_dir,
+        parallelization=manager.parallelization, max_workers=per_trial_workers,
+        seed=manager.seed_entropy, overrides=params, name=trial_name(params),
+        ray_address=manager.ray_address, mp_context=manager.mp_context, quiet=True)
+    trial.set_user_attr('directory', os.path.relpath(child.directory, manager.directory))
+    score = None
+    for chunk_budget in budgets:
+      try:
+        child.fit(chunk_budget)
+      except KeyboardInterrupt:
+        trial.set_user_attr('interrupted', True)
+        raise
+      failed = child.failed_fits()
+      if failed:
+        last = child.fits[failed[0]]['error'].strip().splitlines()[-1]
+        raise TrialFitError(f'Trial {trial.number}: fits {failed} failed; fit {failed[0]}: '
+                            f'{last} (see {child.run_dir(failed[0])}/fit.log)')
+      score = float(objective(child))
+      trial.report(score, chunk_budget)
+      if chunk_budget < budget and trial.should_prune():
+        raise optuna.TrialPruned(f'score {score:.3g} at step {chunk_budget}')
+    return score
+
+  optuna.logging.set_verbosity(optuna.logging.WARNING)
+  try:
+    with _StopOnSigint():
+      _run_study(study, run_trial, n_trials, timeout, n_workers, quiet=manager.quiet)
+  finally:
+    manager.study = _study_record(study)
+    manager.save()
+  if manager.study['best_value'] is None:
+    raise SearchError(f'No trial of study {study_name!r} completed; see the failed trials '
+                      f'with optuna-dashboard {storage}.')
+  best = dict(manager.study['best_params'])
+  config = training_api.resolve(manager.config, dict(best, **{training_api.BUDGET_KEY: budget}))
+  path = os.path.join(manager.directory, BEST_CONFIG_NAME)
+  training_api.save_yaml(config, path)
+  if not manager.quiet:
+    print(summary_table(study).to_string(index=False))
+    print(f'Best value {manager.study["best_value"]:.4g} with {best}; config written to {path}')
+  return best
+
+
+def _run_study(study, run_trial, n_trials, timeout, n_workers, quiet):
+  """Runs trials until `n_trials` are complete or pruned (failed ones are replaced, at most
+  `n_trials` times), or until `timeout` seconds have passed."""
+  import time
+
+  import optuna
+  done_states = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+  deadline = None if timeout is None else time.monotonic() + timeout
+  replacements = n_trials or 0
+  while True:
+    already = len(study.get_trials(deepcopy=False, states=done_states))
+    remaining = None if n_trials is None else n_trials - already
+    left = None if deadline is None else deadline - time.monotonic()
+    if remaining is not None and remaining <= 0 or left is not None and left <= 0:
+      return
+    before = len(study.trials)
+    study.optimize(run_trial, n_trials=remaining, timeout=left, n_jobs=n_workers,
+                   catch=(Exception,), show_progress_bar=not quiet and remaining is not None)
+    ran = len(study.trials) - before
+    finished = len(study.get_trials(deepcopy=False, states=done_states)) - already
+    replacements -= ran - finished
+    if remaining is None or replacements < 0 or ran == 0:
+      return
+
+
+def trial_values(study, trial):
+  """A trial's values in config terms (list-valued choices are stored by index)."""
+  space = search_space_lib.parse(study.user_attrs['search_space'])
+  values = {}
+  for key, value in trial.params.items():
+    distribution = space.get(key)
+    if isinstance(distribution, search_space_lib.Categorical) and \
+        value not in distribution.choices and isinstance(value, int):
+      value = distribution.choices[value]
+    values[key] = value
+  return values
+
+
+def _study_record(study):
+  import optuna
+  states = optuna.trial.TrialState
+  trials = study.get_trials(deepcopy=False)
+  complete = [t for t in trials if t.state == states.COMPLETE]
+  best = max(complete, key=lambda t: t.value) if complete else None
+  return dict(
+      storage=STORAGE_NAME, study_name=study.study_name,
+      best_params=trial_values(study, best) if best else None,
+      best_value=float(best.value) if best else None, best_trial=best.number if best else None,
+      best_config=BEST_CONFIG_NAME if best else None,
+      trials=len(trials), complete=len(complete),
+      pruned=sum(t.state == states.PRUNED for t in trials),
+      failed=sum(t.state == states.FAIL for t in trials))
+
+
+def summary_table(study):
+  """A DataFrame with one row per trial: number, state, value, last step and values."""
+  import pandas as pd
+  rows = []
+  for trial in study.get_trials(deepcopy=False):
+    last_step = max(trial.intermediate_values) if trial.intermediate_values else None
+    rows.append(dict(trial=trial.number, state=trial.state.name.lower(), value=trial.value,
+                     step=last_step, **trial.params))
+  return pd.DataFrame(rows)

@@ -1,0 +1,96 @@
+"""Tests for agents/evaluation/runner.py and policies.py: the batched episode loop."""
+
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+from agents.env.balloon import baselines
+from agents.evaluation import policies, results, runner, suites
+from agents.evaluation.errors import EvaluationError
+from tests.evaluation import fake_agents
+
+SHORT = suites.Suite('short', range(6), episode_length=20)
+
+
+def by_seed(items):
+  return {result.seed: result for result in items}
+
+
+class FlyTest(unittest.TestCase):
+
+  def test_results_do_not_depend_on_the_batch_layout(self):
+    for agent in ('station_seeker', 'random', 'random_walk'):
+      one_slab = by_seed(runner.fly(agent, SHORT, SHORT.seeds, workers=0, slab_size=6))
+      # Two worker processes with slabs of 2: balloons are refilled with later seeds.
+      refilled = by_seed(runner.fly(agent, SHORT, SHORT.seeds, workers=2, slab_size=2))
+      self.assertEqual(one_slab, refilled, agent)
+      self.assertEqual(sorted(one_slab), list(SHORT.seeds))
+
+  def test_results_match_the_environment_flown_directly(self):
+    flown = by_seed(runner.fly('station_seeker', SHORT, SHORT.seeds, workers=0))
+    direct = baselines.evaluate(baselines.StationSeekerPolicy(), SHORT.episode_seeds(),
+                                steps=SHORT.episode_length)
+    for index, seed in enumerate(SHORT.seeds):
+      # BatchEnv carries rewards as float32.
+      self.assertAlmostEqual(flown[seed].cumulative_reward, direct['reward'][index], places=4)
+      self.assertEqual(flown[seed].final_timestep, 20)
+      self.assertEqual(flown[seed].twr50, flown[seed].time_within_radius)
+
+  def test_flight_paths(self):
+    flown = runner.fly('station_seeker', SHORT, [0, 1], workers=0, flight_paths=True)
+    for result in flown:
+      self.assertEqual(set(result.flight_path), set(results.FLIGHT_PATH_KEYS))
+      self.assertEqual(len(result.flight_path['x']), result.final_timestep)
+      distance = np.hypot(result.flight_path['x'], result.flight_path['y']) / 1000.0
+      self.assertAlmostEqual(float((distance <= 50.0).mean()), result.time_within_radius)
+
+  def test_ble_agent_through_the_adapter(self):
+    adapter = policies.make_policy('tests.evaluation.fake_agents:BLEStyleAgent', 2)
+    self.assertIsInstance(adapter, policies.BLEAgentAdapter)
+    suite = suites.Suite('two', range(2), episode_length=5)
+    flown = runner.fly('ble', suite, suite.seeds, workers=0, policy=adapter)
+    self.assertEqual(len(flown), 2)
+    for agent in adapter._agents:
+      self.assertEqual(agent.calls, ['begin', 'step', 'step', 'step', 'step', ('end', False)])
+
+  def test_wrong_actions_name_the_agent(self):
+    with self.assertRaisesRegex(EvaluationError, r'fake_agents:wrong_shape returned actions of '
+                                r'shape \(3, 2\).*expected \(3,\)'):
+      runner.fly('tests.evaluation.fake_agents:wrong_shape', SHORT, [0, 1, 2], workers=0)
+
+  def test_factories_that_do_not_import_or_do_not_return_a_policy(self):
+    for spec, pattern in (('no_such_module_xyz:make', "cannot import module 'no_such_module_xyz'"),
+                          ('tests.evaluation.fake_agents:missing', "no callable 'missing'"),
+                          ('tests.evaluation.fake_agents:not_a_policy', 'returned a int')):
+      with self.assertRaisesRegex(EvaluationError, pattern):
+        policies.make_policy(spec, 2)
+    with self.assertRaisesRegex(EvaluationError, 'unknown agent'):
+      policies.make_policy('station_keeper', 2)
+
+  def test_run_dir_without_checkpoint(self):
+    with self.assertRaisesRegex(EvaluationError, 'has no checkpoint'):
+      policies.make_policy(f'run:{tempfile.mkdtemp()}', 2)
+
+
+class RunShardTest(unittest.TestCase):
+
+  def test_a_killed_shard_resumes_skipping_finished_seeds(self):
+    output_dir = tempfile.mkdtemp()
+    agent = 'tests.evaluation.fake_agents:counting_stay'
+    header = results.header(agent, SHORT, 2, 1, policies.describe_agent(agent))
+    # What a killed run leaves: the shard file with the seeds finished so far.
+    first = runner.fly(agent, SHORT, [3], workers=0)
+    results.write_shard(output_dir, header, first, complete=False)
+    del fake_agents.LOG[:]
+    shard = runner.run_shard(agent, SHORT, output_dir, 2, 1, workers=0, progress=False)
+    self.assertEqual(fake_agents.LOG, [4, 5])
+    self.assertEqual([r.seed for r in shard], [3, 4, 5])
+    data, saved = results.load_shard(os.path.join(output_dir, results.shard_filename(2, 1)))
+    self.assertTrue(data['complete'])
+    self.assertEqual(saved, shard)
+
+
+if __name__ == '__main__':
+  unittest.main()

@@ -1,0 +1,81 @@
+"""Tests for agents/evaluation/statistics.py."""
+
+import unittest
+
+import numpy as np
+import scipy.stats
+
+from agents.evaluation import statistics
+from agents.evaluation.errors import EvaluationError
+from agents.evaluation.results import EvaluationResult
+
+
+def make_results(twr, failed=()):
+  return [EvaluationResult(seed, 10.0 * value, value, value, seed in failed, False, False,
+                           960) for seed, value in enumerate(twr)]
+
+
+class SummarizeTest(unittest.TestCase):
+
+  def test_point_estimates_intervals_and_failures(self):
+    twr = np.random.default_rng(0).uniform(0, 1, 200)
+    summary = statistics.summarize(make_results(twr, failed=(3, 7)))
+    stats = summary['twr50']
+    self.assertAlmostEqual(stats['mean'], twr.mean())
+    self.assertAlmostEqual(stats['iqm'], scipy.stats.trim_mean(twr, 0.25))
+    self.assertAlmostEqual(stats['median'], np.median(twr))
+    for key in ('mean', 'iqm'):
+      low, high = stats[f'{key}_ci95']
+      self.assertLess(low, stats[key])
+      self.assertGreater(high, stats[key])
+    # About ±1.96 standard errors.
+    stderr = twr.std(ddof=1) / np.sqrt(len(twr))
+    self.assertAlmostEqual(stats['mean_ci95'][1] - stats['mean_ci95'][0], 3.92 * stderr,
+                           delta=0.6 * stderr)
+    self.assertEqual(summary['failures'], {'out_of_power': 2, 'envelope_burst': 0,
+                                           'zeropressure': 0, 'any': 2})
+    self.assertEqual(statistics.summarize(make_results(twr)), statistics.summarize(
+        make_results(twr)))
+
+  def test_one_seed_has_a_degenerate_interval(self):
+    stats = statistics.summarize(make_results([0.25]))['twr50']
+    self.assertEqual(stats['mean_ci95'], [0.25, 0.25])
+
+  def test_nothing_to_summarize(self):
+    with self.assertRaises(EvaluationError):
+      statistics.summarize([])
+
+
+class ComparePairedTest(unittest.TestCase):
+
+  def test_paired_statistics(self):
+    rng = np.random.default_rng(1)
+    y = rng.uniform(0, 0.8, 100)
+    x = y + 0.1 + 0.05 * rng.standard_normal(100)
+    x[:5] = y[:5]  # ties
+    pair = statistics.compare_paired(make_results(x), make_results(y), names=('new', 'old'))
+    difference = x - y
+    self.assertAlmostEqual(pair['mean_difference'], difference.mean())
+    low, high = pair['mean_difference_ci95']
+    self.assertTrue(low < difference.mean() < high)
+    self.assertAlmostEqual(pair['wilcoxon_p'], scipy.stats.wilcoxon(x, y).pvalue)
+    self.assertLess(pair['wilcoxon_p'], 1e-6)
+    self.assertEqual((pair['wins'], pair['ties'], pair['losses']),
+                     (int((difference > 0).sum()), 5, int((difference < 0).sum())))
+    self.assertGreater(pair['probability_of_improvement'], 0.5)
+    poi_low, poi_high = pair['probability_of_improvement_ci95']
+    self.assertTrue(poi_low <= pair['probability_of_improvement'] <= poi_high)
+
+  def test_identical_agents(self):
+    twr = [0.1, 0.5, 0.9]
+    pair = statistics.compare_paired(make_results(twr), make_results(twr))
+    self.assertEqual((pair['wilcoxon_p'], pair['ties'], pair['probability_of_improvement']),
+                     (1.0, 3, 0.5))
+
+  def test_different_seeds_are_refused(self):
+    with self.assertRaisesRegex(EvaluationError, r'1 only in Y \[2\]'):
+      statistics.compare_paired(make_results([0.1, 0.2]), make_results([0.1, 0.2, 0.3]))
+
+
+if __name__ == '__main__':
+  unittest.main()

@@ -1,0 +1,126 @@
+"""Tests for flying trained policies: run:<RUN_DIR> and savedmodel:<DIR> (a tiny balloon run)."""
+
+import functools
+import json
+import logging
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+from agents.env.balloon.env import BalloonVectorEnv
+from agents.evaluation import policies, runner, suites
+from agents.evaluation.errors import EvaluationError
+from agents.scripts import evaluate
+from tests.scripts import tiny_run
+
+
+class _Warnings(logging.Handler):
+
+  def __init__(self):
+    super().__init__(logging.WARNING)
+    self.messages = []
+
+  def emit(self, record):
+    self.messages.append(record.getMessage())
+
+
+@functools.cache
+def tiny_balloon_run_and_warnings():
+  """A balloon run of 32 steps (8-step episodes) with a checkpoint and policy/ (built once).
+
+  Returns:
+    (run_dir, the warnings logged by the package while training).
+  """
+  from agents import training
+  config = tiny_run.tiny_config('balloon', **{
+      'environment.num_agents': 2, 'environment.processes': False,
+      'environment.max_episode_steps': 8, 'loop.steps': 32, 'loop.log_every': 16,
+      'algorithm.segment_length': 16, 'loop.steps_per_call': 16, 'loop.eval_every': 16,
+      'loop.eval_steps': 16, 'loop.eval_suite': 'custom:seeds=0-2,episode_length=6'})
+  run_dir = tempfile.mkdtemp(prefix='tiny-balloon-')
+  handler = _Warnings()
+  logger = logging.getLogger('agents')
+  logger.addHandler(handler)
+  try:
+    training.train(config, run_dir, quiet=True)
+  finally:
+    logger.removeHandler(handler)
+  return run_dir, handler.messages
+
+
+def tiny_balloon_run():
+  return tiny_balloon_run_and_warnings()[0]
+
+
+class TrainedPolicyTest(unittest.TestCase):
+
+  def test_run_and_its_savedmodel_fly_the_same_episodes(self):
+    run_dir = tiny_balloon_run()
+    suite = suites.Suite('three', range(3), episode_length=8)
+    from_run = runner.fly(f'run:{run_dir}', suite, suite.seeds, workers=0)
+    from_export = runner.fly(f'savedmodel:{os.path.join(run_dir, "policy")}', suite,
+                             suite.seeds, workers=0)
+    self.assertEqual(from_run, from_export)
+    self.assertEqual(sorted(r.seed for r in from_run), [0, 1, 2])
+
+  def test_the_batch_acts_as_the_training_graph_does(self):
+    run_dir = tiny_balloon_run()
+    slab = BalloonVectorEnv(2)
+    observations, _ = slab.reset(seed=suites.get_suite('tiny_eval').episode_seeds([5, 6]))
+    batched = policies.make_policy(f'run:{run_dir}', 8)
+    trained = evaluate.DeterministicPolicy(run_dir)  # algorithm.perform, as in training
+    trained.begin_episode([0, 1])
+    np.testing.assert_array_equal(batched(np.tile(observations, (4, 1)))[:2],
+                                  trained(observations))
+
+  def test_a_run_of_another_environment_is_refused(self):
+    run_dir, _ = tiny_run.tiny_run()  # CartPole
+    with self.assertRaisesRegex(EvaluationError, 'trained on CartPole-v1'):
+      policies.make_policy(f'run:{run_dir}', 2)
+    with self.assertRaisesRegex(EvaluationError, r'shape \(None, 4\)'):
+      policies.make_policy(f'savedmodel:{os.path.join(run_dir, "policy")}', 2)
+
+  def test_training_logs_twr50_and_failure_rates_without_dropped_info_warnings(self):
+    run_dir, warnings = tiny_balloon_run_and_warnings()
+    self.assertFalse([message for message in warnings if 'not exposed' in message], warnings)
+    with open(os.path.join(run_dir, 'metrics.jsonl')) as file:
+      rows = [json.loads(line) for line in file]
+    train_rows = [row for row in rows if row['phase'] == 'train' and row['episodes']]
+    self.assertTrue(train_rows, rows)
+    for row in train_rows:
+      self.assertTrue(0.0 <= row['twr50'] <= 1.0, row)
+      for name in ('out_of_power_rate', 'envelope_burst_rate', 'zeropressure_rate'):
+        self.assertIn(name, row)
+
+  def test_eval_suite_rows_after_each_eval_phase(self):
+    run_dir, _ = tiny_balloon_run_and_warnings()
+    with open(os.path.join(run_dir, 'metrics.jsonl')) as file:
+      rows = [json.loads(line) for line in file if '"eval_suite"' in line]
+    self.assertEqual(len(rows), 2)  # two eval phases in 32 training steps, one every 16
+    for row in rows:
+      self.assertEqual((row['suite'], row['episodes']), ('custom:seeds=0-2,episode_length=6', 3))
+      self.assertTrue(row['twr50_ci95_low'] <= row['twr50'] <= row['twr50_ci95_high'])
+
+  def test_a_bad_eval_suite_is_refused_before_anything_is_written(self):
+    from agents import configs, training
+    run_dir = os.path.join(tempfile.mkdtemp(), 'run')
+    for overrides, message in (
+        ({'loop.eval_suite': 'huge_eval'}, "loop.eval_suite.*unknown suite 'huge_eval'"),):
+      config = tiny_run.tiny_config('balloon', **{'loop.eval_every': 64, **overrides})
+      with self.assertRaisesRegex(configs.ConfigError, message):
+        training.train(config, run_dir, quiet=True)
+    config = tiny_run.tiny_config('cartpole', **{'loop.eval_every': 64,
+                                                 'loop.eval_suite': 'tiny_eval'})
+    with self.assertRaisesRegex(configs.ConfigError, 'needs the balloon'):
+      training.train(config, run_dir, quiet=True)
+    self.assertFalse(os.path.exists(run_dir))
+
+  def test_a_named_checkpoint_that_does_not_exist(self):
+    with self.assertRaisesRegex(EvaluationError, 'ckpt-999.* does not exist'):
+      policies.make_policy(f'run:{tiny_balloon_run()}', 2, checkpoint='ckpt-999')
+
+
+if __name__ == '__main__':
+  unittest.main()

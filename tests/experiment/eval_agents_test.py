@@ -1,0 +1,46 @@
+"""Tests of ExperimentManager.eval_agents through the evaluation API (skipped without it)."""
+
+import importlib.util
+import tempfile
+import unittest
+
+from agents.experiment import manager, search
+
+_HAS_EVALUATION = importlib.util.find_spec('agents.evaluation') is not None
+
+# Two in-process balloons, 64 training steps: a policy to fly, not a good one.
+_TINY_BALLOON = {
+    'environment.num_agents': 2, 'environment.processes': False,
+    'algorithm.segment_length': 16, 'algorithm.num_minibatches': 2,
+    'algorithm.update_epochs': 1, 'loop.steps_per_call': 16, 'loop.log_every': 64,
+    'loop.checkpoint_every': 64, 'network.policy_layers': [8], 'network.value_layers': [8],
+}
+
+
+class EvalAgentsTest(unittest.TestCase):
+
+  @unittest.skipIf(_HAS_EVALUATION, 'agents.evaluation is present')
+  def test_missing_evaluation_api_is_named(self):
+    experiment = manager.ExperimentManager('pendulum', n_fit=1, output_dir=tempfile.mkdtemp(),
+                                           seed=0, quiet=True)
+    with self.assertRaisesRegex(NotImplementedError, 'agents.evaluation'):
+      experiment.eval_agents('micro_eval')
+
+  @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
+  def test_every_fit_flies_the_suite(self):
+    experiment = manager.ExperimentManager(
+        'balloon', n_fit=2, fit_budget=64, output_dir=tempfile.mkdtemp(), seed=0,
+        overrides=_TINY_BALLOON, parallelization='inline', quiet=True)
+    with self.assertRaisesRegex(manager.ExperimentError, 'no fit has finished'):
+      experiment.eval_agents('micro_eval')
+    experiment.fit()
+    frame = experiment.eval_agents('micro_eval', workers=0)
+    self.assertEqual(list(frame['fit']), [0, 1])
+    self.assertEqual(list(frame['seed']), [0, 0])
+    self.assertTrue(((frame['twr50'] >= 0) & (frame['twr50'] <= 1)).all())
+    self.assertEqual(search.default_objective(experiment.config).__name__,
+                     'twr50_on_tiny_eval')
+
+
+if __name__ == '__main__':
+  unittest.main()

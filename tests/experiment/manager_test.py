@@ -1,0 +1,179 @@
+"""Tests of agents/experiment/manager.py: seeds, run directories, resume, manifest, bad input."""
+
+import contextlib
+import io
+import os
+import tempfile
+import unittest
+import warnings
+
+import numpy as np
+
+from agents.experiment import fitting, manager, manifest, training_api
+from tests.experiment import crashing_env, tiny
+
+
+def _tiny_manager(output_dir, **kwargs):
+  kwargs.setdefault('n_fit', 2)
+  kwargs.setdefault('seed', 0)
+  kwargs.setdefault('fit_budget', tiny.TINY_BUDGET)
+  kwargs.setdefault('parallelization', 'inline')
+  overrides = dict(tiny.TINY_OVERRIDES, **kwargs.pop('overrides', {}))
+  return manager.ExperimentManager('pendulum', output_dir=output_dir, overrides=overrides,
+                                   quiet=True, **kwargs)
+
+
+class SeedTest(unittest.TestCase):
+
+  def test_seeds_are_spawned_from_one_sequence(self):
+    seeds = manager.fit_seeds(0, 4)
+    self.assertEqual(seeds, manager.fit_seeds(0, 4))
+    self.assertEqual(len(set(seeds)), 4)
+    self.assertEqual(manager.fit_seeds(0, 2), seeds[:2])  # Fit i keeps its seed as n_fit grows.
+    self.assertNotEqual(manager.fit_seeds(1, 4), seeds)
+    self.assertTrue(all(0 <= seed < 2**31 for seed in seeds))
+
+
+class BadInputTest(unittest.TestCase):
+
+  def test_errors_name_the_culprit(self):
+    output_dir = tempfile.mkdtemp()
+    with self.assertRaisesRegex(manager.ExperimentError, 'n_fit must be an int >= 1, got 0'):
+      _tiny_manager(output_dir, n_fit=0)
+    with self.assertRaisesRegex(training_api.ConfigError, "Unknown config 'pendulm'"):
+      manager.ExperimentManager('pendulm', output_dir=output_dir)
+    with self.assertRaisesRegex(training_api.ConfigError, 'learning_rat'):
+      _tiny_manager(output_dir, overrides={'algorithm.learning_rat': 1e-3})
+    with self.assertRaisesRegex(manager.ExperimentError, 'overrides_per_fit has 1 entries'):
+      _tiny_manager(output_dir, overrides_per_fit=[{}])
+    with self.assertRaisesRegex(training_api.ConfigError, 'Fit 1: .*discount'):
+      _tiny_manager(output_dir, overrides_per_fit=[{}, {'algorithm.discount': 'high'}])
+    with self.assertRaisesRegex(training_api.ConfigError, "Fit 0: .*'NoSuchEnv-v0'"):
+      _tiny_manager(output_dir, overrides_per_fit=[{'environment.id': 'NoSuchEnv-v0'}, {}])
+    with self.assertRaisesRegex(manager.ExperimentError, 'parallelization'):
+      _tiny_manager(output_dir, parallelization='threads')
+    self.assertFalse(os.listdir(output_dir))  # Nothing was written.
+
+  def test_load_of_a_directory_that_is_not_an_experiment(self):
+    directory = tempfile.mkdtemp()
+    with self.assertRaisesRegex(manifest.NotAnExperimentError, 'has no experiment.yaml'):
+      manager.ExperimentManager.load(directory)
+    with self.assertRaisesRegex(manifest.NotAnExperimentError, 'is not a directory'):
+      manager.ExperimentManager.load(os.path.join(directory, 'missing'))
+    with open(manifest.path_in(directory), 'w', encoding='utf-8') as file:
+      file.write('- just a list\n')
+    with self.assertRaisesRegex(manifest.NotAnExperimentError, 'not an experiment manifest'):
+      manager.ExperimentManager.load(directory)
+
+  def test_another_experiment_in_the_same_directory_is_refused(self):
+    output_dir = tempfile.mkdtemp()
+    _tiny_manager(output_dir).save()
+    with self.assertRaisesRegex(manager.ExperimentError, r'another experiment .*seed_entropy'):
+      _tiny_manager(output_dir, seed=1)
+    with self.assertRaisesRegex(manager.ExperimentError, r'config\.(algorithm\.)?learning_rate'):
+      _tiny_manager(output_dir, overrides={'algorithm.learning_rate': 1e-2})
+    # The budget may change: that is how a finished experiment is extended.
+    self.assertEqual(_tiny_manager(output_dir, fit_budget=512).fit_budget, 512)
+
+
+class FitTest(unittest.TestCase):
+
+  @classmethod
+  def setUpClass(cls):
+    cls.output_dir = tempfile.mkdtemp()
+    cls.manager = _tiny_manager(cls.output_dir)
+    cls.first = cls.manager.fit()
+
+  def test_each_fit_is_a_run_directory_with_its_own_seed(self):
+    seeds = manager.fit_seeds(0, 2)
+    self.assertEqual(list(self.first['seed']), seeds)
+    self.assertEqual(list(self.first['status']), [fitting.FINISHED] * 2)
+    for index in range(2):
+      run_dir = self.manager.run_dir(index)
+      self.assertEqual(os.path.dirname(run_dir), os.path.join(self.output_dir, 'pendulum'))
+      for name in ('config.yaml', 'metrics.jsonl', 'checkpoints', 'policy'):
+        self.assertTrue(os.path.exists(os.path.join(run_dir, name)), name)
+      config = training_api.load_yaml(os.path.join(run_dir, 'config.yaml'))
+      self.assertEqual(training_api.get(config, 'seed'), seeds[index])
+      self.assertEqual(training_api.get(config, 'network.policy_layers'), [8])
+
+  def test_writer_data(self):
+    frame = self.manager.get_writer_data()
+    self.assertEqual(list(frame.columns), ['name', 'fit', 'step', 'phase', 'tag', 'value'])
+    self.assertEqual(set(frame['fit']), {0, 1})
+    self.assertEqual(set(frame['name']), {'pendulum'})
+    scores = frame[(frame['tag'] == 'mean_score') & (frame['phase'] == 'train')]
+    self.assertEqual(sorted(set(scores['step'])), [64, 128, 192, 256])
+    self.assertIn('update', set(frame['phase']))
+    final = self.manager.final_scores()
+    self.assertEqual(final.shape, (2,))
+    np.testing.assert_allclose(final, list(self.first['mean_score']), rtol=1e-6)
+
+  def test_save_and_load_round_trip(self):
+    loaded = manager.ExperimentManager.load(self.manager.directory, quiet=True)
+    self.assertEqual(loaded.fits, self.manager.fits)
+    self.assertEqual(loaded.config, self.manager.config)
+    self.assertEqual(loaded.config_name, 'pendulum')
+    self.assertEqual(loaded.overrides, self.manager.overrides)
+    frame = loaded.get_writer_data()
+    self.assertEqual(len(frame), len(self.manager.get_writer_data()))
+    with open(manifest.path_in(self.manager.directory), encoding='utf-8') as file:
+      text = file.read()
+    self.assertNotIn('!!python', text)  # Plain YAML, no pickled objects.
+
+  def test_loading_another_version_warns(self):
+    directory = tempfile.mkdtemp()
+    data = manifest.read(self.manager.directory)
+    data.pop('format')
+    data.pop('project_version')
+    manifest.write(directory, data)
+    path = manifest.path_in(directory)
+    with open(path, encoding='utf-8') as file:
+      text = file.read().replace(f'project_version: {manifest.project_version()}',
+                                 'project_version: 0.0.1')
+    with open(path, 'w', encoding='utf-8') as file:
+      file.write(text)
+    with warnings.catch_warnings(record=True) as caught:
+      warnings.simplefilter('always')
+      manifest.read(directory)
+    self.assertTrue(any('written by batchppo-agents 0.0.1' in str(w.message) for w in caught))
+
+  def test_fit_again_extends_the_budget_and_keeps_the_first_steps(self):
+    output_dir = tempfile.mkdtemp()
+    first = _tiny_manager(output_dir, n_fit=1)
+    first.fit()
+    rows_before = first.get_writer_data()
+    # A new manager on the same directory picks up the finished fit.
+    again = _tiny_manager(output_dir, n_fit=1)
+    self.assertEqual(again.fits[0]['status'], fitting.FINISHED)
+    summary = again.fit(budget=2 * tiny.TINY_BUDGET)
+    self.assertEqual(list(summary['step']), [2 * tiny.TINY_BUDGET])
+    rows_after = again.get_writer_data()
+    steps = sorted(set(rows_after.loc[rows_after['phase'] == 'train', 'step']))
+    self.assertEqual(steps, [64, 128, 192, 256, 320, 384, 448, 512])
+    before = rows_before[rows_before['phase'] == 'train'].reset_index(drop=True)
+    after = rows_after[(rows_after['phase'] == 'train') & (rows_after['step'] <= 256)]
+    np.testing.assert_array_equal(before['value'], after.reset_index(drop=True)['value'])
+
+  def test_a_crashing_fit_is_reported_with_its_index_and_the_others_finish(self):
+    output_dir = tempfile.mkdtemp()
+    bad = [{}, crashing_env.CRASHING_OVERRIDES]
+    crashing = _tiny_manager(output_dir, overrides_per_fit=bad)
+    summary = crashing.fit()
+    self.assertEqual(list(summary['status']), [fitting.FINISHED, fitting.FAILED])
+    self.assertEqual(crashing.failed_fits(), [1])
+    self.assertIn(crashing_env.MESSAGE, crashing.fits[1]['error'])
+    # The failed fit is tried again by the next fit(); the finished one is kept.
+    self.assertEqual(list(crashing.fit()['status']), [fitting.FINISHED, fitting.FAILED])
+
+  def test_profile(self):
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+      path = self.manager.generate_profile(budget=64, lines=5)
+    self.assertTrue(os.path.getsize(path) > 0)
+    self.assertIn('cumulative', printed.getvalue())
+    self.assertIn('run_fit', printed.getvalue())
+
+
+if __name__ == '__main__':
+  unittest.main()

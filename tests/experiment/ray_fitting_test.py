@@ -1,0 +1,64 @@
+"""Tests of agents/experiment/ray_fitting.py: 2 short fits on a local 2-CPU Ray instance."""
+
+import os
+import tempfile
+import unittest
+from unittest import mock
+
+from agents.experiment import fitting, manager, ray_fitting
+from agents.experiment.search_space import LogUniform
+from tests.experiment import tiny
+
+try:
+  import ray
+except ImportError:  # Ray is an optional extra.
+  ray = None
+
+
+class MissingRayTest(unittest.TestCase):
+
+  def test_clear_error_without_ray(self):
+    with mock.patch.dict('sys.modules', {'ray': None}):
+      with self.assertRaisesRegex(ray_fitting.RayMissingError, r"batchppo-agents\[ray\]"):
+        ray_fitting.import_ray()
+
+
+@unittest.skipIf(ray is None, 'Ray is not installed (pip install batchppo-agents[ray]).')
+class RayFitTest(unittest.TestCase):
+
+  @classmethod
+  def setUpClass(cls):
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={'env_vars': {'PYTHONPATH': os.getcwd()}})
+
+  @classmethod
+  def tearDownClass(cls):
+    ray.shutdown()
+
+  def test_two_fits_as_ray_tasks(self):
+    experiment = manager.ExperimentManager(
+        'pendulum', n_fit=2, fit_budget=tiny.TINY_BUDGET, output_dir=tempfile.mkdtemp(), seed=0,
+        overrides=tiny.TINY_OVERRIDES, parallelization='ray', quiet=True)
+    summary = experiment.fit()
+    self.assertEqual(list(summary['status']), [fitting.FINISHED] * 2)
+    self.assertEqual(list(summary['step']), [tiny.TINY_BUDGET] * 2)
+    self.assertEqual(list(summary['seed']), manager.fit_seeds(0, 2))
+    frame = experiment.get_writer_data()
+    self.assertEqual(set(frame['fit']), {0, 1})
+    loaded = manager.ExperimentManager.load(experiment.directory, quiet=True)
+    self.assertEqual([fit['status'] for fit in loaded.fits], [fitting.FINISHED] * 2)
+
+  def test_search_spreads_trials_over_ray(self):
+    experiment = manager.ExperimentManager(
+        'pendulum', n_fit=1, fit_budget=tiny.TINY_BUDGET, output_dir=tempfile.mkdtemp(), seed=0,
+        overrides=tiny.TINY_OVERRIDES, parallelization='ray', quiet=True)
+    # Two trials at once (threads), each fit a Ray task declaring one CPU.
+    experiment.optimize_hyperparams(
+        n_trials=2, n_fit=1, sampler='random', pruner='none', fit_fraction=1.0, n_workers=2,
+        search_space={'algorithm.learning_rate': LogUniform(1e-4, 1e-2)})
+    self.assertEqual(experiment.study['complete'], 2)
+    self.assertEqual(len(os.listdir(os.path.join(experiment.directory, 'trials'))), 2)
+
+
+if __name__ == '__main__':
+  unittest.main()

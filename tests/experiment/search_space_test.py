@@ -1,0 +1,94 @@
+"""Tests of agents/experiment/search_space.py: the format, its checks and sampling."""
+
+import unittest
+
+import optuna
+
+from agents.experiment import search_space, search_spaces, training_api
+from agents.experiment.search_space import Categorical, Int, LogUniform, Uniform
+
+
+def _pendulum():
+  return training_api.resolve('pendulum')
+
+
+class CheckTest(unittest.TestCase):
+
+  def test_declared_spaces_are_valid(self):
+    for name in ('pendulum', 'cartpole', 'default'):
+      space = search_space.check(search_spaces.for_config(name), training_api.resolve(name))
+      self.assertIn('algorithm.learning_rate', space)
+
+  def test_bad_spaces_name_the_culprit(self):
+    config = _pendulum()
+    cases = [
+        ({}, 'search space is empty'),
+        ({'algorithm.learning_rat': LogUniform(1e-4, 1e-3)},
+         "'algorithm.learning_rat' is not a hyperparameter"),
+        ({'algorithm.learning_rate': LogUniform(0.0, 1e-3)}, 'log scale needs low > 0'),
+        ({'algorithm.update_epochs': Int(5, 2)}, 'low 5 must be below high 2'),
+        ({'algorithm.policy_objective': Categorical([])}, 'has no choices'),
+        ({'algorithm.update_epochs': Uniform(1.5, 3.0)}, "'algorithm.update_epochs': value 1.5"),
+        ({'algorithm.clip_ratio': Uniform(0.1, 0.3, when={'algorithm.policy_objective': 'x'})},
+         'conditional on'),
+        ({'algorithm.learning_rate': {'type': 'loguniform', 'low': 1, 'high': 2}},
+         'must be a Uniform'),
+        ({'algorithm.learning_rate': {'type': 'log_uniform', 'low': 1e-4, 'hi': 2}},
+         "unknown field 'hi'"),
+    ]
+    for space, message in cases:
+      with self.subTest(message=message):
+        with self.assertRaisesRegex(search_space.SearchSpaceError, message):
+          search_space.check(space, config, 'pendulum')
+
+  def test_unknown_config_name_has_no_space(self):
+    with self.assertRaisesRegex(KeyError, "No search space is declared for config 'walker'"):
+      search_spaces.for_config('walker')
+
+  def test_plain_form_round_trips(self):
+    space = search_spaces.for_config('pendulum')
+    plain = search_space.to_plain(space)
+    self.assertEqual(plain['algorithm.learning_rate'],
+                     {'type': 'log_uniform', 'low': 1e-4, 'high': 3e-3})
+    self.assertEqual(search_space.parse(plain), search_space.parse(space))
+
+
+class SampleTest(unittest.TestCase):
+
+  def test_conditional_keys_follow_their_condition(self):
+    space = search_space.check({
+        'algorithm.policy_objective': Categorical(['kl_penalty', 'clipped']),
+        'algorithm.clip_ratio': Uniform(0.1, 0.3, when={'algorithm.policy_objective': 'clipped'}),
+        'algorithm.update_epochs': Int(2, 4),
+        'network.policy_layers': Categorical([[8], [16, 16]]),
+        'algorithm.learning_rate': LogUniform(1e-4, 1e-3),
+    }, _pendulum())
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    seen = set()
+    for _ in range(20):
+      trial = study.ask()
+      params = search_space.sample(trial, space)
+      study.tell(trial, 0.0)
+      clipped = params['algorithm.policy_objective'] == 'clipped'
+      self.assertEqual('algorithm.clip_ratio' in params, clipped)
+      self.assertIn(params['network.policy_layers'], ([8], [16, 16]))
+      self.assertIn(params['algorithm.update_epochs'], (2, 3, 4))
+      self.assertTrue(1e-4 <= params['algorithm.learning_rate'] <= 1e-3)
+      seen.add(clipped)
+      training_api.resolve(_pendulum(), params)  # Every sample is a valid config.
+    self.assertEqual(seen, {True, False})
+
+  def test_grid_needs_values_for_floats(self):
+    space = search_space.parse({'algorithm.update_epochs': Int(2, 4),
+                                'algorithm.policy_objective': Categorical(['a', 'b'])})
+    self.assertEqual(search_space.grid(space), {'algorithm.update_epochs': [2, 3, 4],
+                                                'algorithm.policy_objective': ['a', 'b']})
+    with self.assertRaisesRegex(search_space.SearchSpaceError, 'needs grid='):
+      search_space.grid(search_space.parse({'algorithm.learning_rate': LogUniform(1e-4, 1e-3)}))
+    space = search_space.parse({'algorithm.learning_rate': LogUniform(1e-4, 1e-3,
+                                                                      grid=[1e-4, 1e-3])})
+    self.assertEqual(search_space.grid(space), {'algorithm.learning_rate': [1e-4, 1e-3]})
+
+
+if __name__ == '__main__':
+  unittest.main()

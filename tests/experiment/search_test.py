@@ -1,0 +1,122 @@
+"""Tests of agents/experiment/search.py: a tiny resumable study with pruning and failures."""
+
+import os
+import tempfile
+import unittest
+
+import optuna
+
+from agents.experiment import manager, search, training_api
+from agents.experiment.search_space import Categorical, LogUniform
+from tests.experiment import tiny
+
+_SPACE = {
+    'algorithm.learning_rate': LogUniform(1e-4, 1e-2),
+    'algorithm.policy_objective': Categorical(['kl_penalty', 'clipped']),
+}
+
+
+def _manager(output_dir):
+  return manager.ExperimentManager('pendulum', n_fit=1, fit_budget=128, output_dir=output_dir,
+                                   seed=0, overrides=tiny.TINY_OVERRIDES,
+                                   parallelization='inline', quiet=True)
+
+
+class SearchTest(unittest.TestCase):
+
+  def test_chunk_budgets(self):
+    self.assertEqual(search.chunk_budgets(1000, 0.25), [250, 500, 750, 1000])
+    self.assertEqual(search.chunk_budgets(1000, 1.0), [1000])
+    self.assertEqual(search.chunk_budgets(1000, 0.3), [250, 500, 750, 1000])
+    with self.assertRaisesRegex(search.SearchError, 'fit_fraction'):
+      search.chunk_budgets(1000, 0)
+
+  def test_bad_arguments(self):
+    experiment = _manager(tempfile.mkdtemp())
+    with self.assertRaisesRegex(search.SearchError, "sampler must be one of"):
+      experiment.optimize_hyperparams(n_trials=1, sampler='bayes', search_space=_SPACE)
+    with self.assertRaisesRegex(search.SearchError, "pruner must be one of"):
+      experiment.optimize_hyperparams(n_trials=1, pruner='hyperband', search_space=_SPACE)
+    with self.assertRaisesRegex(search.SearchError, 'n_fit must be an int >= 1'):
+      experiment.optimize_hyperparams(n_trials=1, n_fit=0, search_space=_SPACE)
+    with self.assertRaisesRegex(search.search_space_lib.SearchSpaceError, 'empty'):
+      experiment.optimize_hyperparams(n_trials=1, search_space={})
+    with self.assertRaisesRegex(search.search_space_lib.SearchSpaceError, 'entropy_cof'):
+      experiment.optimize_hyperparams(
+          n_trials=1, search_space={'algorithm.entropy_cof': LogUniform(1e-3, 1e-2)})
+
+  def test_study_reports_prunes_fails_and_resumes(self):
+    output_dir = tempfile.mkdtemp()
+    experiment = _manager(output_dir)
+    calls = []
+
+    def objective(trial_manager):
+      calls.append(trial_manager.name)
+      if len(calls) == 3:
+        raise RuntimeError('objective broke')
+      return search.mean_final_score(trial_manager)
+
+    best = experiment.optimize_hyperparams(
+        n_trials=3, n_fit=1, sampler='random', pruner='median', fit_fraction=0.5,
+        objective=objective, search_space=_SPACE)
+    self.assertEqual(set(best), {'algorithm.learning_rate', 'algorithm.policy_objective'})
+    record = experiment.study
+    self.assertEqual(record['failed'], 1)  # The trial that raised; the study went on.
+    self.assertEqual(record['complete'] + record['pruned'], 3)
+    self.assertEqual(record['storage'], 'optuna.db')
+    storage = search.storage_url(experiment.directory)
+    study = optuna.load_study(study_name=record['study_name'], storage=storage)
+    complete = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    # Intermediate values at both chunk budgets, for the pruner.
+    self.assertEqual(sorted(complete[0].intermediate_values), [64, 128])
+    config = training_api.load_yaml(os.path.join(experiment.directory, 'best_config.yaml'))
+    self.assertEqual(training_api.get(config, 'algorithm.policy_objective'),
+                     best['algorithm.policy_objective'])
+    self.assertEqual(training_api.get(config, 'loop.steps'), 128)
+    # The manifest records the study; a loaded manager continues it.
+    loaded = manager.ExperimentManager.load(experiment.directory, quiet=True)
+    self.assertEqual(loaded.study['study_name'], record['study_name'])
+    loaded.optimize_hyperparams(n_trials=4, n_fit=1, sampler='random', fit_fraction=1.0,
+                                continue_previous=True, search_space=_SPACE)
+    self.assertEqual(loaded.study['study_name'], record['study_name'])
+    self.assertEqual(loaded.study['complete'] + loaded.study['pruned'], 4)
+
+  def test_cut_off_trials_are_queued_again_with_their_values(self):
+    directory = tempfile.mkdtemp()
+    storage = search.storage_url(directory)
+    study = optuna.create_study(storage=storage, study_name='s', direction='maximize')
+    running = study.ask()
+    running.suggest_float('x', 0, 1)
+    interrupted = study.ask()
+    interrupted.suggest_float('x', 0, 1)
+    interrupted.set_user_attr('interrupted', True)
+    study.tell(interrupted, state=optuna.trial.TrialState.FAIL)
+    search._requeue_cut_off_trials(study)
+    search._requeue_cut_off_trials(study)  # Only once.
+    waiting = study.get_trials(states=(optuna.trial.TrialState.WAITING,))
+    self.assertEqual(sorted(t.system_attrs['fixed_params']['x'] for t in waiting),
+                     sorted([running.params['x'], interrupted.params['x']]))
+    self.assertEqual(len(waiting), 2)
+
+  def test_trial_name_depends_on_values_only(self):
+    self.assertEqual(search.trial_name({'a': 1, 'b': [8]}), search.trial_name({'b': [8], 'a': 1}))
+    self.assertNotEqual(search.trial_name({'a': 1}), search.trial_name({'a': 2}))
+
+
+
+class StopOnSigintTest(unittest.TestCase):
+
+  def test_ctrl_c_asks_the_fits_to_stop_then_raises(self):
+    import signal
+
+    from agents.experiment import fitting
+    with self.assertRaises(KeyboardInterrupt):
+      with search._StopOnSigint():
+        signal.raise_signal(signal.SIGINT)
+        self.assertTrue(fitting.STOP.is_set())  # The running fits see it and checkpoint.
+    self.assertFalse(fitting.STOP.is_set())
+    self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+
+
+if __name__ == '__main__':
+  unittest.main()
