@@ -112,6 +112,7 @@ class BatchEnv:
     self._closed = False
     self._block = None
     self._block_finalizer = None
+    self._waiter = external_process_lib.ReplyWaiter()  # Polls every worker, each step.
     if all(isinstance(member, external_process_lib.ExternalProcess)
            and member.supports_fast_step for member in self._members):
       self._share_one_block()
@@ -265,7 +266,7 @@ class BatchEnv:
     block['actions'][...] = actions
     # Send every request before waiting for any, so the workers step in parallel.
     tokens = [member.begin_fast_step() for member in members]
-    results = external_process_lib.wait_all(members, tokens)
+    results = self._waiter.wait(members, tokens)
     observ = block['observ'].copy()
     reward = block['reward'].astype(np.float32)
     terminated = block['terminated'].copy()

@@ -450,7 +450,8 @@ def wait_all(processes, tokens):
   poll over all of them (their reply pipes and their death descriptors) and reads each
   reply as soon as it arrives, so no reply waits behind a slower worker's, and a worker
   that dies is noticed at once. Replies still missing at the earliest timeout are then
-  awaited worker by worker, which kills the hung ones.
+  awaited worker by worker, which kills the hung ones. (`ReplyWaiter` does the same and
+  keeps its poll set for the next wait on the same workers.)
 
   Args:
     processes: `ExternalProcess` workers.
@@ -461,46 +462,71 @@ def wait_all(processes, tokens):
     One `(True, raw info)` or `(False, exception)` per worker, in order; the exceptions
     are those `end_fast_step` would raise.
   """
-  connections = [process.connection for process in processes]
-  results = [None] * len(connections)
-  owner = {}  # Descriptor -> position of its worker.
-  poller = select.poll()
-  timeout, bounded = None, True
-  for position, (connection, token) in enumerate(zip(connections, tokens)):
-    fd = connection.reply_fileno(token)
-    if fd is None:
-      results[position] = connection.settle(token)
-      continue
-    death = connection.death_fileno()
-    owner[fd] = owner[death] = position
-    poller.register(fd, select.POLLIN)
-    poller.register(death, select.POLLIN)
-    if connection.timeout is None:
-      bounded = False
-    elif timeout is None or connection.timeout < timeout:
-      timeout = connection.timeout
-  pending = len(owner) // 2
-  deadline = time.monotonic() + timeout if bounded and pending else None
-  while pending:
-    wait_ms = -1 if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
-    ready = poller.poll(wait_ms)
-    if not ready:
-      break
-    for fd, _ in ready:
-      position = owner.get(fd)  # None: a descriptor unwatched earlier in this loop.
-      if position is None or results[position] is not None:
+  return ReplyWaiter().wait(processes, tokens)
+
+
+class ReplyWaiter:
+  """`wait_all` that keeps its poll set between waits on the same workers.
+
+  BatchEnv waits on all its workers every step; registering their descriptors once,
+  rather than building a poll set each time, takes that cost off the hot path. The set
+  is rebuilt when the workers' connections change (a restart replaces one) and after a
+  descriptor fired out of turn (a reply read without polling, or a dead worker).
+  """
+
+  def __init__(self):
+    self._connections = None  # The connections the poll set watches, in order.
+    self._poller = None
+    self._owner = None  # Descriptor -> position of its worker.
+
+  def wait(self, processes, tokens):
+    """Waits for the replies of `processes` to `tokens`; see `wait_all`."""
+    connections = [process.connection for process in processes]
+    if connections != self._connections:
+      self._watch(connections)
+    poller, owner = self._poller, self._owner
+    results = [None] * len(connections)
+    pending, timeout, bounded = 0, None, True
+    for position, (connection, token) in enumerate(zip(connections, tokens)):
+      if connection.reply_fileno(token) is None:
+        results[position] = connection.settle(token)
         continue
-      results[position] = result = connections[position].settle(tokens[position])
-      pending -= 1
-      if not result[0]:  # A dead worker's descriptor stays readable: stop watching it.
-        for stale, holder in list(owner.items()):
-          if holder == position:
-            poller.unregister(stale)
-            del owner[stale]
-  for position, result in enumerate(results):
-    if result is None:
-      results[position] = connections[position].settle(tokens[position])
-  return results
+      pending += 1
+      if connection.timeout is None:
+        bounded = False
+      elif timeout is None or connection.timeout < timeout:
+        timeout = connection.timeout
+    deadline = time.monotonic() + timeout if bounded and pending else None
+    while pending:
+      wait_ms = -1 if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
+      ready = poller.poll(wait_ms)
+      if not ready:
+        break
+      for fd, _ in ready:
+        position = owner.get(fd)  # None: a descriptor unwatched earlier in this loop.
+        if position is None:
+          continue
+        if results[position] is not None:
+          # Out of turn (a reply already read, or a dead worker's descriptor, which
+          # stays readable): stop watching it, and rebuild the set for the next wait.
+          poller.unregister(fd)
+          del owner[fd]
+          self._connections = None
+          continue
+        results[position] = connections[position].settle(tokens[position])
+        pending -= 1
+    for position, result in enumerate(results):
+      if result is None:
+        results[position] = connections[position].settle(tokens[position])
+    return results
+
+  def _watch(self, connections):
+    self._poller, self._owner = select.poll(), {}
+    for position, connection in enumerate(connections):
+      for fd in (connection.pipe_fileno(), connection.death_fileno()):
+        self._owner[fd] = position
+        self._poller.register(fd, select.POLLIN)
+    self._connections = connections
 
 
 def _unbatch_step(result):

@@ -196,6 +196,30 @@ class ExternalProcessTest(unittest.TestCase):
     for worker in workers[:3]:
       self.assertEqual(worker.end_fast_step(worker.begin_fast_step()), {})
 
+  def test_reply_waiter_serves_again_after_a_death_a_restart_and_a_queued_reply(self):
+    workers = [self.start(fake_envs.CountingEnv),
+               self.start(functools.partial(fake_envs.FaultyEnv, 'sigkill', 2), index=1),
+               self.start(functools.partial(fake_envs.FaultyEnv, 'slow', 3), index=2)]
+    for worker in workers:
+      worker.reset(seed=0)
+    waiter = external_process.ReplyWaiter()
+
+    def step_all():
+      return waiter.wait(workers, [worker.begin_fast_step() for worker in workers])
+
+    self.assertEqual(step_all(), [(True, {})] * 3)
+    results = step_all()  # Step 2: worker 1 dies.
+    self.assertEqual([ok for ok, _ in results], [True, False, True])
+    self.assertIsInstance(results[1][1], errors.WorkerDiedError)
+    workers[1].restart()
+    workers[1].reset(seed=0)
+    # A reply queued ahead of the step's is read without polling; its promise keeps it.
+    pending = workers[0].reset(seed=4, blocking=False)
+    self.assertEqual(step_all(), [(True, {})] * 3)  # Step 3: worker 2 is slow.
+    np.testing.assert_array_equal(pending()[0], fake_envs.CountingEnv().reset(seed=4)[0])
+    # The restarted worker dies at its own second step; the rebuilt poll set sees that.
+    self.assertEqual([ok for ok, _ in step_all()], [True, False, True])
+
   def test_wait_all_times_out_a_hung_worker(self):
     workers = [self.start(fake_envs.CountingEnv),
                self.start(functools.partial(fake_envs.FaultyEnv, 'hang', 1), index=1,

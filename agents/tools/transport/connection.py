@@ -91,6 +91,11 @@ class WorkerConnection:
       return self._channel.fileno()
     return None
 
+  def pipe_fileno(self):
+    """The read end of the reply pipe, whichever reply comes next (for poll sets kept
+    between requests; `reply_fileno` says whether polling it tells about a given one)."""
+    return self._channel.fileno()
+
   def death_fileno(self):
     """A descriptor that becomes readable when the worker process ends."""
     return self._death_fd
