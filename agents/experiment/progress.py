@@ -5,10 +5,11 @@ the rows they log are the only progress report they need to send. One tqdm bar
 per fit and one for the total show steps, with each fit's last mean score.
 """
 
-import json
 import os
 
 import tqdm
+
+from agents.tools import metrics_writer
 
 
 class _Tail:
@@ -31,15 +32,7 @@ class _Tail:
       return []
     end = data.rfind(b'\n') + 1  # A line still being written waits for the next call.
     self._offset += end
-    rows = []
-    for line in data[:end].splitlines():
-      try:
-        row = json.loads(line)
-      except json.JSONDecodeError:
-        continue
-      if isinstance(row, dict):
-        rows.append(row)
-    return rows
+    return metrics_writer.parse_rows(data[:end].splitlines())
 
 
 class FitProgress:

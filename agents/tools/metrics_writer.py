@@ -74,15 +74,20 @@ def read_metrics(path):
     List of dicts, in file order; lines that are not complete JSON objects
     (a write cut off by a killed process) are skipped.
   """
-  rows = []
   with open(path, encoding='utf-8') as file:
-    for line in file:
-      try:
-        row = json.loads(line)
-      except json.JSONDecodeError:
-        continue
-      if isinstance(row, dict):
-        rows.append(row)
+    return parse_rows(file)
+
+
+def parse_rows(lines):
+  """The rows of `lines` (str or bytes) that are complete JSON objects, in order."""
+  rows = []
+  for line in lines:
+    try:
+      row = json.loads(line)
+    except json.JSONDecodeError:
+      continue
+    if isinstance(row, dict):
+      rows.append(row)
   return rows
 
 
