@@ -87,7 +87,6 @@ class RandomWalkPolicy(_PerSeedStream):
 
   def __init__(self, batch_size, episode_length=constants.EPISODE_STEPS, seed=0):
     super().__init__(batch_size, episode_length, seed)
-    self._start = np.zeros(batch_size)
     self._noise = np.zeros((batch_size, episode_length))
     self._target = np.zeros(batch_size)
 

@@ -14,16 +14,9 @@ from agents import configs
 from agents.configs import resolution
 
 ConfigError = configs.ConfigError
-UnknownConfigError = configs.ConfigError
 
 BUDGET_KEY = 'loop.steps'
 SEED_KEY = 'seed'
-THREADS_KEY = 'loop.tf_threads'
-
-
-def config_names():
-  """Names of the registered configs."""
-  return sorted(configs.CONFIGS)
 
 
 def _dotted(config, key):
