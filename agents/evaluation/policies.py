@@ -242,20 +242,37 @@ def make_policy(spec, batch_size, episode_length=constants.EPISODE_STEPS, checkp
       environment, a SavedModel that does not load, or a factory that cannot be imported
       or does not return a policy.
   """
+  return policy_builder(spec, episode_length, checkpoint)(batch_size)
+
+
+def policy_builder(spec, episode_length=constants.EPISODE_STEPS, checkpoint=None):
+  """A function `batch_size -> batched policy` for an agent spec.
+
+  What is costly to load (a run's checkpoint, a SavedModel, a factory's module) is loaded
+  here, once; each call then builds a policy of its own with its own per-row state, so
+  several batches (the fleets of `runner.fly`) can be flown side by side.
+
+  Raises:
+    EvaluationError: as `make_policy`, here or at the first call.
+  """
   kind, rest = split_spec(spec)
   if kind == 'baseline':
     if rest == 'station_seeker':
-      return StationSeeker()
+      return lambda batch_size: StationSeeker()
     cls = RandomPolicy if rest == 'random' else RandomWalkPolicy
-    return cls(batch_size, episode_length)
+    return lambda batch_size: cls(batch_size, episode_length)
   if kind == 'run':
-    return _run_policy(rest, batch_size, checkpoint)
-  if kind == 'savedmodel':
-    return _saved_model_policy(rest, batch_size)
-  return _factory_policy(rest, batch_size)
+    model = _run_model(rest, checkpoint)
+  elif kind == 'savedmodel':
+    model = _saved_model(rest)
+  else:
+    factory = _import_factory(rest)
+    return lambda batch_size: _factory_policy(factory, rest, batch_size)
+  recurrent = hasattr(model, 'initial_state')
+  return lambda batch_size: TensorFlowPolicy(model, batch_size, recurrent)
 
 
-def _run_policy(run_dir, batch_size, checkpoint):
+def _run_model(run_dir, checkpoint):
   path = resolve_checkpoint(run_dir, checkpoint)
   try:
     config, model, observation_space = _restore_policy(run_dir, path)
@@ -265,7 +282,7 @@ def _run_policy(run_dir, batch_size, checkpoint):
   if env_id != BALLOON_ENV_ID:
     raise EvaluationError(f'run directory {run_dir} trained on {env_id}, not {BALLOON_ENV_ID}.')
   del observation_space
-  return TensorFlowPolicy(model, batch_size, hasattr(model, 'initial_state'))
+  return model
 
 
 def _restore_policy(run_dir, path):
@@ -287,7 +304,7 @@ def _restore_policy(run_dir, path):
   return config, export.ExportedPolicy(algorithm, observation_space), observation_space
 
 
-def _saved_model_policy(path, batch_size):
+def _saved_model(path):
   if not os.path.exists(os.path.join(path, 'saved_model.pb')):
     raise EvaluationError(f'savedmodel:{path} is not a SavedModel directory (no '
                           'saved_model.pb).')
@@ -300,7 +317,7 @@ def _saved_model_policy(path, batch_size):
   if shape is not None and tuple(shape[1:]) != (constants.OBSERVATION_SIZE,):
     raise EvaluationError(f'savedmodel:{path} takes observations of shape {tuple(shape)}, not '
                           f'[B, {constants.OBSERVATION_SIZE}] (the balloon).')
-  return TensorFlowPolicy(model, batch_size, hasattr(model, 'initial_state'))
+  return model
 
 
 def _input_shape(function):
@@ -312,7 +329,7 @@ def _input_shape(function):
     return None
 
 
-def _factory_policy(spec, batch_size):
+def _import_factory(spec):
   module_name, _, name = spec.partition(':')
   try:
     module = importlib.import_module(module_name)
@@ -322,6 +339,10 @@ def _factory_policy(spec, batch_size):
   factory = getattr(module, name, None)
   if not callable(factory):
     raise EvaluationError(f'--agent {spec}: module {module_name!r} has no callable {name!r}.')
+  return factory
+
+
+def _factory_policy(factory, spec, batch_size):
   first = _call_factory(factory, spec, batch_size=batch_size, num_actions=3,
                         observation_shape=(constants.OBSERVATION_SIZE,))
   if is_ble_agent(first):

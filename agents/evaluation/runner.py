@@ -2,8 +2,10 @@
 
 `fly` is the shard code shared by local runs and Ray tasks: slabs of balloons
 (`BalloonVectorEnv`) in worker processes (`BatchEnv`), or in this process with
-`workers=0`; the policy acts on the whole batch at once. A balloon that finishes its
-episode is reset at once with the next seed of the shard, so the batch stays full.
+`workers=0`; the policy acts on a whole batch at once. With two workers or more, two
+batches (fleets) take turns, so the workers step one while the policy acts on the other.
+A balloon that finishes its episode is reset at once with the next seed of the shard,
+so the batches stay full.
 
 `run_shard` adds the output directory: it refuses another evaluation's results, resumes
 from the seeds this shard already finished, and rewrites the shard file as seeds finish.
@@ -100,8 +102,62 @@ class _Episodes:
         flight_path=None if self.paths is None else self.paths[row])
 
 
+class _Fleet:
+  """A batch of slabs with its own policy and episodes in flight.
+
+  `fly` runs two fleets in turn when it has the workers: while one fleet's workers step,
+  this process computes the other fleet's actions, so neither side waits for the other.
+  """
+
+  def __init__(self, agent, suite, batch, policy, flight_paths, pending):
+    self.agent, self.suite, self.batch, self.policy = agent, suite, batch, policy
+    self.size = len(batch)
+    self.episodes = _Episodes(self.size, flight_paths)
+    self.active = np.zeros(self.size, bool)
+    self.feedback = getattr(policy, 'feedback', None)
+    self._pending = pending  # The seeds not yet flown, an iterator shared by all fleets.
+    self._observ = None
+    self._start(np.arange(self.size), first=True)
+
+  def _start(self, rows, first=False):
+    """Starts the next seeds in `rows` (fewer if the seeds run out)."""
+    seeds = [seed for seed in (next(self._pending, None) for _ in rows) if seed is not None]
+    rows = np.asarray(rows)[:len(seeds)]
+    if not len(seeds):
+      return
+    observ, _ = self.batch.reset(rows, self.suite.episode_seeds(seeds))
+    if first:
+      self._observ = np.zeros((self.size,) + observ.shape[1:], observ.dtype)
+    self._observ[rows] = observ
+    self.active[rows] = True
+    self.episodes.start(rows, seeds)
+    policies_lib.begin_episode(self.policy, rows, seeds)
+
+  def send(self):
+    """Computes the fleet's actions and sends its step (if any balloon is still flying)."""
+    if self.active.any():
+      self.batch.step_async(policies_lib.check_actions(self.policy(self._observ), self.size,
+                                                       self.agent))
+
+  def receive(self):
+    """Collects the step sent last; returns (finished results, balloon steps taken)."""
+    observ, reward, terminated, truncated, infos = self.batch.step_wait()
+    active = self.active
+    self.episodes.record(active, reward, infos)
+    steps = int(active.sum())
+    if self.feedback is not None:
+      self.feedback(reward, terminated & active, truncated & active)
+    self._observ = observ
+    done = np.flatnonzero(active & (terminated | truncated))
+    new = [self.episodes.result(row, infos, self.suite.episode_length) for row in done]
+    self.active[done] = False
+    if len(done):
+      self._start(done)
+    return new, steps
+
+
 def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_paths=False,
-        checkpoint=None, on_results=None, policy=None):
+        checkpoint=None, on_results=None, policy=None, fleets=None):
   """Flies one episode per seed; returns [EvaluationResult] in the order they finished.
 
   Args:
@@ -114,7 +170,10 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
     checkpoint: for a `run:` agent, the checkpoint (None: latest).
     on_results: optional function called with each list of newly finished results and
       the balloon steps taken since the last call.
-    policy: an already built batched policy for `agent` (else built here).
+    policy: an already built batched policy for `agent` (else built here); flies one fleet.
+    fleets: how many batches take turns, each with `workers / fleets` of the workers and
+      its own policy (see `_Fleet`); default 2 when there are two workers or more and no
+      `policy` is given, else 1.
 
   Returns:
     list of EvaluationResult.
@@ -122,54 +181,42 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
   seeds = [int(seed) for seed in seeds]
   if not seeds:
     return []
+  if fleets is None:
+    fleets = 2 if workers >= 2 and policy is None else 1
+  if fleets < 1 or (policy is not None and fleets != 1):
+    raise ValueError(f'fly: fleets={fleets}; it must be >= 1, and 1 with a given policy.')
   sizes = slab_sizes(len(seeds), workers, slab_size)
-  batch_size = sum(sizes)
-  if policy is None:
-    policy = policies_lib.make_policy(agent, batch_size, suite.episode_length, checkpoint)
-  feedback = getattr(policy, 'feedback', None)
-  batch = make_batch(suite, sizes, workers, flight_paths)
-  finished = []
+  groups = [sizes[index::fleets] for index in range(min(fleets, len(sizes)))]
+  build = (lambda batch_size: policy) if policy is not None else (
+      policies_lib.policy_builder(agent, suite.episode_length, checkpoint))
+  policies = [build(sum(group)) for group in groups]
+  pending = iter(seeds)
+  flying, finished = [], []
   try:
-    episodes = _Episodes(batch_size, flight_paths)
-    pending = iter(seeds)
-    rows = np.arange(batch_size)
-    first = [next(pending) for _ in rows]
-    observ, _ = batch.reset(rows, suite.episode_seeds(first))
-    episodes.start(rows, first)
-    policies_lib.begin_episode(policy, rows, first)
-    active = np.ones(batch_size, bool)
+    for group, fleet_policy in zip(groups, policies):
+      batch = make_batch(suite, group, workers, flight_paths)
+      try:
+        flying.append(_Fleet(agent, suite, batch, fleet_policy, flight_paths, pending))
+      except BaseException:
+        batch.close()
+        raise
+    for fleet in flying:
+      fleet.send()
     steps_since = 0
-    while active.any():
-      actions = policies_lib.check_actions(policy(observ), batch_size, agent)
-      observ, reward, terminated, truncated, infos = batch.step(actions)
-      episodes.record(active, reward, infos)
-      steps_since += int(active.sum())
-      if feedback is not None:
-        feedback(reward, terminated & active, truncated & active)
-      done = np.flatnonzero(active & (terminated | truncated))
-      if not len(done):
-        continue
-      new = [episodes.result(row, infos, suite.episode_length) for row in done]
-      finished.extend(new)
-      if on_results is not None:
-        on_results(new, steps_since)
-        steps_since = 0
-      refill = []
-      for row in done:
-        seed = next(pending, None)
-        if seed is None:
-          active[row] = False
-        else:
-          refill.append((row, seed))
-      if refill:
-        refill_rows = np.array([row for row, _ in refill])
-        refill_seeds = [seed for _, seed in refill]
-        reset_observ, _ = batch.reset(refill_rows, suite.episode_seeds(refill_seeds))
-        observ[refill_rows] = reset_observ
-        episodes.start(refill_rows, refill_seeds)
-        policies_lib.begin_episode(policy, refill_rows, refill_seeds)
+    while any(fleet.active.any() for fleet in flying):
+      for fleet in flying:
+        if not fleet.active.any():
+          continue
+        new, steps = fleet.receive()
+        fleet.send()
+        finished.extend(new)
+        steps_since += steps
+        if new and on_results is not None:
+          on_results(new, steps_since)
+          steps_since = 0
   finally:
-    batch.close()
+    for fleet in flying:
+      fleet.batch.close()
   return finished
 
 

@@ -13,6 +13,8 @@ CONTRACT (other modules rely on it; keep it when extending):
   obs, reward, terminated, truncated, infos = batch.step(actions)
       # actions: np.ndarray [B, *act_shape]; reward float32 [B];
       # terminated, truncated: bool [B]; infos as above with length B.
+  batch.step_async(actions); ...; results = batch.step_wait()
+      # the same step in two halves: the caller works while the workers step.
   batch.close()
 
 No automatic reset: the caller resets the environments that finished. Actions
@@ -37,14 +39,9 @@ out, with nothing pickled. A reset sends each worker it concerns the packed indi
 (and seeds) of its environments; the workers write the observations into their
 rows of the block, and only infos that are not empty are pickled.
 
-A worker that dies during `step` can be restarted (`max_restarts`); its
-environments then report the interrupted episode as truncated, with reward 0,
-their last observation, and `infos['worker_restarted']` set, and the caller
-resets them like any finished environment. A worker that dies during `reset`
-is restarted too, and its whole fresh slab is reset: the requested environments
-return their first observations, and the slab's other environments, whose
-episodes died with the worker, report them as truncated at their next step
-(again with `infos['worker_restarted']`).
+A worker that dies can be restarted (`max_restarts`): the episodes it took along
+report as truncated, with `infos['worker_restarted']` set, and the caller resets
+them like any finished environment (`batch_restarts.py` has the details).
 """
 
 import weakref
@@ -53,7 +50,7 @@ from multiprocessing import shared_memory
 import gymnasium
 import numpy as np
 
-from agents.tools import batch_checks, batch_index, batch_member, errors
+from agents.tools import batch_checks, batch_index, batch_member, batch_restarts, errors
 from agents.tools import external_process as external_process_lib
 from agents.tools import slab as slab_lib
 from agents.tools.transport import shared_block, wire
@@ -65,7 +62,6 @@ class BatchEnv:
   Attributes:
     observation_space: Observation space of one environment.
     action_space: Action space of one environment.
-    max_restarts: How many dead workers this batch may still replace in total.
   """
 
   def __init__(self, envs, max_restarts=0, check_finite=True):
@@ -100,16 +96,14 @@ class BatchEnv:
       for kind in ('observation', 'action'):
         batch_checks.check_same_space(kind, start, getattr(member, f'{kind}_space'),
                                       getattr(self, f'{kind}_space'))
-    self.max_restarts = max_restarts
-    self._num_restarts = 0
-    # Environments whose episode ended with a worker that died during a reset of some
-    # other environment of its slab; their next step reports the episode as truncated.
-    self._truncate_next_step = np.zeros(self._size, bool)
     self._array_observ = slab_lib.is_array_space(self.observation_space)
     self._check_actions = batch_checks.ActionCheck(self.action_space, self._size)
     self._check_finite = check_finite
+    self._restarts = batch_restarts.WorkerRestarts(
+        self._members, self._starts, self._sizes, max_restarts)
     self._last_observ = None
     self._closed = False
+    self._in_flight = None  # ('block', tokens) or ('promises', promises) of step_async.
     self._block = None
     self._block_finalizer = None
     self._waiter = external_process_lib.ReplyWaiter()  # Polls every worker, each step.
@@ -217,7 +211,12 @@ class BatchEnv:
   @property
   def num_restarts(self):
     """How many dead workers this batch has replaced so far."""
-    return self._num_restarts
+    return self._restarts.count
+
+  @property
+  def max_restarts(self):
+    """How many dead workers this batch replaces in total before it gives up."""
+    return self._restarts.max_restarts
 
   def step(self, actions):
     """Steps every environment of the batch.
@@ -236,37 +235,70 @@ class BatchEnv:
       WorkerError: An environment raised in its worker (carries the worker's traceback).
       WorkerDiedError: A worker died and no restarts are left.
     """
+    self.step_async(actions)
+    return self.step_wait()
+
+  def step_async(self, actions):
+    """Sends a step to every environment and returns without waiting for the results.
+
+    The caller may work meanwhile (for example, compute the actions of another batch)
+    and then collects the results with `step_wait`, as with Gymnasium's vector
+    environments. In-process members step here, at once.
+
+    Raises:
+      ActionError: as in `step`, before anything is sent.
+      RuntimeError: a step is already in flight.
+    """
     self._check_open()
+    if self._in_flight is not None:
+      raise RuntimeError('BatchEnv.step_async: a step is already in flight; call step_wait.')
     actions = self._check_actions(actions)
     if self._block is not None:
-      return self._step_shared_block(actions)
-    # Send every request before waiting for any, so the workers step in parallel.
-    promises = [
-        member.step_batch(actions[start:start + size], blocking=False, copy=False)
-        for member, start, size in zip(self._members, self._starts, self._sizes)]
+      self._block['actions'][...] = actions
+      # Send every request before waiting for any, so the workers step in parallel.
+      self._in_flight = ('block', [member.begin_fast_step() for member in self._members])
+    else:
+      self._in_flight = ('promises', [
+          member.step_batch(actions[start:start + size], blocking=False, copy=False)
+          for member, start, size in zip(self._members, self._starts, self._sizes)])
+
+  def step_wait(self):
+    """The results of the step sent by `step_async`; see `step` for them and the errors.
+
+    Raises:
+      RuntimeError: no step is in flight.
+    """
+    self._check_open()
+    if self._in_flight is None:
+      raise RuntimeError('BatchEnv.step_wait: no step in flight; call step_async first.')
+    kind, pending = self._in_flight
+    self._in_flight = None
+    if kind == 'block':
+      return self._finish_block_step(pending)
+    return self._finish_promised_step(pending)
+
+  def _finish_promised_step(self, promises):
     results, died = self._gather(promises)
     for position, error in died:
-      self._restart(position, error)
-      results[position] = self._interrupted_step(position)
+      self._restarts.restart(position, error)
+      results[position] = self._restarts.interrupted_step(
+          position, self._last_observ, self.observation_space)
     observ = slab_lib.concatenate([result[0] for result in results])
     reward = np.concatenate([result[1] for result in results], dtype=np.float32)
     terminated = np.concatenate([result[2] for result in results])
     truncated = np.concatenate([result[3] for result in results])
     infos = slab_lib.concatenate_infos([result[4] for result in results], self._sizes)
-    infos = self._truncate_lost_episodes(truncated, infos)
+    infos = self._restarts.truncate_lost_episodes(truncated, infos)
     if self._array_observ:
       self._last_observ = observ
     if self._check_finite:
       batch_checks.check_finite(observ, reward)
     return observ, reward, terminated, truncated, infos
 
-  def _step_shared_block(self, actions):
+  def _finish_block_step(self, tokens):
     """The hot path: all workers read actions from and write results to one block."""
-    block, members = self._block, self._members
-    block['actions'][...] = actions
-    # Send every request before waiting for any, so the workers step in parallel.
-    tokens = [member.begin_fast_step() for member in members]
-    results = self._waiter.wait(members, tokens)
+    block = self._block
+    results = self._waiter.wait(self._members, tokens)
     observ = block['observ'].copy()
     reward = block['reward'].astype(np.float32)
     terminated = block['terminated'].copy()
@@ -277,7 +309,7 @@ class BatchEnv:
     self._last_observ = observ
     if self._check_finite:
       batch_checks.check_finite(observ, reward)
-    return observ, reward, terminated, truncated, self._truncate_lost_episodes(truncated, infos)
+    return observ, reward, terminated, truncated, self._restarts.truncate_lost_episodes(truncated, infos)
 
   def _finish_shared_step(self, results, observ, reward, terminated, truncated):
     """Gathers the infos of a shared-memory step, raises its errors and restarts dead workers.
@@ -290,27 +322,16 @@ class BatchEnv:
     Returns:
       The infos of the batch in vector format.
     """
-    infos, died, failed = _sort_replies(self._members, results)
+    infos, died, failed = batch_restarts.sort_replies(self._members, results)
     if failed is not None:
       raise failed[1]
     for position, error in died:
-      self._restart(position, error)
+      self._restarts.restart(position, error)
       rows = slice(self._starts[position], self._starts[position] + self._sizes[position])
       observ[rows], reward[rows], terminated[rows], truncated[rows], infos[position] = (
-          self._interrupted_step(position))
+          self._restarts.interrupted_step(position, self._last_observ,
+                                          self.observation_space))
     return slab_lib.concatenate_infos(infos, self._sizes) if any(infos) else {}
-
-  def _truncate_lost_episodes(self, truncated, infos):
-    """Marks as truncated (in place) the episodes lost to a restart during a reset."""
-    lost = self._truncate_next_step
-    if not lost.any():
-      return infos
-    truncated |= lost
-    infos = dict(infos)
-    restarted = infos.get('worker_restarted', np.zeros(self._size, bool)) | lost
-    infos['worker_restarted'], infos['_worker_restarted'] = restarted, restarted.copy()
-    self._truncate_next_step = np.zeros(self._size, bool)
-    return infos
 
   def reset(self, indices=None, seeds=None):
     """Resets a subset of the environments.
@@ -328,6 +349,8 @@ class BatchEnv:
       ValueError: `seeds` has a different length than `indices`.
     """
     self._check_open()
+    if self._in_flight is not None:
+      raise RuntimeError('BatchEnv.reset: a step is in flight; call step_wait first.')
     indices = batch_index.check_indices(indices, self._size)
     if seeds is not None:
       seeds = list(seeds)
@@ -337,7 +360,7 @@ class BatchEnv:
       return gymnasium.vector.utils.create_empty_array(self.observation_space, 0), {}
     if seeds is not None:
       seeds = [None if seed is None else int(seed) for seed in seeds]
-    self._truncate_next_step[indices] = False
+    self._restarts.forget_lost_episodes(indices)
     requests, counts, order = batch_index.split_by_member(
         indices, seeds, self._member_of, self._starts)
     if self._block is not None and wire.fast_reset_fits(None, seeds):
@@ -349,8 +372,8 @@ class BatchEnv:
       results, died = self._gather(promises, [position for position, _, _ in requests])
       for slot, error in died:
         position, local, member_seeds = requests[slot]
-        self._restart(position, error)
-        results[slot] = self._reset_restarted(
+        self._restarts.restart(position, error)
+        results[slot] = self._restarts.reset_restarted(
             position, local, member_seeds,
             lambda member, *args: member.reset_batch(*args))
       observ = slab_lib.concatenate([result[0] for result in results])
@@ -389,49 +412,20 @@ class BatchEnv:
                   wire.encode_fast_reset(local, member_seeds))
               for position, local, member_seeds in requests]
     involved = [members[position] for position, _, _ in requests]
-    parts, died, failed = _sort_replies(involved, external_process_lib.wait_all(involved, tokens))
+    parts, died, failed = batch_restarts.sort_replies(
+        involved, external_process_lib.wait_all(involved, tokens))
     if failed is not None:
       slot, error = failed
       position = requests[slot][0]
       raise errors.name_environment(error, self._starts[position], self._sizes[position])
     for slot, error in died:
       position, local, member_seeds = requests[slot]
-      self._restart(position, error)
-      _, parts[slot] = self._reset_restarted(
+      self._restarts.restart(position, error)
+      _, parts[slot] = self._restarts.reset_restarted(
           position, local, member_seeds,
           lambda member, *args: (None, member.end_fast_reset(member.begin_fast_reset(
               wire.encode_fast_reset(*args)))))
     return parts
-
-  def _reset_restarted(self, position, local, member_seeds, reset_member):
-    """Resets every environment of a member just restarted during a reset.
-
-    A fresh slab has never been reset, and the episodes of its other environments ended
-    with the dead worker: they are reset here too (unseeded), and their next step
-    reports the lost episode as truncated with `infos['worker_restarted']`.
-
-    Args:
-      position: The member's position in the batch.
-      local: The slab indices the caller asked to reset.
-      member_seeds: Their seeds, or None.
-      reset_member: Function (member, all local indices, all seeds) -> (observ or None,
-        infos) that resets the member and returns its results in slab order.
-
-    Returns:
-      (observ or None, infos) of the requested environments, in the order of `local`.
-    """
-    size = self._sizes[position]
-    seeds = [None] * size
-    for index, seed in zip(local, member_seeds or [None] * len(local)):
-      seeds[index] = seed
-    observ, infos = reset_member(self._members[position], list(range(size)), seeds)
-    others = np.setdiff1d(np.arange(size), local)
-    self._truncate_next_step[self._starts[position] + others] = True
-    if observ is not None:
-      observ = slab_lib.select(observ, np.asarray(local))
-    if infos:
-      infos = slab_lib.select(infos, np.asarray(local))
-    return observ, infos
 
   def close(self):
     """Closes every environment and worker. Safe to call more than once."""
@@ -479,41 +473,3 @@ class BatchEnv:
     if first_error is not None:
       raise first_error
     return results, died
-
-  def _restart(self, position, error):
-    member = self._members[position]
-    if self._num_restarts >= self.max_restarts:
-      raise error
-    self._num_restarts += 1
-    member.restart()
-
-  def _interrupted_step(self, position):
-    """The step result of environments whose worker died: a truncated episode."""
-    start, size = self._starts[position], self._sizes[position]
-    if self._last_observ is not None:
-      observ = self._last_observ[start:start + size]
-    else:
-      observ = gymnasium.vector.utils.create_empty_array(self.observation_space, size, np.zeros)
-    flags = np.ones(size, bool)
-    infos = {'worker_restarted': flags, '_worker_restarted': flags.copy()}
-    return observ, np.zeros(size), np.zeros(size, bool), np.ones(size, bool), infos
-
-
-def _sort_replies(members, results):
-  """Sorts the replies `wait_all` gathered from `members`.
-
-  Returns:
-    The vector infos of each member ({} where it failed), the `(slot, WorkerDiedError)`
-    of each dead worker, and the `(slot, exception)` of the first other failure or None.
-  """
-  infos, died, failed = [], [], None
-  for slot, (member, (ok, value)) in enumerate(zip(members, results)):
-    if ok:
-      infos.append(slab_lib.vector_infos(value, member.num_envs, member.is_vector))
-      continue
-    infos.append({})
-    if isinstance(value, errors.WorkerDiedError):
-      died.append((slot, value))
-    elif failed is None:
-      failed = (slot, value)
-  return infos, died, failed

@@ -28,6 +28,25 @@ class FlyTest(unittest.TestCase):
       self.assertEqual(one_slab, refilled, agent)
       self.assertEqual(sorted(one_slab), list(SHORT.seeds))
 
+  def test_two_fleets_fly_the_same_results_as_one(self):
+    for agent in ('station_seeker', 'random_walk'):
+      one = by_seed(runner.fly(agent, SHORT, SHORT.seeds, workers=2, slab_size=2, fleets=1))
+      two = by_seed(runner.fly(agent, SHORT, SHORT.seeds, workers=2, slab_size=2, fleets=2))
+      self.assertEqual(one, two, agent)
+      self.assertEqual(sorted(two), list(SHORT.seeds))
+
+  def test_reports_every_step_and_every_seed_once(self):
+    reported = {'seeds': [], 'steps': 0}
+
+    def on_results(new, steps):
+      reported['seeds'].extend(result.seed for result in new)
+      reported['steps'] += steps
+
+    runner.fly('station_seeker', SHORT, SHORT.seeds, workers=2, slab_size=2,
+               on_results=on_results)
+    self.assertEqual(sorted(reported['seeds']), list(SHORT.seeds))
+    self.assertEqual(reported['steps'], len(SHORT.seeds) * SHORT.episode_length)
+
   def test_results_match_the_environment_flown_directly(self):
     flown = by_seed(runner.fly('station_seeker', SHORT, SHORT.seeds, workers=0))
     direct = baselines.evaluate(baselines.StationSeekerPolicy(), SHORT.episode_seeds(),

@@ -191,6 +191,36 @@ class BatchEnvProcessTest(unittest.TestCase):
     with BatchEnv.from_constructors(make, 3) as batch:
       np.testing.assert_array_equal(run(batch), expected)
 
+  def test_step_async_then_wait_matches_step(self):
+    for processes in (False, True):
+      with BatchEnv.from_constructors(
+          functools.partial(gymnasium.make, 'CartPole-v1'), 3, processes=processes) as stepped, \
+          BatchEnv.from_constructors(
+              functools.partial(gymnasium.make, 'CartPole-v1'), 3, processes=processes) as split:
+        stepped.reset(seeds=[1, 2, 3])
+        split.reset(seeds=[1, 2, 3])
+        for _ in range(5):
+          actions = np.array([0, 1, 1])
+          expected = stepped.step(actions)
+          split.step_async(actions)
+          got = split.step_wait()
+          for want, have in zip(expected[:4], got[:4]):
+            np.testing.assert_array_equal(want, have)
+
+  def test_step_async_refuses_a_second_step_or_a_reset_in_flight(self):
+    with BatchEnv.from_constructors(
+        functools.partial(gymnasium.make, 'CartPole-v1'), 2, processes=True) as batch:
+      with self.assertRaisesRegex(RuntimeError, 'no step in flight'):
+        batch.step_wait()
+      batch.reset(seeds=[1, 2])
+      batch.step_async(np.array([0, 1]))
+      with self.assertRaisesRegex(RuntimeError, 'already in flight'):
+        batch.step_async(np.array([0, 1]))
+      with self.assertRaisesRegex(RuntimeError, 'in flight'):
+        batch.reset()
+      batch.step_wait()
+      batch.reset(seeds=[3, 4])  # The batch works on once the step is collected.
+
   def test_slab_constructors_of_different_sizes(self):
     make_slab = lambda count: slab_lib.make_sync_slab([fake_envs.CountingEnv] * count)
     slab_constructors = [functools.partial(make_slab, 2), fake_envs.CountingEnv,
