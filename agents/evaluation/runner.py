@@ -105,8 +105,9 @@ class _Episodes:
 class _Fleet:
   """A batch of slabs with its own policy and episodes in flight.
 
-  `fly` runs two fleets in turn when it has the workers: while one fleet's workers step,
-  this process computes the other fleet's actions, so neither side waits for the other.
+  `fly` runs two fleets in turn when it has the workers: while one fleet's workers step
+  (or reset balloons for new seeds), this process computes the other fleet's actions, so
+  neither side waits for the other.
   """
 
   def __init__(self, agent, suite, batch, policy, flight_paths, pending):
@@ -117,30 +118,24 @@ class _Fleet:
     self.feedback = getattr(policy, 'feedback', None)
     self._pending = pending  # The seeds not yet flown, an iterator shared by all fleets.
     self._observ = None
-    self._start(np.arange(self.size), first=True)
+    self._starting = None  # (rows, seeds) of the reset in flight.
+    self._start(np.arange(self.size))
 
-  def _start(self, rows, first=False):
-    """Starts the next seeds in `rows` (fewer if the seeds run out)."""
-    seeds = [seed for seed in (next(self._pending, None) for _ in rows) if seed is not None]
-    rows = np.asarray(rows)[:len(seeds)]
-    if not len(seeds):
-      return
-    observ, _ = self.batch.reset(rows, self.suite.episode_seeds(seeds))
-    if first:
-      self._observ = np.zeros((self.size,) + observ.shape[1:], observ.dtype)
-    self._observ[rows] = observ
-    self.active[rows] = True
-    self.episodes.start(rows, seeds)
-    policies_lib.begin_episode(self.policy, rows, seeds)
+  @property
+  def flying(self):
+    """Whether a balloon of this fleet is still flying or starting."""
+    return self._starting is not None or self.active.any()
 
-  def send(self):
-    """Computes the fleet's actions and sends its step (if any balloon is still flying)."""
-    if self.active.any():
-      self.batch.step_async(policies_lib.check_actions(self.policy(self._observ), self.size,
-                                                       self.agent))
+  def advance(self):
+    """Collects the fleet's request in flight and sends the next one.
 
-  def receive(self):
-    """Collects the step sent last; returns (finished results, balloon steps taken)."""
+    Returns:
+      (the results of the episodes that ended, the balloon steps taken).
+    """
+    if self._starting is not None:
+      self._finish_start()
+      self._send_step()
+      return [], 0
     observ, reward, terminated, truncated, infos = self.batch.step_wait()
     active = self.active
     self.episodes.record(active, reward, infos)
@@ -149,11 +144,41 @@ class _Fleet:
       self.feedback(reward, terminated & active, truncated & active)
     self._observ = observ
     done = np.flatnonzero(active & (terminated | truncated))
-    new = [self.episodes.result(row, infos, self.suite.episode_length) for row in done]
+    ended = [self.episodes.result(row, infos, self.suite.episode_length) for row in done]
     self.active[done] = False
-    if len(done):
-      self._start(done)
-    return new, steps
+    if not (len(done) and self._start(done)):
+      self._send_step()  # Else the step follows the reset, at the fleet's next turn.
+    return ended, steps
+
+  def _start(self, rows):
+    """Sends the reset of `rows` for the next seeds (fewer if they run out).
+
+    Returns:
+      Whether a reset was sent.
+    """
+    seeds = [seed for seed in (next(self._pending, None) for _ in rows) if seed is not None]
+    if not seeds:
+      return False
+    rows = np.asarray(rows)[:len(seeds)]
+    self.batch.reset_async(rows, self.suite.episode_seeds(seeds))
+    self._starting = (rows, seeds)
+    return True
+
+  def _finish_start(self):
+    rows, seeds = self._starting
+    self._starting = None
+    observ, _ = self.batch.reset_wait()
+    if self._observ is None:
+      self._observ = np.zeros((self.size,) + observ.shape[1:], observ.dtype)
+    self._observ[rows] = observ
+    self.active[rows] = True
+    self.episodes.start(rows, seeds)
+    policies_lib.begin_episode(self.policy, rows, seeds)
+
+  def _send_step(self):
+    if self.active.any():
+      self.batch.step_async(policies_lib.check_actions(self.policy(self._observ), self.size,
+                                                       self.agent))
 
 
 def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_paths=False,
@@ -200,15 +225,12 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
       except BaseException:
         batch.close()
         raise
-    for fleet in flying:
-      fleet.send()
     steps_since = 0
-    while any(fleet.active.any() for fleet in flying):
+    while any(fleet.flying for fleet in flying):
       for fleet in flying:
-        if not fleet.active.any():
+        if not fleet.flying:
           continue
-        new, steps = fleet.receive()
-        fleet.send()
+        new, steps = fleet.advance()
         finished.extend(new)
         steps_since += steps
         if new and on_results is not None:

@@ -14,7 +14,8 @@ CONTRACT (other modules rely on it; keep it when extending):
       # actions: np.ndarray [B, *act_shape]; reward float32 [B];
       # terminated, truncated: bool [B]; infos as above with length B.
   batch.step_async(actions); ...; results = batch.step_wait()
-      # the same step in two halves: the caller works while the workers step.
+  batch.reset_async(indices, seeds); ...; obs, infos = batch.reset_wait()
+      # the same calls in two halves: the caller works while the workers do.
   batch.close()
 
 No automatic reset: the caller resets the environments that finished. Actions
@@ -103,7 +104,7 @@ class BatchEnv:
         self._members, self._starts, self._sizes, max_restarts)
     self._last_observ = None
     self._closed = False
-    self._in_flight = None  # ('block', tokens) or ('promises', promises) of step_async.
+    self._in_flight = None  # (kind, ...) of the request `step_async` or `reset_async` sent.
     self._block = None
     self._block_finalizer = None
     self._waiter = external_process_lib.ReplyWaiter()  # Polls every worker, each step.
@@ -247,18 +248,16 @@ class BatchEnv:
 
     Raises:
       ActionError: as in `step`, before anything is sent.
-      RuntimeError: a step is already in flight.
+      RuntimeError: a step or reset is already in flight.
     """
-    self._check_open()
-    if self._in_flight is not None:
-      raise RuntimeError('BatchEnv.step_async: a step is already in flight; call step_wait.')
+    self._check_idle('step_async')
     actions = self._check_actions(actions)
     if self._block is not None:
       self._block['actions'][...] = actions
       # Send every request before waiting for any, so the workers step in parallel.
-      self._in_flight = ('block', [member.begin_fast_step() for member in self._members])
+      self._in_flight = ('step', True, [member.begin_fast_step() for member in self._members])
     else:
-      self._in_flight = ('promises', [
+      self._in_flight = ('step', False, [
           member.step_batch(actions[start:start + size], blocking=False, copy=False)
           for member, start, size in zip(self._members, self._starts, self._sizes)])
 
@@ -268,12 +267,8 @@ class BatchEnv:
     Raises:
       RuntimeError: no step is in flight.
     """
-    self._check_open()
-    if self._in_flight is None:
-      raise RuntimeError('BatchEnv.step_wait: no step in flight; call step_async first.')
-    kind, pending = self._in_flight
-    self._in_flight = None
-    if kind == 'block':
+    fast, pending = self._take_in_flight('step', 'step_wait')
+    if fast:
       return self._finish_block_step(pending)
     return self._finish_promised_step(pending)
 
@@ -348,28 +343,55 @@ class BatchEnv:
       IndexError: An index is outside the batch or repeated.
       ValueError: `seeds` has a different length than `indices`.
     """
-    self._check_open()
-    if self._in_flight is not None:
-      raise RuntimeError('BatchEnv.reset: a step is in flight; call step_wait first.')
+    self.reset_async(indices, seeds)
+    return self.reset_wait()
+
+  def reset_async(self, indices=None, seeds=None):
+    """Sends a reset and returns without waiting; `reset_wait` collects its results.
+
+    Raises:
+      The argument errors of `reset`, before anything is sent.
+      RuntimeError: a step or reset is already in flight.
+    """
+    self._check_idle('reset_async')
     indices = batch_index.check_indices(indices, self._size)
     if seeds is not None:
       seeds = list(seeds)
       if len(seeds) != len(indices):
         raise ValueError(f'Got {len(seeds)} seeds for {len(indices)} indices to reset.')
-    if not len(indices):
-      return gymnasium.vector.utils.create_empty_array(self.observation_space, 0), {}
-    if seeds is not None:
       seeds = [None if seed is None else int(seed) for seed in seeds]
+    if not len(indices):
+      self._in_flight = ('reset', indices, None)
+      return
     self._restarts.forget_lost_episodes(indices)
     requests, counts, order = batch_index.split_by_member(
         indices, seeds, self._member_of, self._starts)
-    if self._block is not None and wire.fast_reset_fits(None, seeds):
-      parts = self._reset_shared_block(requests)
+    fast = self._block is not None and wire.fast_reset_fits(None, seeds)
+    if fast:
+      # Send every request before waiting for any, so the workers reset in parallel.
+      pending = [self._members[position].begin_fast_reset(
+                     wire.encode_fast_reset(local, member_seeds))
+                 for position, local, member_seeds in requests]
+    else:
+      pending = [self._members[position].reset_batch(local, member_seeds, blocking=False)
+                 for position, local, member_seeds in requests]
+    self._in_flight = ('reset', indices, (fast, pending, requests, counts, order))
+
+  def reset_wait(self):
+    """The results of the reset sent by `reset_async`; see `reset`.
+
+    Raises:
+      RuntimeError: no reset is in flight.
+    """
+    indices, sent = self._take_in_flight('reset', 'reset_wait')
+    if sent is None:
+      return gymnasium.vector.utils.create_empty_array(self.observation_space, 0), {}
+    fast, pending, requests, counts, order = sent
+    if fast:
+      parts = self._finish_shared_reset(pending, requests)
       observ = self._block['observ'][indices]  # A copy, in the caller's order already.
     else:
-      promises = [self._members[position].reset_batch(local, member_seeds, blocking=False)
-                  for position, local, member_seeds in requests]
-      results, died = self._gather(promises, [position for position, _, _ in requests])
+      results, died = self._gather(pending, [position for position, _, _ in requests])
       for slot, error in died:
         position, local, member_seeds = requests[slot]
         self._restarts.restart(position, error)
@@ -396,21 +418,17 @@ class BatchEnv:
       batch_checks.check_finite(observ, None)
     return observ, infos
 
-  def _reset_shared_block(self, requests):
-    """The hot path of `reset`: workers write the observations into the shared block.
+  def _finish_shared_reset(self, tokens, requests):
+    """The hot path of `reset_wait`: the workers wrote the observations into the block.
 
     Args:
+      tokens: The `begin_fast_reset` token of each request.
       requests: Tuples (member position, local indices, seeds or None), in batch order.
 
     Returns:
-      The infos in vector format of each request. The observations are in the block's
-      rows of the reset environments once this returns.
+      The infos in vector format of each request.
     """
     members = self._members
-    # Send every request before waiting for any, so the workers reset in parallel.
-    tokens = [members[position].begin_fast_reset(
-                  wire.encode_fast_reset(local, member_seeds))
-              for position, local, member_seeds in requests]
     involved = [members[position] for position, _, _ in requests]
     parts, died, failed = batch_restarts.sort_replies(
         involved, external_process_lib.wait_all(involved, tokens))
@@ -455,6 +473,21 @@ class BatchEnv:
   def _check_open(self):
     if self._closed:
       raise errors.ClosedError('BatchEnv is closed.')
+
+  def _check_idle(self, caller):
+    self._check_open()
+    if self._in_flight is not None:
+      raise RuntimeError(f'BatchEnv.{caller}: a {self._in_flight[0]} is already in flight; '
+                         f'call {self._in_flight[0]}_wait first.')
+
+  def _take_in_flight(self, kind, caller):
+    """The request sent by `{kind}_async`, now taken off the batch."""
+    self._check_open()
+    if self._in_flight is None or self._in_flight[0] != kind:
+      raise RuntimeError(f'BatchEnv.{caller}: no {kind} in flight; call {kind}_async first.')
+    _, first, second = self._in_flight
+    self._in_flight = None
+    return first, second
 
   def _gather(self, promises, positions=None):
     """Resolves every promise before raising, so no worker is left with an unread reply."""
