@@ -1,7 +1,7 @@
 """Times one agent on one evaluation suite with local workers; prints JSON.
 
     OPENBLAS_NUM_THREADS=1 python -m bench.evaluation_suite --agent=station_seeker \
-        --suite=big_eval --output_dir=/tmp/big_ss [--workers=2] [--slab_size=512]
+        --suite=big_eval --output_dir=/tmp/big_ss [--workers=2] [--slab_size=1024]
 
 The output directory keeps the per-seed results (the station seeker's big_eval is what
 `python -m agents.evaluation.strata` ranks). The JSON has the wall time, balloon steps/s
@@ -18,6 +18,7 @@ os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 os.environ.setdefault('OMP_NUM_THREADS', '1')
 
 from agents import evaluation  # noqa: E402
+from agents.evaluation import runner  # noqa: E402
 
 
 def _sample_load(samples, stop):
@@ -31,11 +32,13 @@ def main(argv=None):
   parser.add_argument('--suite', default='big_eval')
   parser.add_argument('--output_dir', required=True)
   parser.add_argument('--workers', type=int, default=2)
-  parser.add_argument('--slab_size', type=int, default=512)
+  parser.add_argument('--slab_size', type=int, default=None,
+                      help='default: runner.DEFAULT_SLAB_SIZE')
   parser.add_argument('--ray', action='store_true')
   parser.add_argument('--num_shards', type=int, default=None)
   parser.add_argument('--overwrite', action='store_true')
   args = parser.parse_args(argv)
+  args.slab_size = args.slab_size or runner.DEFAULT_SLAB_SIZE
   suite = evaluation.get_suite(args.suite)
   samples, stop = [os.getloadavg()[0]], threading.Event()
   sampler = threading.Thread(target=_sample_load, args=(samples, stop), daemon=True)

@@ -23,7 +23,7 @@ from agents.evaluation import policies as policies_lib
 from agents.evaluation import results as results_lib
 from agents.evaluation import suites as suites_lib
 
-DEFAULT_SLAB_SIZE = 512  # balloons per worker process
+DEFAULT_SLAB_SIZE = 1024  # balloons per worker process (bench/evaluation_fleets.py)
 SAVE_EVERY_S = 10.0
 
 

@@ -157,7 +157,9 @@ def _parser(command):
   parser.add_argument('--shard_index', type=int, default=None)
   parser.add_argument('--workers', type=int, default=2,
                       help='worker processes, one slab of balloons each (0: in-process)')
-  parser.add_argument('--slab_size', type=int, default=512, help='balloons per slab at most')
+  parser.add_argument('--slab_size', type=int, default=None,
+                      help='balloons per slab at most (default 1024, '
+                      'agents.evaluation.runner.DEFAULT_SLAB_SIZE)')
   parser.add_argument('--ray', action='store_true', help='run the shards as Ray tasks')
   parser.add_argument('--ray_address', default=None, help='Ray cluster address')
   parser.add_argument('--checkpoint', default=None, help='run:<RUN_DIR> checkpoint name')
@@ -186,6 +188,7 @@ def _table(rows):
 
 def _run(args):
   from agents import evaluation
+  from agents.evaluation import runner
   if args.shard_index is not None and args.num_shards is None:
     raise evaluation.EvaluationError('--shard_index needs --num_shards.')
   suite = evaluation.get_suite(args.suite)
@@ -194,7 +197,8 @@ def _run(args):
       num_shards=args.num_shards if args.num_shards is not None else (
           None if (args.ray or args.ray_address) else 1),
       shard_index=args.shard_index, workers=args.workers,
-      use_ray=args.ray, ray_address=args.ray_address, slab_size=args.slab_size,
+      use_ray=args.ray, ray_address=args.ray_address,
+      slab_size=args.slab_size or runner.DEFAULT_SLAB_SIZE,
       flight_paths=args.flight_paths, checkpoint=args.checkpoint, overwrite=args.overwrite,
       progress=not args.quiet, artifacts=True, gallery=args.gallery)
   if outcome['complete']:

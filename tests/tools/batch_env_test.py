@@ -207,12 +207,28 @@ class BatchEnvProcessTest(unittest.TestCase):
           for want, have in zip(expected[:4], got[:4]):
             np.testing.assert_array_equal(want, have)
 
-  def test_step_async_refuses_a_second_step_or_a_reset_in_flight(self):
+  def test_reset_async_then_wait_matches_reset(self):
+    for processes in (False, True):
+      with BatchEnv.from_constructors(
+          functools.partial(gymnasium.make, 'CartPole-v1'), 3, processes=processes) as batch:
+        expected, _ = batch.reset([2, 0], seeds=[7, 8])
+        batch.reset_async([2, 0], seeds=[7, 8])
+        observ, _ = batch.reset_wait()
+        np.testing.assert_array_equal(expected, observ)
+        batch.reset_async([])
+        self.assertEqual(len(batch.reset_wait()[0]), 0)
+
+  def test_async_calls_refuse_a_second_request_in_flight(self):
     with BatchEnv.from_constructors(
         functools.partial(gymnasium.make, 'CartPole-v1'), 2, processes=True) as batch:
       with self.assertRaisesRegex(RuntimeError, 'no step in flight'):
         batch.step_wait()
-      batch.reset(seeds=[1, 2])
+      with self.assertRaisesRegex(RuntimeError, 'no reset in flight'):
+        batch.reset_wait()
+      batch.reset_async(seeds=[1, 2])
+      with self.assertRaisesRegex(RuntimeError, 'reset is already in flight'):
+        batch.step_async(np.array([0, 1]))
+      batch.reset_wait()
       batch.step_async(np.array([0, 1]))
       with self.assertRaisesRegex(RuntimeError, 'already in flight'):
         batch.step_async(np.array([0, 1]))

@@ -40,6 +40,27 @@ class StationSeekerTest(unittest.TestCase):
     self.assertAlmostEqual(scores[0, 170], expected, places=5)
     self.assertEqual(scores[0, 0], -np.inf)  # padding is never a candidate
 
+  def test_compiled_actions_are_the_argmax_of_the_scores(self):
+    """The compiled policy picks the first best level of `station_seeker_scores`."""
+    from agents.env.balloon.env import BalloonVectorEnv
+    env = BalloonVectorEnv(32, max_episode_steps=960)
+    observations, _ = env.reset(seed=list(range(500, 532)))
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+      scores = baselines.station_seeker_scores(observations)
+      best = scores.argmax(axis=1)
+      center = constants.BALLOON_COLUMN_INDEX
+      expected = np.where(~np.isfinite(scores).any(axis=1), constants.STAY, np.where(
+          best < center, constants.UP, np.where(best > center, constants.DOWN,
+                                                constants.STAY)))
+      actions = baselines.station_seeker(observations)
+      np.testing.assert_array_equal(actions, expected)
+      np.testing.assert_array_equal(baselines.station_seeker(observations.astype(np.float64)),
+                                    expected)
+      # Mix in random actions so the balloons visit more of the column.
+      observations, *_ = env.step(np.where(rng.random(32) < 0.5, actions,
+                                           rng.integers(0, 3, 32)))
+
   def test_no_valid_level_stays(self):
     observations = _observations(1)
     observations[0, 16:].reshape(361, 3)[:] = (0.0, 1.0, 1.0)
