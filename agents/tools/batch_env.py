@@ -304,7 +304,8 @@ class BatchEnv:
     self._last_observ = observ
     if self._check_finite:
       batch_checks.check_finite(observ, reward)
-    return observ, reward, terminated, truncated, self._restarts.truncate_lost_episodes(truncated, infos)
+    infos = self._restarts.truncate_lost_episodes(truncated, infos)
+    return observ, reward, terminated, truncated, infos
 
   def _finish_shared_step(self, results, observ, reward, terminated, truncated):
     """Gathers the infos of a shared-memory step, raises its errors and restarts dead workers.
