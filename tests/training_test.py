@@ -80,6 +80,7 @@ class TrainTest(unittest.TestCase):
       self.assertEqual(file.read(), before)
 
   def test_ctrl_c_saves_checkpoint_and_stops(self):
+    handler_before = signal.getsignal(signal.SIGINT)  # SIG_IGN when run in the background
     run_dir = tempfile.mkdtemp()
     original = training._ProgressReporter.__call__
     calls = []
@@ -96,7 +97,7 @@ class TrainTest(unittest.TestCase):
     self.assertEqual(result['step'], calls[-1])
     checkpoints = os.listdir(os.path.join(run_dir, 'checkpoints'))
     self.assertIn(f"ckpt-{result['step']}.index", checkpoints)
-    self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+    self.assertIs(signal.getsignal(signal.SIGINT), handler_before)  # restored
 
 
 if __name__ == '__main__':

@@ -110,12 +110,13 @@ class StopOnSigintTest(unittest.TestCase):
     import signal
 
     from agents.experiment import fitting
+    handler_before = signal.getsignal(signal.SIGINT)  # SIG_IGN when run in the background
     with self.assertRaises(KeyboardInterrupt):
       with search._StopOnSigint():
         signal.raise_signal(signal.SIGINT)
         self.assertTrue(fitting.STOP.is_set())  # The running fits see it and checkpoint.
     self.assertFalse(fitting.STOP.is_set())
-    self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+    self.assertIs(signal.getsignal(signal.SIGINT), handler_before)  # restored
 
 
 if __name__ == '__main__':

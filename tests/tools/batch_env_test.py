@@ -515,10 +515,12 @@ class BatchEnvCleanupTest(unittest.TestCase):
   def test_no_orphans_after_parent_is_interrupted_or_killed(self):
     # The child never closes the batch: cleanup must come from the signal itself.
     script = textwrap.dedent('''
-        import sys, time
+        import signal, sys, time
         import numpy as np
         from agents.tools.batch_env import BatchEnv
         from tests.tools import fake_envs
+        # As in a terminal, even when the tests run in the background (SIGINT ignored).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         batch = BatchEnv.from_constructors(fake_envs.CountingEnv, 3, envs_per_process=1)
         batch.reset()
         print(' '.join(str(worker.pid) for worker in batch.workers), flush=True)
