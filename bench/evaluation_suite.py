@@ -32,13 +32,11 @@ def main(argv=None):
   parser.add_argument('--suite', default='big_eval')
   parser.add_argument('--output_dir', required=True)
   parser.add_argument('--workers', type=int, default=2)
-  parser.add_argument('--slab_size', type=int, default=None,
-                      help='default: runner.DEFAULT_SLAB_SIZE')
+  parser.add_argument('--slab_size', type=int, default=runner.DEFAULT_SLAB_SIZE)
   parser.add_argument('--ray', action='store_true')
   parser.add_argument('--num_shards', type=int, default=None)
   parser.add_argument('--overwrite', action='store_true')
   args = parser.parse_args(argv)
-  args.slab_size = args.slab_size or runner.DEFAULT_SLAB_SIZE
   suite = evaluation.get_suite(args.suite)
   samples, stop = [os.getloadavg()[0]], threading.Event()
   sampler = threading.Thread(target=_sample_load, args=(samples, stop), daemon=True)

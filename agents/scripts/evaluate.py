@@ -158,7 +158,7 @@ def _parser(command):
   parser.add_argument('--workers', type=int, default=2,
                       help='worker processes, one slab of balloons each (0: in-process)')
   parser.add_argument('--slab_size', type=int, default=None,
-                      help='balloons per slab at most (default 1024, '
+                      help='balloons per slab at most (default: '
                       'agents.evaluation.runner.DEFAULT_SLAB_SIZE)')
   parser.add_argument('--ray', action='store_true', help='run the shards as Ray tasks')
   parser.add_argument('--ray_address', default=None, help='Ray cluster address')
@@ -198,7 +198,7 @@ def _run(args):
           None if (args.ray or args.ray_address) else 1),
       shard_index=args.shard_index, workers=args.workers,
       use_ray=args.ray, ray_address=args.ray_address,
-      slab_size=args.slab_size or runner.DEFAULT_SLAB_SIZE,
+      slab_size=runner.DEFAULT_SLAB_SIZE if args.slab_size is None else args.slab_size,
       flight_paths=args.flight_paths, checkpoint=args.checkpoint, overwrite=args.overwrite,
       progress=not args.quiet, artifacts=True, gallery=args.gallery)
   if outcome['complete']:

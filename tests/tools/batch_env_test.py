@@ -191,32 +191,30 @@ class BatchEnvProcessTest(unittest.TestCase):
     with BatchEnv.from_constructors(make, 3) as batch:
       np.testing.assert_array_equal(run(batch), expected)
 
-  def test_step_async_then_wait_matches_step(self):
+  def test_two_batches_in_flight_at_once_match_plain_calls(self):
+    """The evaluation runner's pattern: send to one batch, then the other, then collect."""
+    make = functools.partial(gymnasium.make, 'CartPole-v1')
     for processes in (False, True):
-      with BatchEnv.from_constructors(
-          functools.partial(gymnasium.make, 'CartPole-v1'), 3, processes=processes) as stepped, \
-          BatchEnv.from_constructors(
-              functools.partial(gymnasium.make, 'CartPole-v1'), 3, processes=processes) as split:
-        stepped.reset(seeds=[1, 2, 3])
-        split.reset(seeds=[1, 2, 3])
-        for _ in range(5):
-          actions = np.array([0, 1, 1])
-          expected = stepped.step(actions)
-          split.step_async(actions)
-          got = split.step_wait()
-          for want, have in zip(expected[:4], got[:4]):
-            np.testing.assert_array_equal(want, have)
-
-  def test_reset_async_then_wait_matches_reset(self):
-    for processes in (False, True):
-      with BatchEnv.from_constructors(
-          functools.partial(gymnasium.make, 'CartPole-v1'), 3, processes=processes) as batch:
-        expected, _ = batch.reset([2, 0], seeds=[7, 8])
-        batch.reset_async([2, 0], seeds=[7, 8])
-        observ, _ = batch.reset_wait()
-        np.testing.assert_array_equal(expected, observ)
-        batch.reset_async([])
-        self.assertEqual(len(batch.reset_wait()[0]), 0)
+      with BatchEnv.from_constructors(make, 3, processes=processes) as reference, \
+          BatchEnv.from_constructors(make, 3, processes=processes) as first, \
+          BatchEnv.from_constructors(make, 3, processes=processes) as second:
+        expected, _ = reference.reset(seeds=[1, 2, 3])
+        first.reset_async(seeds=[1, 2, 3])
+        second.reset_async(seeds=[1, 2, 3])
+        np.testing.assert_array_equal(first.reset_wait()[0], expected)
+        np.testing.assert_array_equal(second.reset_wait()[0], expected)
+        for actions in ([0, 1, 1], [1, 1, 0], [0, 0, 1]):
+          want = reference.step(np.array(actions))
+          first.step_async(np.array(actions))
+          second.step_async(np.array(actions))
+          for got in (first.step_wait(), second.step_wait()):
+            for want_part, got_part in zip(want[:4], got[:4]):
+              np.testing.assert_array_equal(want_part, got_part)
+        expected, _ = reference.reset([2, 0], seeds=[7, 8])
+        first.reset_async([2, 0], seeds=[7, 8])
+        np.testing.assert_array_equal(first.reset_wait()[0], expected)
+        first.reset_async([])
+        self.assertEqual(len(first.reset_wait()[0]), 0)
 
   def test_async_calls_refuse_a_second_request_in_flight(self):
     with BatchEnv.from_constructors(

@@ -18,8 +18,6 @@ import numpy as np
 
 from agents.env.balloon import constants
 
-_COLUMN = slice(constants.NUM_AMBIENT_FEATURES, None)
-
 # StationSeeker constants (Bellemare et al. 2020; BLE's station_seeker_agent).
 _HALF_RADIUS_KM = 35.0
 _MAGNITUDE_WEIGHT = 0.07
@@ -30,89 +28,92 @@ _HYSTERESIS_K2, _HYSTERESIS_K3 = 0.05, 0.001
 _CONFIDENCE_EPSILON = 0.01
 
 
-def _column(observations):
-  observations = np.asarray(observations, np.float64)
-  if observations.ndim != 2 or observations.shape[1] != constants.OBSERVATION_SIZE:
-    raise ValueError(f'observations must have shape [B, {constants.OBSERVATION_SIZE}], got '
-                     f'{observations.shape}.')
-  column = observations[:, _COLUMN].reshape(len(observations), constants.NUM_COLUMN_LEVELS, 3)
-  return observations, column[..., 0], column[..., 1], column[..., 2]
+# The hysteresis term of every column level: a small bonus for levels near the balloon.
+_HYSTERESIS = _HYSTERESIS_K2 * np.exp(
+    -_HYSTERESIS_K3 * np.abs(np.arange(constants.NUM_COLUMN_LEVELS)
+                             - constants.BALLOON_COLUMN_INDEX))
 
 
 def station_seeker_scores(observations):
   """The StationSeeker score of every column level, float [B, 361]; −inf where invalid."""
-  observations, uncertainty, bearing_feature, speed_feature = _column(observations)
-  valid = (speed_feature != 1.0) | (bearing_feature != 1.0) | (uncertainty != 0.0)
-  distance_feature = observations[:, 7:8]
-  distance_km = constants.DISTANCE_SQUASH_KM * distance_feature / (1.0 - distance_feature)
-  with np.errstate(divide='ignore'):
-    speed = constants.WIND_SPEED_SQUASH * speed_feature / (1.0 - speed_feature)
-  bearing = bearing_feature * np.pi
-  alpha = np.exp(-distance_km / _HALF_RADIUS_KM)
-  bearing_weight = _CLOSE_BEARING_WEIGHT + np.clip(
-      (distance_km - _CLOSE_BEARING_KM) / (_FAR_BEARING_KM - _CLOSE_BEARING_KM), 0.0, 1.0) * (
-          _FAR_BEARING_WEIGHT - _CLOSE_BEARING_WEIGHT)
-  wind_score = ((1.0 - alpha) * np.exp(-bearing_weight * bearing)
-                + alpha * np.exp(-_MAGNITUDE_WEIGHT * speed))
-  level_distance = np.abs(np.arange(constants.NUM_COLUMN_LEVELS)
-                          - constants.BALLOON_COLUMN_INDEX)
-  score = ((1.0 - uncertainty + _CONFIDENCE_EPSILON) * wind_score + _DEFAULT_SCORE * uncertainty
-           + _HYSTERESIS_K2 * np.exp(-_HYSTERESIS_K3 * level_distance))
-  return np.where(valid, score, -np.inf)
+  observations = _checked(observations)
+  scores = np.empty((len(observations), constants.NUM_COLUMN_LEVELS))
+  _scores(observations, _HYSTERESIS, scores)
+  return scores
 
 
 def station_seeker(observations):
   """StationSeeker actions [B]: head for the best-scoring level (STAY if none is valid).
 
-  The scores of `station_seeker_scores`, computed row by row in one compiled pass
-  with the same float64 operations in the same order (several times faster than the
-  chain of array operations, which the evaluation of many balloons feels).
+  One compiled pass over each row: the scores of `station_seeker_scores` are computed
+  and compared level by level, never stored (the evaluation of many balloons feels the
+  difference from a chain of array operations).
   """
+  observations = _checked(observations)
+  actions = np.empty(len(observations), np.int64)
+  _actions(observations, _HYSTERESIS, actions)
+  return actions
+
+
+def _checked(observations):
+  """Observations as a C-ordered float array [B, 1099]; ValueError for another shape."""
   observations = np.asarray(observations)
   if observations.ndim != 2 or observations.shape[1] != constants.OBSERVATION_SIZE:
     raise ValueError(f'observations must have shape [B, {constants.OBSERVATION_SIZE}], got '
                      f'{observations.shape}.')
   if observations.dtype not in (np.float32, np.float64):
     observations = observations.astype(np.float64)
-  actions = np.empty(len(observations), np.int64)
-  _station_seeker_actions(np.ascontiguousarray(observations), _HYSTERESIS, actions)
-  return actions
+  return np.ascontiguousarray(observations)
 
 
-# The hysteresis term of every column level, as `station_seeker_scores` computes it.
-_HYSTERESIS = _HYSTERESIS_K2 * np.exp(
-    -_HYSTERESIS_K3 * np.abs(np.arange(constants.NUM_COLUMN_LEVELS)
-                             - constants.BALLOON_COLUMN_INDEX))
+@numba.njit(cache=True, inline='always')
+def _row_weights(observations, row):
+  """(alpha, bearing weight) of a row: how much speed and bearing count at its distance."""
+  distance_feature = np.float64(observations[row, 7])
+  distance_km = constants.DISTANCE_SQUASH_KM * distance_feature / (1.0 - distance_feature)
+  alpha = math.exp(-distance_km / _HALF_RADIUS_KM)
+  bearing_weight = _CLOSE_BEARING_WEIGHT + min(max(
+      (distance_km - _CLOSE_BEARING_KM) / (_FAR_BEARING_KM - _CLOSE_BEARING_KM), 0.0),
+      1.0) * (_FAR_BEARING_WEIGHT - _CLOSE_BEARING_WEIGHT)
+  return alpha, bearing_weight
+
+
+@numba.njit(cache=True, inline='always')
+def _level_score(observations, row, level, alpha, bearing_weight, hysteresis):
+  """The score of one column level of a row, in float64; −inf for padding."""
+  start = constants.NUM_AMBIENT_FEATURES + 3 * level
+  uncertainty = np.float64(observations[row, start])
+  bearing_feature = np.float64(observations[row, start + 1])
+  speed_feature = np.float64(observations[row, start + 2])
+  if speed_feature == 1.0 and bearing_feature == 1.0 and uncertainty == 0.0:
+    return -math.inf  # Padding: never a candidate.
+  if speed_feature == 1.0:
+    speed = math.inf
+  else:
+    speed = constants.WIND_SPEED_SQUASH * speed_feature / (1.0 - speed_feature)
+  wind_score = ((1.0 - alpha) * math.exp(-bearing_weight * (bearing_feature * np.pi))
+                + alpha * math.exp(-_MAGNITUDE_WEIGHT * speed))
+  return ((1.0 - uncertainty + _CONFIDENCE_EPSILON) * wind_score
+          + _DEFAULT_SCORE * uncertainty + hysteresis[level])
 
 
 @numba.njit(cache=True)
-def _station_seeker_actions(observations, hysteresis, actions):
-  """`station_seeker` into `actions`: the argmax of each row's scores (first of ties)."""
-  start = constants.NUM_AMBIENT_FEATURES
+def _scores(observations, hysteresis, scores):
+  for row in range(observations.shape[0]):
+    alpha, bearing_weight = _row_weights(observations, row)
+    for level in range(hysteresis.shape[0]):
+      scores[row, level] = _level_score(observations, row, level, alpha, bearing_weight,
+                                        hysteresis)
+
+
+@numba.njit(cache=True)
+def _actions(observations, hysteresis, actions):
   center = constants.BALLOON_COLUMN_INDEX
   for row in range(observations.shape[0]):
-    distance_feature = np.float64(observations[row, 7])
-    distance_km = constants.DISTANCE_SQUASH_KM * distance_feature / (1.0 - distance_feature)
-    alpha = math.exp(-distance_km / _HALF_RADIUS_KM)
-    bearing_weight = _CLOSE_BEARING_WEIGHT + min(max(
-        (distance_km - _CLOSE_BEARING_KM) / (_FAR_BEARING_KM - _CLOSE_BEARING_KM), 0.0),
-        1.0) * (_FAR_BEARING_WEIGHT - _CLOSE_BEARING_WEIGHT)
-    best_score, best = -math.inf, -1
+    alpha, bearing_weight = _row_weights(observations, row)
+    best_score, best = -math.inf, -1  # The first level of the best score.
     for level in range(hysteresis.shape[0]):
-      uncertainty = np.float64(observations[row, start + 3 * level])
-      bearing_feature = np.float64(observations[row, start + 3 * level + 1])
-      speed_feature = np.float64(observations[row, start + 3 * level + 2])
-      if speed_feature == 1.0 and bearing_feature == 1.0 and uncertainty == 0.0:
-        continue  # Padding: never a candidate.
-      if speed_feature == 1.0:
-        speed = math.inf
-      else:
-        speed = constants.WIND_SPEED_SQUASH * speed_feature / (1.0 - speed_feature)
-      bearing = bearing_feature * np.pi
-      wind_score = ((1.0 - alpha) * math.exp(-bearing_weight * bearing)
-                    + alpha * math.exp(-_MAGNITUDE_WEIGHT * speed))
-      score = ((1.0 - uncertainty + _CONFIDENCE_EPSILON) * wind_score
-               + _DEFAULT_SCORE * uncertainty + hysteresis[level])
+      score = _level_score(observations, row, level, alpha, bearing_weight, hysteresis)
       if score > best_score:
         best_score, best = score, level
     # Lower column index = lower pressure = higher up.
