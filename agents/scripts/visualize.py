@@ -1,19 +1,26 @@
-"""Runs the deterministic policy of a trained run; writes videos and episode statistics.
+"""Flies a trained policy; writes videos, plots and episode statistics.
 
     python -m agents.scripts.visualize --logdir=RUN_DIR --outdir=DIR [--num_episodes=N]
         [--checkpoint=PATH] [--format=mp4|gif] [--max_steps=N] [--frame_every=K] [--seed=S]
+    python -m agents.scripts.visualize --savedmodel=DIR --outdir=DIR [--config=balloon] ...
 
-It loads the run's `config.yaml` and its latest (or given) checkpoint, plays
+The policy is a run's (its `config.yaml` and its latest or given checkpoint) or an
+exported SavedModel (`agents.scripts.export`), which flies the environment of
+`--config` (default `balloon`) with no training and no run directory. It plays
 `num_episodes` episodes with the policy's mode, and writes:
 
 - `episode-<i>.mp4` (or `.gif`) for environments that render rgb arrays, one
   frame every `frame_every` steps (default: every step for episodes of up to
   500 steps, else about 120 frames per episode);
-- `episodes.json` with the return and length of every episode;
+- `episodes.json` with the return and length of every episode (for the balloon
+  also its TWR50, the fraction of steps within 50 km);
 - `infos-<i>.png`, one panel per scalar the environment reports in its step
   infos (for the balloon: pressure, battery, distance, power, ...);
 - for the balloon, `flight-<i>.png`: the environment's own flight plot (ground
   track, altitude over the wind column, battery) at the end of the episode.
+
+The balloon always flies with BLE's reward here, as in evaluation: a run trained
+with the shaped `progress_reward` is shown with that shaping switched off.
 """
 
 import argparse
@@ -74,19 +81,44 @@ def _plot_infos(trace, rewards, path):
   plt.close(figure)
 
 
+def _run_policy(run_dir, checkpoint):
+  """(policy, config) of a training run."""
+  from agents.scripts import evaluate
+  policy = evaluate.DeterministicPolicy(run_dir, checkpoint)
+  return policy, policy.config
+
+
+def _saved_model_policy(path, config_name):
+  """(policy, config) of an exported SavedModel flying the environment of `config_name`."""
+  from agents import configs
+  from agents.evaluation import policies
+  if not os.path.exists(os.path.join(path, 'saved_model.pb')):
+    raise configs.ConfigError(f'--savedmodel {path} is not a SavedModel directory (no '
+                              'saved_model.pb).')
+  import tensorflow as tf
+  model = tf.saved_model.load(path)
+  if not hasattr(model, 'action'):
+    raise configs.ConfigError(f'--savedmodel {path} has no `action` function (export it with '
+                              'agents.scripts.export).')
+  policy = policies.TensorFlowPolicy(model, 1, hasattr(model, 'initial_state'))
+  return policy, configs.resolve(config_name)
+
+
 def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=None,
-              max_steps=None, seed=0, frame_every=None):
+              max_steps=None, seed=0, frame_every=None, savedmodel=None, config_name='balloon'):
   """Plays episodes with the deterministic policy and writes their records.
 
   Args:
-    run_dir: the run directory of a training run.
+    run_dir: the run directory of a training run; None with `savedmodel`.
     outdir: where to write videos, plots and episodes.json.
     num_episodes: number of episodes.
-    checkpoint: checkpoint prefix; None takes the latest.
+    checkpoint: checkpoint prefix of the run; None takes the latest.
     video_format: 'mp4' or 'gif'; None picks mp4 when imageio-ffmpeg exists.
     max_steps: cut episodes after this many steps; None lets them end.
     seed: seed of the first episode's reset (episode i uses seed + i).
     frame_every: render one video frame every this many steps; None picks.
+    savedmodel: an exported SavedModel directory to fly instead of a run.
+    config_name: with `savedmodel`, the config (name or YAML) whose environment it flies.
 
   Returns:
     The dict written to episodes.json.
@@ -95,19 +127,27 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
   from agents.scripts import evaluate
   if num_episodes < 1:
     raise configs.ConfigError(f'--num_episodes must be at least 1, got {num_episodes}.')
-  policy = evaluate.DeterministicPolicy(run_dir, checkpoint)
-  config = policy.config
+  if (run_dir is None) == (savedmodel is None):
+    raise configs.ConfigError('Give exactly one of --logdir (a run) and --savedmodel.')
+  if savedmodel is None:
+    policy, config = _run_policy(run_dir, checkpoint)
+  else:
+    policy, config = _saved_model_policy(savedmodel, config_name)
+  is_balloon = config['environment']['id'] == configs.BALLOON_ENV_ID
+  # The balloon is shown with BLE's reward, as evaluation flies it.
+  env_kwargs = {'progress_reward': 0.0} if is_balloon else {}
   os.makedirs(outdir, exist_ok=True)
-  probe = builders.make_env(config)
+  probe = builders.make_env(config, **env_kwargs)
   render_modes = probe.metadata.get('render_modes', [])
   probe.close()
   can_render = 'rgb_array' in render_modes
-  env = builders.make_env(config, **({'render_mode': 'rgb_array'} if can_render else {}))
+  if can_render:
+    env_kwargs['render_mode'] = 'rgb_array'
+  env = builders.make_env(config, **env_kwargs)
   fps = env.metadata.get('render_fps') or 30
   horizon = max_steps or (env.spec.max_episode_steps if env.spec else None) or 500
   if frame_every is None:
     frame_every = 1 if horizon <= 500 else -(-horizon // 120)
-  is_balloon = config['environment']['id'] == configs.BALLOON_ENV_ID
   video_format = _video_writer_format(video_format)
   episodes = []
   for episode in range(num_episodes):
@@ -122,6 +162,8 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
         frames.append(env.render())
     total, length = float(sum(rewards)), len(rewards)
     record = {'episode': episode, 'return': total, 'length': length}
+    if is_balloon and trace.get('distance_km'):
+      record['twr50'] = float(np.mean(np.asarray(trace['distance_km']) <= 50.0))
     if frames:
       path = os.path.join(outdir, f'episode-{episode}.{video_format}')
       _write_video(frames, path, fps)
@@ -138,7 +180,9 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
     episodes.append(record)
   env.close()
   returns = [record['return'] for record in episodes]
-  result = {'run_dir': os.path.abspath(run_dir), 'config': config['environment']['id'],
+  source = {'run_dir': os.path.abspath(run_dir)} if savedmodel is None else {
+      'savedmodel': os.path.abspath(savedmodel)}
+  result = {**source, 'config': config['environment']['id'],
             'mean_return': float(np.mean(returns)), 'std_return': float(np.std(returns)),
             'mean_length': float(np.mean([record['length'] for record in episodes])),
             'episodes': episodes}
@@ -151,7 +195,11 @@ def main(argv=None):
   """Console entry point `agents-visualize`; returns the exit code."""
   parser = _OneLineArgumentParser(prog='agents.scripts.visualize', description=__doc__.split(
       '\n')[0])
-  parser.add_argument('--logdir', required=True, help='Run directory <logdir>/<time>-<config>.')
+  parser.add_argument('--logdir', default=None, help='Run directory <logdir>/<time>-<config>.')
+  parser.add_argument('--savedmodel', default=None,
+                      help='Exported policy to fly instead of a run (agents.scripts.export).')
+  parser.add_argument('--config', default='balloon',
+                      help='With --savedmodel: the config (name or YAML) of the environment.')
   parser.add_argument('--outdir', required=True, help='Where to write videos and statistics.')
   parser.add_argument('--num_episodes', type=int, default=5)
   parser.add_argument('--checkpoint', default=None, help='Checkpoint prefix; default latest.')
@@ -171,7 +219,8 @@ def main(argv=None):
     if os.path.exists(args.outdir) and not os.path.isdir(args.outdir):
       raise configs.ConfigError(f'--outdir {args.outdir} is a file, not a directory.')
     result = visualize(args.logdir, args.outdir, args.num_episodes, args.checkpoint,
-                       args.video_format, args.max_steps, args.seed, args.frame_every)
+                       args.video_format, args.max_steps, args.seed, args.frame_every,
+                       args.savedmodel, args.config)
   except configs.ConfigError as error:
     print(f'agents.scripts.visualize: error: {error}', file=sys.stderr)
     return 2

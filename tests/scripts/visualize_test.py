@@ -34,6 +34,31 @@ class VisualizeTest(unittest.TestCase):
                                  video_format='gif', seed=5)
     self.assertEqual(first['episodes'][0]['return'], second['episodes'][0]['return'])
 
+  def test_saved_model_flies_like_its_run(self):
+    run_dir, _ = tiny_run.tiny_run()
+    from_run = visualize.visualize(run_dir, tempfile.mkdtemp(), num_episodes=2, max_steps=60,
+                                   video_format='gif', seed=3)
+    outdir = tempfile.mkdtemp()
+    code = visualize.main(['--savedmodel', os.path.join(run_dir, 'policy'), '--config',
+                           'cartpole', '--outdir', outdir, '--num_episodes', '2',
+                           '--max_steps', '60', '--format', 'gif', '--seed', '3'])
+    self.assertEqual(code, 0)
+    with open(os.path.join(outdir, 'episodes.json'), encoding='utf-8') as file:
+      from_saved_model = json.load(file)
+    self.assertEqual([record['return'] for record in from_saved_model['episodes']],
+                     [record['return'] for record in from_run['episodes']])
+    self.assertEqual(from_saved_model['savedmodel'], os.path.abspath(
+        os.path.join(run_dir, 'policy')))
+
+  def test_needs_exactly_one_policy(self):
+    run_dir, _ = tiny_run.tiny_run()
+    outdir = tempfile.mkdtemp()
+    self.assertEqual(visualize.main(['--outdir', outdir]), 2)
+    self.assertEqual(visualize.main(['--logdir', run_dir, '--savedmodel',
+                                     os.path.join(run_dir, 'policy'), '--outdir', outdir]), 2)
+    self.assertEqual(visualize.main(['--savedmodel', run_dir, '--outdir', outdir]), 2)
+    self.assertEqual(os.listdir(outdir), [])
+
   def test_missing_run_is_exit_2(self):
     self.assertEqual(visualize.main(['--logdir', tempfile.mkdtemp(), '--outdir',
                                      tempfile.mkdtemp()]), 2)

@@ -82,7 +82,7 @@ class BalloonEnv(gymnasium.Env):
   metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 10}
 
   def __init__(self, render_mode=None, wind='procedural', power_sun='episode_start',
-               gp_predict_dtype=np.float32):
+               gp_predict_dtype=np.float32, progress_reward=0.0):
     """Creates the environment.
 
     Args:
@@ -91,6 +91,8 @@ class BalloonEnv(gymnasium.Env):
       power_sun: the power safety layer's sunrise and sunset: 'episode_start' (BLE) or
         'balloon' (at the balloon's current position; see safety.py).
       gp_predict_dtype: np.float32 (default) or np.float64, the wind GP's prediction.
+      progress_reward: weight of the optional shaped training reward, per km gained toward
+        the station each step (BalloonSimulator); 0 (default) is BLE's reward.
     """
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
@@ -99,7 +101,8 @@ class BalloonEnv(gymnasium.Env):
     self.observation_space = observation_space()
     self.action_space = gymnasium.spaces.Discrete(3)
     self.simulator = simulator_lib.BalloonSimulator(1, wind=wind, power_sun=power_sun,
-                                                    gp_predict_dtype=gp_predict_dtype)
+                                                    gp_predict_dtype=gp_predict_dtype,
+                                                    progress_reward=progress_reward)
     self._renderer = None
     if render_mode is not None:
       from agents.env.balloon import renderer
@@ -185,7 +188,7 @@ class BalloonVectorEnv(VectorEnv):
 
   def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS, wind='procedural',
                render_mode=None, seed=None, power_sun='episode_start',
-               gp_predict_dtype=np.float32):
+               gp_predict_dtype=np.float32, progress_reward=0.0):
     """Creates the slab.
 
     Args:
@@ -194,14 +197,14 @@ class BalloonVectorEnv(VectorEnv):
       wind: 'procedural' or 'static'.
       render_mode: None or 'rgb_array' (draws balloon 0).
       seed: seeds the stream of episode seeds used when reset gets no seed.
-      power_sun, gp_predict_dtype: as for BalloonEnv.
+      power_sun, gp_predict_dtype, progress_reward: as for BalloonEnv.
     """
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
                        f'got {render_mode!r}.')
     self.simulator = simulator_lib.BalloonSimulator(
         num_envs, wind=wind, max_episode_steps=max_episode_steps, seed=seed,
-        power_sun=power_sun, gp_predict_dtype=gp_predict_dtype)
+        power_sun=power_sun, gp_predict_dtype=gp_predict_dtype, progress_reward=progress_reward)
     self.num_envs = self.simulator.num_balloons
     self.render_mode = render_mode
     self.single_observation_space = observation_space()

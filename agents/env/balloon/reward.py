@@ -46,3 +46,25 @@ def station_keeping_reward(x, y, last_command, excess_energy, acs_power):
                 - constants.DESCENT_PENALTY_SKEW * scale)
   penalised = (np.asarray(last_command) == constants.DOWN) & ~np.asarray(excess_energy, bool)
   return np.where(penalised, reward * multiplier, reward)
+
+
+def check_progress_weight(weight):
+  """Returns the shaping weight as a float; raises naming it unless finite and >= 0."""
+  if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)):
+    raise TypeError(f'progress_reward must be a number (reward per km gained toward the '
+                    f'station), got {weight!r}.')
+  if not math.isfinite(weight) or weight < 0:
+    raise ValueError(f'progress_reward must be finite and >= 0, got {weight!r}.')
+  return float(weight)
+
+
+def progress_bonus(distance_before_km, distance_after_km, weight):
+  """The optional shaped training term: `weight` per km gained toward the station.
+
+  A potential-based shaping term (Ng, Harada and Russell, 1999) with potential
+  −weight · distance and no discount: over an episode it sums to weight · (first − last
+  distance), so it rewards ending closer but cannot be farmed by circling. Unlike BLE's
+  reward, which is flat within 50 km, it tells the agent at every step and everywhere
+  whether the wind it chose carried it toward the station.
+  """
+  return weight * (np.asarray(distance_before_km) - np.asarray(distance_after_km))

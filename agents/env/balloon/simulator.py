@@ -159,7 +159,7 @@ class BalloonSimulator:
   status = _physical_field('status')
 
   def __init__(self, num_balloons, wind='procedural', max_episode_steps=None, seed=None,
-               power_sun='episode_start', gp_predict_dtype=np.float32):
+               power_sun='episode_start', gp_predict_dtype=np.float32, progress_reward=0.0):
     """Creates the slab; call `reset` before `step`.
 
     Args:
@@ -174,6 +174,10 @@ class BalloonSimulator:
       gp_predict_dtype: float type of the wind GP's prediction: float32 (default; the
         uncertainty feature within 2e-4 of float64, docs/fidelity.md) or float64 (about
         45 % slower for a slab of 256).
+      progress_reward: weight w of an optional shaped *training* reward: each step adds
+        w · (distance before − distance after) in km to BLE's reward, so moving 1 km
+        toward the station earns w. 0 (default) keeps BLE's reward exactly; evaluation
+        always flies with 0 (see reward.progress_bonus).
     """
     if isinstance(num_balloons, bool) or not isinstance(num_balloons, (int, np.integer)) or (
         num_balloons < 1):
@@ -182,6 +186,7 @@ class BalloonSimulator:
       raise ValueError(f'max_episode_steps must be positive or None, got {max_episode_steps}.')
     count = self.num_balloons = int(num_balloons)
     self.max_episode_steps = max_episode_steps
+    self.progress_reward = reward_lib.check_progress_weight(progress_reward)
     self._wind = _Wind(count, wind, gp_predict_dtype)
     self._seed_stream = np.random.default_rng(None if seed is None else check_seed(seed))
     self.atmosphere = atmosphere_lib.Atmosphere(np.full(count, 0.5))
@@ -340,6 +345,7 @@ class BalloonSimulator:
     pump_on = (effective == constants.DOWN).astype(np.float64)
     vent_on = (effective == constants.UP).astype(np.float64)
     drift_x, drift_y = wind_u * constants.SUBSTEP_S, wind_v * constants.SUBSTEP_S
+    distance_before_km = np.hypot(self.x, self.y) / 1000.0
     if self.num_balloons == 1:
       sun = physics.ScalarSunForcing(
           float(now[0]), float(self.station_lat_deg[0]), float(self.station_lng_deg[0]),
@@ -373,12 +379,16 @@ class BalloonSimulator:
       self._update_observation(None, sun_end)
     reward = reward_lib.station_keeping_reward(self.x, self.y, self.last_command,
                                                self._excess_energy, self.acs_power)
+    distance_km = np.hypot(self.x, self.y) / 1000.0
+    if self.progress_reward:
+      reward = reward + reward_lib.progress_bonus(distance_before_km, distance_km,
+                                                  self.progress_reward)
     terminated = self.status != constants.STATUS_OK
     if self.max_episode_steps is None:
       truncated = np.zeros(self.num_balloons, bool)
     else:
       truncated = (self.steps >= self.max_episode_steps) & ~terminated
-    info = self._info(np.hypot(self.x, self.y) / 1000.0)
+    info = self._info(distance_km)
     return self._observation.copy(), reward, terminated, truncated, info
 
   def read_state(self):

@@ -26,5 +26,42 @@ class RewardTest(unittest.TestCase):
     np.testing.assert_allclose(got, [0.95, 0.8, 0.65, 1.0, 0.2 * 0.95, 1.0])
 
 
+class ProgressRewardTest(unittest.TestCase):
+  """The optional shaped training reward: BLE's reward plus w per km gained."""
+
+  def _flight(self, progress_reward, steps=6):
+    from agents.env.balloon import env
+    slab = env.BalloonVectorEnv(num_envs=3, progress_reward=progress_reward)
+    slab.reset(seed=11)
+    distance = np.hypot(slab.read_state()['x'], slab.read_state()['y']) / 1000.0
+    distances, rewards = [distance], []
+    for step in range(steps):
+      _, got, _, _, infos = slab.step(np.array([step % 3, 2, 0]))
+      rewards.append(got)
+      distances.append(infos['distance_km'])
+    slab.close()
+    return np.array(rewards), np.array(distances)
+
+  def test_adds_weight_times_km_gained_to_bles_reward(self):
+    ble_rewards, distances = self._flight(0.0)
+    shaped, shaped_distances = self._flight(0.25)
+    np.testing.assert_array_equal(shaped_distances, distances)  # Same flight.
+    gained_km = distances[:-1] - distances[1:]
+    np.testing.assert_allclose(shaped - ble_rewards, 0.25 * gained_km, rtol=0, atol=1e-12)
+    # Over a flight it telescopes to w times (first - last distance).
+    np.testing.assert_allclose((shaped - ble_rewards).sum(axis=0),
+                               0.25 * (distances[0] - distances[-1]), rtol=0, atol=1e-9)
+
+  def test_default_is_bles_reward(self):
+    from agents.env.balloon import env
+    self.assertEqual(env.BalloonVectorEnv(num_envs=1).simulator.progress_reward, 0.0)
+
+  def test_bad_weight_is_refused_by_name(self):
+    for bad, error in ((-0.1, ValueError), (float('nan'), ValueError), ('0.1', TypeError),
+                       (True, TypeError)):
+      with self.assertRaisesRegex(error, 'progress_reward'):
+        reward.check_progress_weight(bad)
+
+
 if __name__ == '__main__':
   unittest.main()
