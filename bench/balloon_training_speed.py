@@ -12,8 +12,9 @@ C, ...) so that a change of machine load hits all of them alike; every
 variant trains the same seeds, so long runs also compare learning.
 
 Variants (`VARIANTS`) are overrides of this checkout's `balloon` config:
-`baseline` sets back the settings of main before this change (one TensorFlow
-thread, float32 products), `new` is the config as it stands.
+`baseline` sets back the config the balloon-learning work started from (one
+TensorFlow thread, float32 products, BLE's reward alone, 32 agents), `new` is
+the config as it stands.
 
 Reported per variant and round: `steady_steps_per_second`, the steps between
 the first and the last logged row divided by their wall time (start-up and
@@ -39,13 +40,23 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Overrides of the `balloon` config; 'baseline' is main's config before this
-# change: one TensorFlow thread, float32 products.
+# Overrides of the `balloon` config; 'baseline' is the config the balloon-learning
+# work started from: one TensorFlow thread, float32 products, BLE's reward alone,
+# 32 agents with 240-step segments.
+_BASELINE = {'loop.tf_threads': 1, 'network.matmul_dtype': 'float32',
+             'environment.kwargs': {}, 'environment.num_agents': 32,
+             'algorithm.segment_length': 240}
 VARIANTS = {
-    'baseline': {'loop.tf_threads': 1, 'network.matmul_dtype': 'float32'},
-    'threads2': {'loop.tf_threads': 2, 'network.matmul_dtype': 'float32'},
-    'bf16': {'loop.tf_threads': 1, 'network.matmul_dtype': 'bfloat16'},
-    'bf16_threads2': {'loop.tf_threads': 2, 'network.matmul_dtype': 'bfloat16'},
+    'baseline': _BASELINE,
+    'threads2': dict(_BASELINE, **{'loop.tf_threads': 2}),
+    'bf16': dict(_BASELINE, **{'network.matmul_dtype': 'bfloat16'}),
+    'bf16_threads2': dict(_BASELINE, **{'loop.tf_threads': 2,
+                                        'network.matmul_dtype': 'bfloat16'}),
+    # The same 7,680 samples per update from 128 balloons in two slabs of 64 (a
+    # balloon step costs less in a larger slab) with 60-step segments.
+    'wide_bf16_threads2': dict(_BASELINE, **{
+        'loop.tf_threads': 2, 'network.matmul_dtype': 'bfloat16',
+        'environment.num_agents': 128, 'algorithm.segment_length': 60}),
     'new': {},
 }
 

@@ -269,7 +269,7 @@ class ExperimentManager:
     return np.array([values.get((self.name, fit['index']), np.nan) for fit in self.fits])
 
   def plot_writer_data(self, tag='mean_score', phase='train', smooth=1, ci=0.95, managers=None,
-                       path=None):
+                       path=None, references=None):
     """Mean of `tag` over the fits with a confidence band; other managers on the same axes.
 
     Args:
@@ -279,6 +279,7 @@ class ExperimentManager:
       ci: confidence level of the band (Student's t over fits); 0 draws none.
       managers: other managers to draw beside this one.
       path: PNG to write; defaults to `<directory>/<tag>.png`.
+      references: optional {label: value} drawn as dashed horizontal lines.
 
     Returns:
       The matplotlib Figure.
@@ -286,7 +287,8 @@ class ExperimentManager:
     from agents.experiment import plots
     frames = [self.get_writer_data()] + [m.get_writer_data() for m in (managers or [])]
     path = path or os.path.join(self.directory, f'{tag.replace("/", "_")}.png')
-    return plots.plot_writer_data(frames, tag, phase=phase, smooth=smooth, ci=ci, path=path)
+    return plots.plot_writer_data(frames, tag, phase=phase, smooth=smooth, ci=ci, path=path,
+                                  references=references)
 
   # --- Search, evaluation, profiling. ---
 

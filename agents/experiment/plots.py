@@ -51,7 +51,8 @@ def mean_and_band(table, ci=0.95):
   return mean, mean - half, mean + half
 
 
-def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, title=None):
+def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, title=None,
+                     references=None):
   """Draws each experiment's mean curve of `tag` with its band; writes a PNG.
 
   Args:
@@ -63,6 +64,8 @@ def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, t
     ci: confidence level of the bands, in (0, 1); 0 draws none.
     path: PNG file to write (folders created); None writes nothing.
     title: axes title; defaults to the tag.
+    references: optional mapping of labels to values drawn as dashed horizontal
+      lines (e.g. a baseline's score on the same metric).
 
   Returns:
     The matplotlib Figure.
@@ -92,6 +95,9 @@ def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, t
   if not drawn:
     tags = sorted(set().union(*(set(f.loc[f['phase'] == phase, 'tag']) for f in frames)))
     raise ValueError(f"No experiment logged '{tag}' in phase '{phase}'; logged tags: {tags}.")
+  for index, (label, value) in enumerate((references or {}).items()):
+    ax.axhline(float(value), color=f'C{(drawn + index) % 10}', linestyle='--', linewidth=1,
+               label=f'{label} ({float(value):g})')
   ax.set_xlabel('environment steps')
   ax.set_ylabel(tag)
   band = f', {ci:.0%} CI over fits' if ci else ''

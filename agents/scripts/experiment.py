@@ -50,6 +50,20 @@ def parse_override(text):
   return key.strip(), value
 
 
+def _references(texts):
+  """{label: value} of the plot's `--reference LABEL=VALUE` flags."""
+  references = {}
+  for text in texts:
+    label, _, raw = text.rpartition('=')
+    try:
+      references[label.strip()] = float(raw)
+    except ValueError:
+      raise UsageError(f'--reference {text!r} must look like LABEL=NUMBER.') from None
+    if not label.strip():
+      raise UsageError(f'--reference {text!r} must look like LABEL=NUMBER.')
+  return references
+
+
 def _add_experiment_flags(parser):
   parser.add_argument('--config', required=True, help='A config name or a YAML config file.')
   parser.add_argument('--output_dir', default='experiments', help='Folder of experiments.')
@@ -91,6 +105,8 @@ def parse_args(argv):
   plot.add_argument('--phase', default='train')
   plot.add_argument('--smooth', type=int, default=1, help='Moving-average window (rows).')
   plot.add_argument('--ci', type=float, default=0.95, help='Band confidence level; 0: none.')
+  plot.add_argument('--reference', action='append', default=[], metavar='LABEL=VALUE',
+                    help='A dashed horizontal line, e.g. "station seeker=0.313"; repeatable.')
   plot.add_argument('--output', default=None, help='PNG path (default: in the first '
                     'experiment directory).')
   evaluate = commands.add_parser('evaluate', help='Evaluate every fit on a suite.')
@@ -147,7 +163,8 @@ def run(args):
     managers = [_load(directory) for directory in args.directories]
     path = args.output or os.path.join(managers[0].directory, f'{args.tag}.png')
     managers[0].plot_writer_data(args.tag, phase=args.phase, smooth=args.smooth, ci=args.ci,
-                                 managers=managers[1:], path=path)
+                                 managers=managers[1:], path=path,
+                                 references=_references(args.reference))
     from agents.experiment import writer_data
     frame = pd.concat([manager.get_writer_data() for manager in managers])
     print(writer_data.final_values(frame, args.tag, args.phase).to_frame(

@@ -54,6 +54,15 @@ class ExperimentScriptTest(unittest.TestCase):
     self.assertIn('final mean_score', out)
     self.assertIn('-145', out)
 
+  def test_plot_draws_reference_lines(self):
+    figure = manager.ExperimentManager.load(self.a).plot_writer_data(
+        references={'station seeker': -170.0}, path=os.path.join(self.output_dir, 'ref.png'))
+    labels = [line.get_label() for line in figure.axes[0].get_lines()]
+    self.assertIn('station seeker (-170)', labels)
+    path = os.path.join(self.output_dir, 'with-reference.png')
+    code, _, _ = _main(['plot', self.a, '--output', path, '--reference', 'seeker=-170'])
+    self.assertEqual(code, 0)
+
   def test_compare(self):
     code, out, _ = _main(['compare', self.a, self.b, '--method', 'welch'])
     self.assertEqual(code, 0)
@@ -70,6 +79,7 @@ class ExperimentScriptTest(unittest.TestCase):
         (['fit', '--config=pendulum', '--set', 'learning_rate', f'--output_dir={empty}'],
          'must look like'),
         (['plot', empty], 'is not an experiment'),
+        (['plot', self.a, '--reference', 'seeker=high'], 'LABEL=NUMBER'),
         (['compare', self.a, '--method', 'bayes'], 'invalid choice'),
         (['compare', self.a], 'at least two experiments'),
         # Without agents.evaluation: not available; with it: no fit has finished.
