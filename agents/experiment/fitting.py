@@ -9,15 +9,19 @@ through `training_api.train`.
 at a time. A fit that raises or dies is reported with its index and the others
 go on. Each worker runs in its own process group, so a Ctrl-C in the terminal
 reaches only the parent, which forwards one SIGINT to every running fit: each
-saves a checkpoint and stops, and no new fit starts.
+saves a checkpoint and stops, and no new fit starts. A SIGTERM to the parent
+does the same. Should the parent die without a word (SIGKILL), each fit sees it
+and stops the same way: no fit outlives its experiment.
 """
 
 import dataclasses
 import multiprocessing
 import os
 import queue as queue_lib
+import select
 import signal
 import threading
+import time
 import traceback
 
 from agents.experiment import threads as threads_lib
@@ -104,9 +108,33 @@ def _redirect_output(run_dir):
   os.close(log)
 
 
+def _interrupt_when_parent_dies(parent_pid, poll_seconds=1.0):
+  """Starts a daemon thread that SIGINTs this process when `parent_pid` exits.
+
+  The fit then saves a checkpoint and stops, as after a Ctrl-C, instead of
+  training on as an orphan nobody collects.
+  """
+  def watch():
+    try:
+      descriptor = os.pidfd_open(parent_pid)
+    except ProcessLookupError:
+      descriptor = None  # Already gone.
+    except (AttributeError, OSError):
+      descriptor = -1  # No pidfd here: poll the parent id.
+    if descriptor is not None and descriptor >= 0:
+      select.select([descriptor], [], [])
+    elif descriptor == -1:
+      while os.getppid() == parent_pid:
+        time.sleep(poll_seconds)
+    os.kill(os.getpid(), signal.SIGINT)
+
+  threading.Thread(target=watch, name='parent-watch', daemon=True).start()
+
+
 def _worker_main(spec, results):
   """Entry point of a fit's process: own process group, output to fit.log, then the fit."""
   os.setpgid(0, 0)
+  _interrupt_when_parent_dies(os.getppid())
   _redirect_output(spec.run_dir)
   try:
     outcome = run_fit(spec)
@@ -190,6 +218,7 @@ def run_fits_locally(specs, max_workers, progress=None, context='spawn', on_outc
             f'The worker process of fit {index} died with exit code {process.exitcode} '
             'without reporting (killed, or crashed in native code).')))
 
+  previous_sigterm = _sigterm_as_keyboard_interrupt()
   try:
     while pending or running:
       try:
@@ -214,6 +243,8 @@ def run_fits_locally(specs, max_workers, progress=None, context='spawn', on_outc
         interrupted = True
         interrupt()
   finally:
+    if previous_sigterm is not None:
+      signal.signal(signal.SIGTERM, previous_sigterm)
     for process in running.values():
       if process.exitcode is None:
         process.terminate()
@@ -222,6 +253,22 @@ def run_fits_locally(specs, max_workers, progress=None, context='spawn', on_outc
   for spec in pending:
     outcomes.setdefault(spec.index, FitOutcome(spec.index, PENDING))
   return outcomes, interrupted
+
+
+def _raise_keyboard_interrupt(signum, frame):
+  del signum, frame
+  raise KeyboardInterrupt
+
+
+def _sigterm_as_keyboard_interrupt():
+  """Makes SIGTERM act as Ctrl-C while fits run; returns the handler to restore.
+
+  Without it, SIGTERM would end the parent at once and leave its fits running.
+  Only the main thread may set handlers (None is returned elsewhere).
+  """
+  if threading.current_thread() is not threading.main_thread():
+    return None
+  return signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
 
 
 def _failure(index, error):

@@ -1,6 +1,9 @@
 """Tests of agents/experiment/fitting.py: spawned workers, crashes, Ctrl-C and resume."""
 
 import os
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -68,6 +71,76 @@ class ProcessFitTest(unittest.TestCase):
     steps = [row['step'] for row in progress._Tail(
         os.path.join(run_dir, 'metrics.jsonl')).new_rows() if row['phase'] == 'train']
     self.assertEqual(steps, sorted(set(steps)))  # No step logged twice.
+
+
+_PARENT = """
+import sys
+from agents.experiment import manager
+from tests.experiment import tiny
+experiment = manager.ExperimentManager(
+    'pendulum', n_fit=1, fit_budget=10_000_000, output_dir=sys.argv[1], seed=0,
+    overrides=tiny.TINY_OVERRIDES, max_workers=1, quiet=True)
+experiment.fit()
+"""
+
+
+class ParentGoneTest(unittest.TestCase):
+  """A fit never outlives its experiment: SIGTERM or SIGKILL to the parent stops it."""
+
+  def _fit_stops_when_parent_gets(self, signum):
+    output_dir = tempfile.mkdtemp()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    parent = subprocess.Popen([sys.executable, '-c', _PARENT, output_dir], cwd=root,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    run_dir = os.path.join(output_dir, 'pendulum', 'fit00-pendulum')
+    log = os.path.join(run_dir, fitting.LOG_NAME)
+    try:
+      deadline = time.monotonic() + 240
+      while not os.path.exists(os.path.join(run_dir, 'metrics.jsonl')):
+        self.assertIsNone(parent.poll(), 'the experiment ended before its fit trained')
+        self.assertLess(time.monotonic(), deadline, 'the fit never started training')
+        time.sleep(0.2)
+      os.kill(parent.pid, signum)
+      parent.wait(timeout=120)
+      deadline = time.monotonic() + 120
+      while 'Interrupted at step' not in _read(log):
+        self.assertLess(time.monotonic(), deadline, f'the fit is still running: {_read(log)}')
+        time.sleep(0.2)
+    finally:
+      if parent.poll() is None:
+        parent.kill()
+        parent.wait()
+      _kill_session(parent.pid)  # Whatever is left, should the test fail.
+    self.assertIn('saved checkpoint', _read(log))
+
+  def test_sigterm_to_the_parent_stops_the_fit(self):
+    self._fit_stops_when_parent_gets(signal.SIGTERM)
+
+  def test_sigkill_of_the_parent_stops_the_fit(self):
+    self._fit_stops_when_parent_gets(signal.SIGKILL)
+
+
+def _kill_session(session_id):
+  """SIGKILLs every process of a session (the parent's, which its fits stay in)."""
+  for entry in os.listdir('/proc'):
+    if not entry.isdigit():
+      continue
+    try:
+      with open(f'/proc/{entry}/stat', encoding='utf-8') as file:
+        fields = file.read().rsplit(')', 1)[1].split()
+      if int(fields[3]) == session_id:
+        os.kill(int(entry), signal.SIGKILL)
+    except (OSError, IndexError, ValueError):
+      pass
+
+
+def _read(path):
+  try:
+    with open(path, encoding='utf-8', errors='replace') as file:
+      return file.read()
+  except FileNotFoundError:
+    return ''
 
 
 class TailTest(unittest.TestCase):
