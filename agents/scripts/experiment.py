@@ -2,7 +2,8 @@
 
     python -m agents.scripts.experiment fit --config=pendulum --n_fit=4 --output_dir=DIR [--ray]
     python -m agents.scripts.experiment optimize --config=pendulum --n_trials=30 --output_dir=DIR
-    python -m agents.scripts.experiment plot DIR [DIR ...] --tag=mean_score
+    python -m agents.scripts.experiment plot DIR [DIR ...] --tag=mean_score \
+        [--phase=eval_suite --tag=twr50] [--reference='station seeker=0.313']
     python -m agents.scripts.experiment evaluate DIR --suite=small_eval
     python -m agents.scripts.experiment compare DIR_A DIR_B [--method=welch]
     python -m agents.scripts.experiment profile DIR --budget=20000
@@ -12,7 +13,8 @@ config's). Running `fit` or `optimize` again with the same flags resumes it:
 finished fits are kept, unfinished ones continue from their checkpoints, and
 the search continues its study (`--new_study` starts another). Each command
 shows progress and prints a summary table. Bad input: one line on stderr and
-exit code 2; Ctrl-C: every running fit saves a checkpoint, exit code 130.
+exit code 2; Ctrl-C or SIGTERM: every running fit saves a checkpoint, exit code
+130. A fit whose experiment process dies (even by SIGKILL) saves and stops too.
 """
 
 import argparse
