@@ -88,6 +88,21 @@ def configure_threads(threads):
     _LOG.debug('TensorFlow is initialised; tf_threads=%d is ignored.', threads)
 
 
+def _build_batch_env(config):
+  """The run's `BatchEnv`; an environment that refuses its kwargs is a `ConfigError`."""
+  from agents.tools import errors
+  try:
+    return builders.make_batch_env(config)
+  except (TypeError, ValueError, errors.WorkerError) as error:
+    if isinstance(error, errors.WorkerError) and error.remote_type not in (
+        'TypeError', 'ValueError'):
+      raise  # A crash, not a refusal.
+    environment = config['environment']
+    reason = str(error).splitlines()[0]
+    raise configs.ConfigError(f"Cannot build {environment['id']} with environment.kwargs = "
+                              f"{dict(environment['kwargs'])}: {reason}") from error
+
+
 def save_policy(algorithm, observation_space, path):
   """Saves the algorithm's deterministic policy (`export_policy`) as a SavedModel at `path`."""
   import tensorflow as tf
@@ -177,7 +192,7 @@ def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
   with interrupts.StopRequest() as stop_flag:
     batch_env = None
     try:
-      batch_env = builders.make_batch_env(config)
+      batch_env = _build_batch_env(config)
       env = in_graph_batch_env.InGraphBatchEnv(
           batch_env, seed=config['seed'],
           collectors=_collectors(config, len(batch_env), collectors))

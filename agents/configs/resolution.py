@@ -10,6 +10,7 @@ value and what is allowed.
 import copy
 import difflib
 import importlib
+import inspect
 import math
 import os
 
@@ -166,19 +167,42 @@ def validate(config):
 
 
 def check_environment(config):
-  """Imports `environment.imports` and looks the id up in Gymnasium's registry.
+  """Imports `environment.imports`, looks the id up in Gymnasium's registry, checks kwargs.
 
   Raises:
-    ConfigError: an import fails or the id is not registered.
+    ConfigError: an import fails, the id is not registered, or a key of
+      `environment.kwargs` is not a parameter of the environment's constructor.
   """
   environment = config['environment']
   import_modules(environment['imports'])
   try:
-    gymnasium.spec(environment['id'])
+    spec = gymnasium.spec(environment['id'])
   except gymnasium.error.Error as error:
     imports = f" after importing {environment['imports']}" if environment['imports'] else ''
     raise ConfigError(f"Config key 'environment.id' = {environment['id']!r} is not a registered "
                       f'Gymnasium environment{imports} ({error}).') from None
+  _check_kwargs(environment['id'], spec, environment['kwargs'])
+
+
+# Keywords of gymnasium.make itself, which never reach the constructor.
+_MAKE_KEYWORDS = frozenset(inspect.signature(gymnasium.make).parameters) - {'id', 'kwargs'}
+
+
+def _check_kwargs(env_id, spec, kwargs):
+  """Refuses a kwarg the constructor does not take (a typo would otherwise fail in a worker)."""
+  try:
+    creator = (gymnasium.envs.registration.load_env_creator(spec.entry_point)
+               if isinstance(spec.entry_point, str) else spec.entry_point)
+    parameters = inspect.signature(creator).parameters
+  except (ImportError, AttributeError, TypeError, ValueError):
+    return  # Not introspectable: the constructor will judge.
+  if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()):
+    return
+  accepted = set(parameters) | _MAKE_KEYWORDS
+  unknown = sorted(set(kwargs) - accepted)
+  if unknown:
+    raise ConfigError(f"Config key 'environment.kwargs' names {unknown}, which {env_id} does "
+                      f'not take; it takes {sorted(set(parameters) - {"self"})}.')
 
 
 def import_modules(modules):

@@ -15,6 +15,7 @@ import argparse
 import datetime
 import logging
 import os
+import shutil
 import sys
 
 from agents import configs
@@ -104,6 +105,7 @@ def _main(argv):
   from agents import training
   try:
     config, run_dir = resolve_run(args)
+    is_new_run = not os.path.exists(run_dir)
     config = training.prepare_run(config, run_dir)
   except configs.ConfigError as error:
     print(f'{_PROG}: error: {error}', file=sys.stderr)
@@ -120,6 +122,11 @@ def _main(argv):
   try:
     result = training.train(config, run_dir, quiet=args.quiet)
   except checkpoints.CheckpointError as error:
+    print(f'{_PROG}: error: {error}', file=sys.stderr)
+    return 2
+  except configs.ConfigError as error:  # The environment refused its kwargs.
+    if is_new_run and not os.path.exists(os.path.join(run_dir, 'checkpoints')):
+      shutil.rmtree(run_dir, ignore_errors=True)  # Only the config.yaml written above.
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
   if result['interrupted']:

@@ -82,6 +82,8 @@ class TrainValuesTest(_OneLineTest):
       (['--set', 'seed=!!python/object/apply:os.system [echo hi]'], 'not a plain YAML value'),
       (['--set', 'learning_rate=!!binary aGk='], "'algorithm.learning_rate'"),
       (['--algorithm=no_such_module:Agent'], "'algorithm.name'", 'cannot import'),
+      (['--set', 'environment.kwargs={gravity: 1}'], "'environment.kwargs' names ['gravity']",
+       'CartPole-v1 does not take'),
   ]
 
   def test_each_bad_value_is_one_line_and_writes_nothing(self):
@@ -100,6 +102,16 @@ class TrainValuesTest(_OneLineTest):
                           '--set', 'policy_layers=[0]', '--set', 'learning_rate=nan')
     self.assert_one_line(result.returncode, result.stderr, "'network.policy_layers'")
     self.assertNotIn('Traceback', result.stderr)
+    self.assertEqual(os.listdir(logdir), [])
+
+
+  def test_an_environment_that_refuses_a_kwarg_value_is_one_line_and_leaves_no_run(self):
+    logdir = tempfile.mkdtemp()
+    code, stderr = _run_main(train.main, [
+        '--config=balloon', f'--logdir={logdir}', '--noenv_processes', '--num_agents=8',
+        '--set', 'environment.kwargs={progress_reward: -1}'])
+    self.assert_one_line(code, stderr, "environment.kwargs = {'progress_reward': -1}",
+                         'progress_reward must be finite and >= 0')
     self.assertEqual(os.listdir(logdir), [])
 
 
