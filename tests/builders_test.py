@@ -25,7 +25,8 @@ class BuildersTest(unittest.TestCase):
 
   def test_batch_env_in_this_process_plain_and_as_balloon_slabs(self):
     for name, observ_size in (('cartpole', 4), ('balloon', 1099)):
-      config = configs.resolve(name, {'num_agents': 3, 'environment.processes': False})
+      config = configs.resolve(name, {'num_agents': 3, 'num_minibatches': 1,
+                                      'environment.processes': False})
       batch = builders.make_batch_env(config)
       try:
         self.assertEqual(len(batch), 3)

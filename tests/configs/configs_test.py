@@ -29,7 +29,11 @@ class NamedConfigsTest(unittest.TestCase):
 
   def test_balloon_keeps_its_values(self):
     balloon = configs.resolve('balloon')
-    self.assertEqual(balloon['environment']['num_agents'], 32)
+    self.assertEqual(balloon['environment']['num_agents'], 128)
+    self.assertEqual(balloon['environment']['kwargs'], {'progress_reward': 0.2})
+    self.assertEqual(balloon['algorithm']['segment_length'], 60)
+    self.assertEqual(balloon['network']['matmul_dtype'], 'bfloat16')
+    self.assertEqual(balloon['loop']['tf_threads'], 2)
     self.assertEqual(balloon['algorithm']['discount'], 0.993)
     self.assertEqual(balloon['network']['policy_layers'], [256, 256])
     self.assertEqual(balloon['loop']['steps'], 2_000_000)
