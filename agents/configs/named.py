@@ -81,7 +81,7 @@ def balloon():
           # needed 1.4M steps for 0.145 (README, "Balloon learning").
           'kwargs': {'progress_reward': 0.2},
       },
-      # bfloat16 matrix products and two TensorFlow threads in the update: 1.42x the
+      # bfloat16 matrix products and two TensorFlow threads in the update: 1.19-1.42x the
       # steps/s of float32 on one thread, learning alike (README, "Balloon training speed").
       'network': {'policy_layers': [256, 256], 'value_layers': [256, 256],
                   'matmul_dtype': 'bfloat16'},

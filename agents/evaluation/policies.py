@@ -304,7 +304,8 @@ def _restore_policy(run_dir, path):
   return config, export.ExportedPolicy(algorithm, observation_space), observation_space
 
 
-def _saved_model(path):
+def load_saved_model(path):
+  """Loads an exported policy (any environment); EvaluationError unless it has `action`."""
   if not os.path.exists(os.path.join(path, 'saved_model.pb')):
     raise EvaluationError(f'savedmodel:{path} is not a SavedModel directory (no '
                           'saved_model.pb).')
@@ -313,6 +314,12 @@ def _saved_model(path):
   if not hasattr(model, 'action'):
     raise EvaluationError(f'savedmodel:{path} has no `action` function (export it with '
                           'agents.scripts.export).')
+  return model
+
+
+def _saved_model(path):
+  """`load_saved_model`, refusing a model that does not take the balloon's observations."""
+  model = load_saved_model(path)
   shape = _input_shape(model.action)
   if shape is not None and tuple(shape[1:]) != (constants.OBSERVATION_SIZE,):
     raise EvaluationError(f'savedmodel:{path} takes observations of shape {tuple(shape)}, not '

@@ -116,14 +116,10 @@ def _interrupt_when_parent_dies(parent_pid, poll_seconds=1.0):
   """
   def watch():
     try:
-      descriptor = os.pidfd_open(parent_pid)
+      select.select([os.pidfd_open(parent_pid)], [], [])  # Readable once the parent exits.
     except ProcessLookupError:
-      descriptor = None  # Already gone.
-    except (AttributeError, OSError):
-      descriptor = -1  # No pidfd here: poll the parent id.
-    if descriptor is not None and descriptor >= 0:
-      select.select([descriptor], [], [])
-    elif descriptor == -1:
+      pass  # Already gone.
+    except (AttributeError, OSError):  # No pidfd here: poll the parent id.
       while os.getppid() == parent_pid:
         time.sleep(poll_seconds)
     os.kill(os.getpid(), signal.SIGINT)

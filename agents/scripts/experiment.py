@@ -58,11 +58,12 @@ def _references(texts):
   for text in texts:
     label, _, raw = text.rpartition('=')
     try:
-      references[label.strip()] = float(raw)
+      value = float(raw)
     except ValueError:
-      raise UsageError(f'--reference {text!r} must look like LABEL=NUMBER.') from None
-    if not label.strip():
+      value = None
+    if value is None or not label.strip():
       raise UsageError(f'--reference {text!r} must look like LABEL=NUMBER.')
+    references[label.strip()] = value
   return references
 
 

@@ -91,15 +91,11 @@ def _run_policy(run_dir, checkpoint):
 def _saved_model_policy(path, config_name):
   """(policy, config) of an exported SavedModel flying the environment of `config_name`."""
   from agents import configs
-  from agents.evaluation import policies
-  if not os.path.exists(os.path.join(path, 'saved_model.pb')):
-    raise configs.ConfigError(f'--savedmodel {path} is not a SavedModel directory (no '
-                              'saved_model.pb).')
-  import tensorflow as tf
-  model = tf.saved_model.load(path)
-  if not hasattr(model, 'action'):
-    raise configs.ConfigError(f'--savedmodel {path} has no `action` function (export it with '
-                              'agents.scripts.export).')
+  from agents.evaluation import errors, policies
+  try:
+    model = policies.load_saved_model(path)
+  except errors.EvaluationError as error:
+    raise configs.ConfigError(str(error)) from None
   policy = policies.TensorFlowPolicy(model, 1, hasattr(model, 'initial_state'))
   return policy, configs.resolve(config_name)
 

@@ -345,7 +345,8 @@ class BalloonSimulator:
     pump_on = (effective == constants.DOWN).astype(np.float64)
     vent_on = (effective == constants.UP).astype(np.float64)
     drift_x, drift_y = wind_u * constants.SUBSTEP_S, wind_v * constants.SUBSTEP_S
-    distance_before_km = np.hypot(self.x, self.y) / 1000.0
+    if self.progress_reward:
+      distance_before_km = np.hypot(self.x, self.y) / 1000.0
     if self.num_balloons == 1:
       sun = physics.ScalarSunForcing(
           float(now[0]), float(self.station_lat_deg[0]), float(self.station_lng_deg[0]),
