@@ -11,7 +11,7 @@ import dataclasses
 from agents.config_fields import ConfigError, param
 
 POLICY_OBJECTIVES = ('kl_penalty', 'clipped')
-NETWORK_KINDS = ('feed_forward', 'recurrent')
+NETWORK_KINDS = ('feed_forward', 'recurrent', 'column')
 ACTIVATIONS = ('tanh', 'relu', 'elu')
 MATMUL_DTYPES = ('float32', 'bfloat16')
 
@@ -57,11 +57,13 @@ class PPOConfig:
 @dataclasses.dataclass(frozen=True)
 class NetworkConfig:
   """The network of PPO: the `network` section of a run config."""
-  kind: str = param('feed_forward', 'feed-forward policy, or a GRU policy (BatchPPO)',
-                    choices=NETWORK_KINDS)
+  kind: str = param('feed_forward', 'feed-forward policy, a GRU policy (BatchPPO), or the '
+                    "balloon's level-shared wind-column policy", choices=NETWORK_KINDS)
   policy_layers: tuple[int, ...] = param((64, 64), 'hidden sizes of the policy', low=1)
   value_layers: tuple[int, ...] = param((64, 64), 'hidden sizes of the value function', low=1)
   gru_units: int = param(64, 'GRU size of the recurrent policy', low=1)
+  column_layers: tuple[int, ...] = param((32, 32), 'hidden sizes of the column policy\'s '
+                                         'level-shared MLP', low=1)
   activation: str = param('tanh', 'activation of the hidden layers', choices=ACTIVATIONS)
   init_std: float = param(1.0, 'initial std of the Gaussian policy', low=0, low_open=True)
   matmul_dtype: str = param('float32', 'dtype of the hidden layers\' matrix products '

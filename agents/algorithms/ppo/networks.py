@@ -89,7 +89,7 @@ class MLP(tf.Module):
     return self.head(inputs) if self.head is not None else inputs
 
 
-def _apply_over_leading_axes(fn, inputs):
+def apply_over_leading_axes(fn, inputs):
   """Applies a [N, F] -> [N, G] function to [..., F], keeping the leading axes."""
   shape = tf.shape(inputs)
   outputs = fn(tf.reshape(inputs, [-1, inputs.shape[-1]]))
@@ -117,7 +117,7 @@ class GRUCell(tf.Module):
     return (1.0 - update) * state + update * candidate
 
 
-class _PolicyValueNetwork(tf.Module):
+class PolicyValueNetwork(tf.Module):
   """Shared parts: value MLP, the distribution head, the feed-forward policy."""
 
   recurrent = False
@@ -155,7 +155,7 @@ class _PolicyValueNetwork(tf.Module):
     self.state_size = 1
 
   def value(self, observ):
-    return _apply_over_leading_axes(self.value_mlp, observ)[..., 0]
+    return apply_over_leading_axes(self.value_mlp, observ)[..., 0]
 
   def distribution(self, params):
     return self.distribution_class.from_params(params)
@@ -170,7 +170,7 @@ class _PolicyValueNetwork(tf.Module):
     return tf.zeros([batch_size, self.state_size])
 
 
-class FeedForwardPolicy(_PolicyValueNetwork):
+class FeedForwardPolicy(PolicyValueNetwork):
   """Feed-forward policy for Box (Gaussian) or Discrete (categorical) actions."""
 
   def __init__(self, observ_size, action_space, policy_layers=(64, 64), value_layers=(64, 64),
@@ -186,10 +186,10 @@ class FeedForwardPolicy(_PolicyValueNetwork):
 
   def policy_sequence(self, observ, state, reset):
     del state, reset  # A feed-forward policy has no memory across steps.
-    return self._head_to_params(_apply_over_leading_axes(self.policy_mlp, observ))
+    return self._head_to_params(apply_over_leading_axes(self.policy_mlp, observ))
 
 
-class RecurrentPolicy(_PolicyValueNetwork):
+class RecurrentPolicy(PolicyValueNetwork):
   """Policy with hidden layers, then a GRU, then a linear head (BatchPPO's recurrent_gaussian)."""
 
   recurrent = True
@@ -210,7 +210,7 @@ class RecurrentPolicy(_PolicyValueNetwork):
     return self._head_to_params(self.head(state)), state
 
   def policy_sequence(self, observ, state, reset):
-    features = _apply_over_leading_axes(self.encoder, observ)
+    features = apply_over_leading_axes(self.encoder, observ)
 
     def step(previous, elems):
       feature, reset_t = elems
@@ -220,32 +220,37 @@ class RecurrentPolicy(_PolicyValueNetwork):
 
     time_major = (tf.transpose(features, [1, 0, 2]), tf.transpose(reset, [1, 0]))
     states = tf.scan(step, time_major, initializer=state)
-    head = _apply_over_leading_axes(self.head, tf.transpose(states, [1, 0, 2]))
+    head = apply_over_leading_axes(self.head, tf.transpose(states, [1, 0, 2]))
     return self._head_to_params(head)
 
 
-NETWORKS = {
-    'feed_forward': FeedForwardPolicy,
-    'recurrent': RecurrentPolicy,
-}
-assert tuple(NETWORKS) == config_lib.NETWORK_KINDS
+def network_classes():
+  """The network kinds (config key "network.kind") and their classes."""
+  # The balloon's column policy builds on the classes above, so it is imported late.
+  from agents.algorithms.ppo import column_network  # pylint: disable=import-outside-toplevel
+  return {
+      'feed_forward': FeedForwardPolicy,
+      'recurrent': RecurrentPolicy,
+      'column': column_network.ColumnPolicy,
+  }
 
 
 def make_network(kind, observation_space, action_space, seed=0, **kwargs):
   """Builds the network registered under `kind` for the given spaces.
 
   Args:
-    kind: a key of `NETWORKS` (config key "network.kind").
+    kind: a key of `network_classes()` (config key "network.kind").
     observation_space: a gymnasium Box; observations are flattened.
     action_space: a gymnasium Box or Discrete.
     seed: seed of the initial weights.
-    **kwargs: layer sizes, activation, init_std, gru_units, matmul_dtype.
+    **kwargs: layer sizes, activation, init_std, gru_units, column_layers, matmul_dtype.
 
   Returns:
     The network module.
   """
-  if kind not in NETWORKS:
+  classes = network_classes()
+  if kind not in classes:
     raise ValueError(f'Unknown network {kind!r} (config key "network.kind"); '
-                     f'expected one of {sorted(NETWORKS)}.')
+                     f'expected one of {sorted(classes)}.')
   observ_size = int(np.prod(observation_space.shape))
-  return NETWORKS[kind](observ_size, action_space, seed=seed, **kwargs)
+  return classes[kind](observ_size, action_space, seed=seed, **kwargs)

@@ -6,7 +6,7 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
-from agents.algorithms.ppo import distributions, networks
+from agents.algorithms.ppo import config, distributions, networks
 
 OBSERVATION_SPACE = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
 
@@ -47,6 +47,9 @@ class NetworksTest(unittest.TestCase):
       state = tf.where(reset[:, t:t + 1], tf.zeros_like(state), state)
       params, state = network.policy(observ[:, t], state)
       np.testing.assert_allclose(sequence[:, t], params.numpy(), rtol=1e-5, atol=1e-6)
+
+  def test_every_config_kind_has_a_class(self):
+    self.assertEqual(tuple(networks.network_classes()), config.NETWORK_KINDS)
 
   def test_unknown_network_and_space_name_the_culprit(self):
     with self.assertRaisesRegex(ValueError, 'config key "network.kind"'):

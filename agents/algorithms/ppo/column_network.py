@@ -1,0 +1,111 @@
+"""A balloon policy that reads the wind column as a column of levels (network kind `column`).
+
+The balloon's observation (balloon.md §11) is 16 ambient features and a wind column of
+361 levels × (uncertainty, bearing error, speed), centred so that the balloon's own
+level is index 180: levels above it (lower pressure) come first, levels below it last.
+A flat MLP must learn the same judgement of a wind separately at every index. This
+policy judges every level with one small MLP shared across levels, the way the
+station seeker scores levels, but learns the judgement by reinforcement:
+
+1. A context MLP (`policy_layers`) encodes the 16 ambient features (distance and
+   heading to the station, battery, pressure, sun, ...).
+2. Each level's input is its three wind features and its signed and absolute offset
+   from the balloon; the first column layer adds a projection of the context, so a
+   level's score can depend on, say, the distance to the station. The shared MLP
+   (`column_layers`) gives every level a score.
+3. The three logits pool the scores the way the actions reach the levels: UP is the
+   log-mean-exp of the scores of the valid levels above the balloon, DOWN that of the
+   valid levels below, STAY the score of the balloon's own level. A level is valid
+   unless it reads as padding or unreachable (speed feature 1). A small linear map of
+   the context adds to the three logits.
+
+The value function is the usual feed-forward MLP over the whole observation. The
+observation should reach this network unnormalised (`algorithm.normalize_observ:
+false`): its features are already in [0, 1], and per-index normalisation would give
+each level its own scale, which the shared MLP cannot undo.
+"""
+
+import gymnasium
+import numpy as np
+import tensorflow as tf
+
+from agents.algorithms.ppo import networks
+from agents.env.balloon import constants
+
+_AMBIENT = constants.NUM_AMBIENT_FEATURES
+_LEVELS = constants.NUM_COLUMN_LEVELS
+_CENTRE = constants.BALLOON_COLUMN_INDEX
+# Logit of a move with no valid level on its side: about e^-10 of the others' weight.
+_NO_LEVEL_LOGIT = -10.0
+
+
+class ColumnPolicy(networks.PolicyValueNetwork):
+  """Feed-forward balloon policy with a level-shared MLP over the wind column."""
+
+  def __init__(self, observ_size, action_space, policy_layers=(64,), value_layers=(64, 64),
+               activation='tanh', init_std=1.0, seed=0, matmul_dtype='float32',
+               column_layers=(32, 32), column_stride=1, name='column_policy', **unused):
+    if observ_size != constants.OBSERVATION_SIZE:
+      raise ValueError(f'The column network reads the balloon observation of '
+                       f'{constants.OBSERVATION_SIZE} floats, got {observ_size} '
+                       '(config key "network.kind").')
+    if not (isinstance(action_space, gymnasium.spaces.Discrete) and action_space.n == 3):
+      raise ValueError(f'The column network needs the balloon actions Discrete(3) '
+                       f'(DOWN, STAY, UP), got {action_space} (config key "network.kind").')
+    if not column_layers:
+      raise ValueError('The column network needs at least one column layer '
+                       '(config key "network.column_layers").')
+    if column_stride < 1 or _CENTRE % column_stride:
+      raise ValueError(f'network.column_stride must be a positive divisor of {_CENTRE}, so '
+                       f'that the balloon\'s own level is read; got {column_stride}.')
+    super().__init__(observ_size, action_space, policy_layers, value_layers, activation,
+                     init_std, seed, name, matmul_dtype)
+    self._stride = column_stride
+    self._levels = (_LEVELS - 1) // column_stride + 1
+    self._centre = _CENTRE // column_stride
+    rng = self._rng
+    self.context = networks.MLP(_AMBIENT, policy_layers, 0, 1.0, self._activation, rng,
+                                matmul_dtype, name='context')
+    width = column_layers[0]
+    # The first column layer is split: per-level inputs and a context projection that
+    # is computed once per balloon and broadcast over its levels.
+    self.level_input = networks.Dense(5, width, np.sqrt(2.0), rng, name='level_input')
+    self.context_input = networks.Dense(self.context.output_size, width, np.sqrt(2.0), rng,
+                                        matmul_dtype=matmul_dtype, name='context_input')
+    self.column = networks.MLP(width, column_layers[1:], 1, 0.01, self._activation, rng,
+                               matmul_dtype, name='column')
+    self.action_bias = networks.Dense(self.context.output_size, 3, 0.01, rng,
+                                      name='action_bias')
+    offsets = (np.arange(0, _LEVELS, column_stride, dtype=np.float32) - _CENTRE) / _CENTRE
+    self._offsets = tf.constant(np.stack([offsets, np.abs(offsets)], -1))
+
+  def _logits(self, observ):
+    batch = tf.shape(observ)[0]
+    context = self.context(observ[:, :_AMBIENT])
+    levels, centre = self._levels, self._centre
+    winds = tf.reshape(observ[:, _AMBIENT:], [batch, _LEVELS, 3])[:, ::self._stride]
+    valid = winds[..., 2] < 1.0
+    offsets = tf.broadcast_to(self._offsets, [batch, levels, 2])
+    hidden = self.level_input(tf.reshape(tf.concat([winds, offsets], -1), [-1, 5]))
+    hidden = tf.reshape(hidden, [batch, levels, -1]) + self.context_input(context)[:, None]
+    hidden = tf.reshape(self._activation(hidden), [batch * levels, -1])
+    scores = tf.reshape(self.column(hidden), [batch, levels])
+    up = _log_mean_exp(scores[:, :centre], valid[:, :centre])
+    down = _log_mean_exp(scores[:, centre + 1:], valid[:, centre + 1:])
+    stay = scores[:, centre]
+    # The balloon's actions: 0 = DOWN, 1 = STAY, 2 = UP.
+    return tf.stack([down, stay, up], -1) + self.action_bias(context)
+
+  def policy(self, observ, state):
+    return self._logits(observ), state
+
+  def policy_sequence(self, observ, state, reset):
+    del state, reset  # Feed-forward: no memory across steps.
+    return networks.apply_over_leading_axes(self._logits, observ)
+
+
+def _log_mean_exp(scores, valid):
+  """log(mean(exp(scores))) over the valid entries of each row; `_NO_LEVEL_LOGIT` if none."""
+  count = tf.reduce_sum(tf.cast(valid, tf.float32), -1)
+  total = tf.reduce_logsumexp(tf.where(valid, scores, -1e9), -1)
+  return tf.where(count > 0, total - tf.math.log(tf.maximum(count, 1.0)), _NO_LEVEL_LOGIT)

@@ -1,0 +1,124 @@
+"""Tests of agents/algorithms/ppo/column_network.py."""
+
+import unittest
+
+import gymnasium
+import numpy as np
+import tensorflow as tf
+
+from agents.algorithms.ppo import column_network, networks
+from agents.env.balloon import constants
+
+OBSERVATION_SPACE = gymnasium.spaces.Box(0.0, 1.0, (constants.OBSERVATION_SIZE,), np.float32)
+ACTIONS = gymnasium.spaces.Discrete(3)
+DOWN, STAY, UP = 0, 1, 2
+CENTRE = constants.BALLOON_COLUMN_INDEX
+
+
+def observations(batch, first_valid=100, last_valid=300, seed=0):
+  """Balloon-like observations: padding (0, 1, 1) outside [first_valid, last_valid]."""
+  rng = np.random.default_rng(seed)
+  observ = np.zeros((batch, constants.OBSERVATION_SIZE), np.float32)
+  observ[:, :constants.NUM_AMBIENT_FEATURES] = rng.uniform(size=(batch, 16))
+  column = np.tile(np.array([0.0, 1.0, 1.0], np.float32), (batch, constants.NUM_COLUMN_LEVELS, 1))
+  column[:, first_valid:last_valid + 1] = rng.uniform(0.0, 0.9, (batch, last_valid + 1
+                                                                  - first_valid, 3))
+  observ[:, constants.NUM_AMBIENT_FEATURES:] = column.reshape(batch, -1)
+  return observ
+
+
+def set_level(observ, level, triple):
+  start = constants.NUM_AMBIENT_FEATURES + 3 * level
+  observ = observ.copy()
+  observ[:, start:start + 3] = triple
+  return observ
+
+
+def make(**kwargs):
+  kwargs = {'seed': 1, 'policy_layers': [16], 'column_layers': [8, 8], 'value_layers': [16],
+            **kwargs}
+  return networks.make_network('column', OBSERVATION_SPACE, ACTIONS, **kwargs)
+
+
+def logits(network, observ):
+  params, _ = network.policy(tf.constant(observ), network.initial_state(len(observ)))
+  return params.numpy()
+
+
+class ColumnPolicyTest(unittest.TestCase):
+
+  def test_starts_near_uniform_and_sequences_match_steps(self):
+    network = make()
+    observ = observations(6)
+    params = logits(network, observ)
+    self.assertEqual(params.shape, (6, 3))
+    self.assertLess(np.abs(params).max(), 0.1)
+    sequence = network.policy_sequence(observ.reshape(2, 3, -1), None, None).numpy()
+    np.testing.assert_allclose(sequence.reshape(6, 3), params, rtol=1e-5, atol=1e-6)
+    self.assertEqual(network.value(observ.reshape(2, 3, -1)).shape, (2, 3))
+
+  def test_each_move_reads_only_the_levels_it_reaches(self):
+    network = make()
+    observ = observations(4)
+    before = logits(network, observ)
+    above = logits(network, set_level(observ, CENTRE - 7, [0.5, 0.1, 0.3]))
+    below = logits(network, set_level(observ, CENTRE + 7, [0.5, 0.1, 0.3]))
+    here = logits(network, set_level(observ, CENTRE, [0.5, 0.1, 0.3]))
+    changed = lambda after: np.abs(after - before).max(axis=0) > 1e-7  # noqa: E731
+    np.testing.assert_array_equal(changed(above), [False, False, True])
+    np.testing.assert_array_equal(changed(below), [True, False, False])
+    np.testing.assert_array_equal(changed(here), [False, True, False])
+
+  def test_padding_and_unreachable_levels_are_ignored(self):
+    network = make()
+    observ = observations(3, first_valid=150, last_valid=300)
+    # Level 120 is padding; a padding triple with other uncertainty stays padding.
+    moved = set_level(observ, 120, [0.7, 1.0, 1.0])
+    np.testing.assert_allclose(logits(network, moved), logits(network, observ), atol=1e-7)
+
+  def test_a_move_with_no_valid_level_gets_the_floor_logit(self):
+    network = make()
+    observ = observations(2, first_valid=CENTRE, last_valid=300)
+    params = logits(network, observ)
+    bias = network.action_bias(network.context(observ[:, :16])).numpy()
+    np.testing.assert_allclose(params[:, UP] - bias[:, UP], column_network._NO_LEVEL_LOGIT,
+                               atol=1e-5)
+    self.assertTrue(np.all(params[:, DOWN] > -1.0))
+
+  def test_a_level_is_judged_alike_wherever_it_sits(self):
+    # The level MLP is shared: the same triple at the same offset gives the same logit,
+    # whatever the other features of other levels are.
+    network = make()
+    first, second = observations(1, seed=1), observations(1, seed=2)
+    second[:, :16] = first[:, :16]
+    for observ in (first, second):
+      observ[:, 16 + 3 * (CENTRE + 1):] = np.tile([0.0, 1.0, 1.0], CENTRE)
+    first = set_level(first, CENTRE + 5, [0.2, 0.3, 0.4])
+    second = set_level(second, CENTRE + 5, [0.2, 0.3, 0.4])
+    np.testing.assert_allclose(logits(network, first)[:, DOWN],
+                               logits(network, second)[:, DOWN], rtol=1e-5)
+
+  def test_stride_reads_every_kth_level_and_keeps_the_balloons_own(self):
+    network = make(column_stride=4)
+    observ = observations(2)
+    before = logits(network, observ)
+    skipped = logits(network, set_level(observ, CENTRE - 6, [0.5, 0.1, 0.3]))
+    read = logits(network, set_level(observ, CENTRE - 8, [0.5, 0.1, 0.3]))
+    np.testing.assert_allclose(skipped, before, atol=1e-7)
+    self.assertGreater(np.abs(read - before)[:, UP].max(), 1e-7)
+    here = logits(network, set_level(observ, CENTRE, [0.5, 0.1, 0.3]))
+    self.assertGreater(np.abs(here - before)[:, STAY].max(), 1e-7)
+
+  def test_bad_spaces_and_stride_name_the_key(self):
+    with self.assertRaisesRegex(ValueError, '1099 floats.*network.kind'):
+      networks.make_network('column', gymnasium.spaces.Box(0, 1, (4,)), ACTIONS)
+    with self.assertRaisesRegex(ValueError, 'Discrete\\(3\\).*network.kind'):
+      networks.make_network('column', OBSERVATION_SPACE, gymnasium.spaces.Discrete(2))
+    with self.assertRaisesRegex(ValueError, 'network.column_stride'):
+      make(column_stride=7)
+    with self.assertRaisesRegex(ValueError, 'network.column_layers'):
+      make(column_layers=[])
+
+
+if __name__ == '__main__':
+  unittest.main()
