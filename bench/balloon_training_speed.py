@@ -12,9 +12,10 @@ C, ...) so that a change of machine load hits all of them alike; every
 variant trains the same seeds, so long runs also compare learning.
 
 Variants (`VARIANTS`) are overrides of this checkout's `balloon` config:
-`baseline` sets back the config the balloon-learning work started from (one
-TensorFlow thread, float32 products, BLE's reward alone, 32 agents), `new` is
-the config as it stands.
+`baseline` sets back the config the balloon-learning work started from (the
+flat MLP policy, one TensorFlow thread, float32 products, BLE's reward alone, 32
+agents), `wide_bf16_threads2` the flat MLP config before the column policy, and
+`new` the config as it stands.
 
 Reported per variant and round: `steady_steps_per_second`, the steps between
 the first and the last logged row divided by their wall time (start-up and
@@ -41,9 +42,12 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Overrides of the `balloon` config; 'baseline' is the config the balloon-learning
-# work started from: one TensorFlow thread, float32 products, BLE's reward alone,
-# 32 agents with 240-step segments.
-_BASELINE = {'loop.tf_threads': 1, 'network.matmul_dtype': 'float32',
+# work started from: the flat MLP policy (256, 256) on normalised observations, one
+# TensorFlow thread, float32 products, BLE's reward alone, 32 agents with 240-step
+# segments.
+_BASELINE = {'network.kind': 'feed_forward', 'network.policy_layers': [256, 256],
+             'algorithm.normalize_observ': True,
+             'loop.tf_threads': 1, 'network.matmul_dtype': 'float32',
              'environment.kwargs': {}, 'environment.num_agents': 32,
              'algorithm.segment_length': 240}
 VARIANTS = {
@@ -57,6 +61,8 @@ VARIANTS = {
     'wide_bf16_threads2': dict(_BASELINE, **{
         'loop.tf_threads': 2, 'network.matmul_dtype': 'bfloat16',
         'environment.num_agents': 128, 'algorithm.segment_length': 60}),
+    # The `balloon` config with the column policy reading every level (stride 1).
+    'column_stride1': {'network.column_stride': 1},
     'new': {},
 }
 

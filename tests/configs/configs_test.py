@@ -35,7 +35,9 @@ class NamedConfigsTest(unittest.TestCase):
     self.assertEqual(balloon['network']['matmul_dtype'], 'bfloat16')
     self.assertEqual(balloon['loop']['tf_threads'], 2)
     self.assertEqual(balloon['algorithm']['discount'], 0.993)
-    self.assertEqual(balloon['network']['policy_layers'], [256, 256])
+    self.assertEqual(balloon['network']['kind'], 'column')
+    self.assertEqual(balloon['network']['column_stride'], 4)
+    self.assertFalse(balloon['algorithm']['normalize_observ'])
     self.assertEqual(balloon['loop']['steps'], 2_000_000)
 
   def test_merge_refuses_unknown_keys_naming_their_path(self):

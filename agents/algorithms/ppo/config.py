@@ -64,6 +64,8 @@ class NetworkConfig:
   gru_units: int = param(64, 'GRU size of the recurrent policy', low=1)
   column_layers: tuple[int, ...] = param((32, 32), 'hidden sizes of the column policy\'s '
                                          'level-shared MLP', low=1)
+  column_stride: int = param(1, 'the column policy reads every k-th level of the wind column '
+                             '(k divides 180)', low=1)
   activation: str = param('tanh', 'activation of the hidden layers', choices=ACTIVATIONS)
   init_std: float = param(1.0, 'initial std of the Gaussian policy', low=0, low_open=True)
   matmul_dtype: str = param('float32', 'dtype of the hidden layers\' matrix products '
