@@ -103,6 +103,16 @@ def _build_batch_env(config):
                               f"{dict(environment['kwargs'])}: {reason}") from error
 
 
+def _build_algorithm(config, batch_env, is_training):
+  """The run's algorithm; a network that cannot act in these spaces is a `ConfigError`."""
+  try:
+    return builders.build_algorithm(config, batch_env.observation_space,
+                                    batch_env.action_space, is_training=is_training)
+  except ValueError as error:
+    raise configs.ConfigError(f"Cannot build {config['algorithm']['name']} for "
+                              f"{config['environment']['id']}: {error}") from error
+
+
 def save_policy(algorithm, observation_space, path):
   """Saves the algorithm's deterministic policy (`export_policy`) as a SavedModel at `path`."""
   import tensorflow as tf
@@ -197,8 +207,7 @@ def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
           batch_env, seed=config['seed'],
           collectors=_collectors(config, len(batch_env), collectors))
       loop = loop_lib.Loop(run_dir)
-      algorithm = builders.build_algorithm(config, batch_env.observation_space,
-                                           batch_env.action_space, is_training=loop.is_training)
+      algorithm = _build_algorithm(config, batch_env, loop.is_training)
       steps_per_call = loop_config['steps_per_call']
       batch_steps = config['environment']['num_agents'] * steps_per_call
       train_steps = loop_config['eval_every'] or loop_config['steps']

@@ -124,7 +124,7 @@ def _main(argv):
   except checkpoints.CheckpointError as error:
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
-  except configs.ConfigError as error:  # The environment refused its kwargs.
+  except configs.ConfigError as error:  # The environment or the network refused the config.
     if is_new_run and not os.path.exists(os.path.join(run_dir, 'checkpoints')):
       shutil.rmtree(run_dir, ignore_errors=True)  # Only the config.yaml written above.
     print(f'{_PROG}: error: {error}', file=sys.stderr)

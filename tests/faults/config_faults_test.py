@@ -73,6 +73,8 @@ class TrainValuesTest(_OneLineTest):
       (['--set', 'steps=0'], "'loop.steps'", 'an int >= 1, got 0'),
       (['--set', 'policy_layers=[0]'], "'network.policy_layers'", 'each an int >= 1, got [0]'),
       (['--set', 'network.kind=recurent'], "'network.kind'", "got 'recurent'"),
+      (['--set', 'network.kind=column', '--set', 'network.column_stride=7'],
+       "'network.column_stride' = 7", 'must divide 180'),
       (['--num_agents', '0'], "'environment.num_agents'", 'an int >= 1, got 0'),
       (['--num_agents=-2'], "'environment.num_agents'", 'got -2'),
       (['--seed=-1'], "'seed'", 'got -1'),
@@ -112,6 +114,16 @@ class TrainValuesTest(_OneLineTest):
         '--set', 'environment.kwargs={progress_reward: -1}'])
     self.assert_one_line(code, stderr, "environment.kwargs = {'progress_reward': -1}",
                          'progress_reward must be finite and >= 0')
+    self.assertEqual(os.listdir(logdir), [])
+
+
+  def test_a_network_that_cannot_act_in_the_spaces_is_one_line_and_leaves_no_run(self):
+    logdir = tempfile.mkdtemp()
+    code, stderr = _run_main(train.main, [
+        '--config=cartpole', f'--logdir={logdir}', '--noenv_processes', '--num_agents=2',
+        '--set', 'network.kind=column'])
+    self.assert_one_line(code, stderr, 'Cannot build ppo for CartPole-v1',
+                         'balloon observation of 1099 floats, got 4', 'network.kind')
     self.assertEqual(os.listdir(logdir), [])
 
 

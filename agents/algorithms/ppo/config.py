@@ -9,6 +9,7 @@ and checking a config does not import TensorFlow.
 import dataclasses
 
 from agents.config_fields import ConfigError, param
+from agents.env.balloon.constants import BALLOON_COLUMN_INDEX
 
 POLICY_OBJECTIVES = ('kl_penalty', 'clipped')
 NETWORK_KINDS = ('feed_forward', 'recurrent', 'column')
@@ -47,11 +48,17 @@ class PPOConfig:
 
   @staticmethod
   def check_run(config):
-    """Refuses a `num_minibatches` that does not divide the rows of an update."""
+    """Refuses a `num_minibatches` that does not divide the rows of an update, and a
+    column policy's `column_stride` that would skip the balloon's own level."""
     hyperparameters = config['algorithm']
     check_minibatches(config['environment']['num_agents'], hyperparameters['segment_length'],
                       hyperparameters['num_minibatches'],
                       config['network']['kind'] == 'recurrent')
+    stride = config['network']['column_stride']
+    if config['network']['kind'] == 'column' and BALLOON_COLUMN_INDEX % stride:
+      raise ConfigError(f"Config key 'network.column_stride' = {stride} must divide "
+                        f'{BALLOON_COLUMN_INDEX}, so that the column policy reads the '
+                        "balloon's own level.")
 
 
 @dataclasses.dataclass(frozen=True)
