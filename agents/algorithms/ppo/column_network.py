@@ -19,6 +19,10 @@ station seeker scores levels, but learns the judgement by reinforcement:
    unless it reads as padding or unreachable (speed feature 1). A small linear map of
    the context adds to the three logits.
 
+With `column_summary: true` every level's score also sees a summary of the whole
+column (the mean first-layer features of the valid levels, and those of the balloon's
+own level), so a level can be judged against the others, not only on its own.
+
 With `column_stride: k` the policy reads every k-th level (k divides 180, so the
 balloon's own level is read): winds change little over 50 Pa, and k = 4 (200 Pa)
 learnt like k = 1 at a quarter of the column's cost.
@@ -48,7 +52,8 @@ class ColumnPolicy(networks.PolicyValueNetwork):
 
   def __init__(self, observ_size, action_space, policy_layers=(64,), value_layers=(64, 64),
                activation='tanh', init_std=1.0, seed=0, matmul_dtype='float32',
-               column_layers=(32, 32), column_stride=1, name='column_policy', **unused):
+               column_layers=(32, 32), column_stride=1, column_summary=False,
+               name='column_policy', **unused):
     if observ_size != constants.OBSERVATION_SIZE:
       raise ValueError(f'The column network reads the balloon observation of '
                        f'{constants.OBSERVATION_SIZE} floats, got {observ_size} '
@@ -76,6 +81,10 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     self.level_input = networks.Dense(5, width, np.sqrt(2.0), rng, name='level_input')
     self.context_input = networks.Dense(self.context.output_size, width, np.sqrt(2.0), rng,
                                         matmul_dtype=matmul_dtype, name='context_input')
+    # Optional second stage: every level also sees a summary of the whole column (the
+    # mean of the valid levels' first-layer features and those of the balloon's level).
+    self.summary_input = (networks.Dense(2 * width, width, 1.0, rng, name='summary_input')
+                          if column_summary else None)
     self.column = networks.MLP(width, column_layers[1:], 1, 0.01, self._activation, rng,
                                matmul_dtype, name='column')
     self.action_bias = networks.Dense(self.context.output_size, 3, 0.01, rng,
@@ -92,7 +101,13 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     offsets = tf.broadcast_to(self._offsets, [batch, levels, 2])
     hidden = self.level_input(tf.reshape(tf.concat([winds, offsets], -1), [-1, 5]))
     hidden = tf.reshape(hidden, [batch, levels, -1]) + self.context_input(context)[:, None]
-    hidden = tf.reshape(self._activation(hidden), [batch * levels, -1])
+    hidden = self._activation(hidden)
+    if self.summary_input is not None:
+      weights = tf.cast(valid, tf.float32)[..., None]
+      mean = tf.math.divide_no_nan(tf.reduce_sum(hidden * weights, 1), tf.reduce_sum(weights, 1))
+      summary = tf.concat([mean, hidden[:, centre]], -1)
+      hidden = hidden + self.summary_input(summary)[:, None]
+    hidden = tf.reshape(hidden, [batch * levels, -1])
     scores = tf.reshape(self.column(hidden), [batch, levels])
     up = _log_mean_exp(scores[:, :centre], valid[:, :centre])
     down = _log_mean_exp(scores[:, centre + 1:], valid[:, centre + 1:])

@@ -73,6 +73,8 @@ class NetworkConfig:
                                          'level-shared MLP', low=1)
   column_stride: int = param(1, 'the column policy reads every k-th level of the wind column '
                              '(k divides 180)', low=1)
+  column_summary: bool = param(False, "the column policy's level scores also see a summary "
+                               'of the whole column')
   activation: str = param('tanh', 'activation of the hidden layers', choices=ACTIVATIONS)
   init_std: float = param(1.0, 'initial std of the Gaussian policy', low=0, low_open=True)
   matmul_dtype: str = param('float32', 'dtype of the hidden layers\' matrix products '

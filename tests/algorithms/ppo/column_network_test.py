@@ -69,6 +69,16 @@ class ColumnPolicyTest(unittest.TestCase):
     np.testing.assert_array_equal(changed(below), [True, False, False])
     np.testing.assert_array_equal(changed(here), [False, True, False])
 
+  def test_the_column_summary_lets_every_move_see_every_level(self):
+    network = make(column_summary=True)
+    observ = observations(4)
+    before = logits(network, observ)
+    below = logits(network, set_level(observ, CENTRE + 7, [0.5, 0.1, 0.3]))
+    self.assertTrue(np.all(np.abs(below - before).max(axis=0) > 1e-7))
+    # Padding still counts for nothing, summary included.
+    padded = logits(network, set_level(observ, 20, [0.7, 1.0, 1.0]))
+    np.testing.assert_allclose(padded, before, atol=1e-6)
+
   def test_padding_and_unreachable_levels_are_ignored(self):
     network = make()
     observ = observations(3, first_valid=150, last_valid=300)
