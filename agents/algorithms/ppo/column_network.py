@@ -92,6 +92,8 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     offsets = (np.arange(0, _LEVELS, column_stride, dtype=np.float32) - _CENTRE) / _CENTRE
     self._offsets = tf.constant(np.stack([offsets, np.abs(offsets)], -1))
 
+  # No tensor-dependent Python control flow here, so autograph need not rewrite it.
+  @tf.autograph.experimental.do_not_convert
   def _logits(self, observ):
     batch = tf.shape(observ)[0]
     context = self.context(observ[:, :_AMBIENT])
