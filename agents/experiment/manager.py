@@ -164,6 +164,11 @@ class ExperimentManager:
                    if previous.get(key) != mine[key]]
     old_config = _dotted(manifest.plain(_without(previous.get('config', {}), _RESUMABLE_KEYS)))
     new_config = _dotted(manifest.plain(_without(self.config, _RESUMABLE_KEYS)))
+    # A key declared since the experiment was saved, left at its default, changes nothing.
+    declared = training_api.defaults(self.config)
+    for key in set(new_config) - set(old_config):
+      if key in declared and new_config[key] == declared[key]:
+        old_config[key] = new_config[key]
     differences += [f'config.{key}' for key in sorted(set(old_config) | set(new_config))
                     if old_config.get(key) != new_config.get(key)]
     if differences:

@@ -11,7 +11,7 @@ import copy
 import os
 
 from agents import configs
-from agents.configs import resolution
+from agents.configs import resolution, sections
 
 ConfigError = configs.ConfigError
 
@@ -40,6 +40,11 @@ def get(config, key):
     ConfigError: the key is not in the config.
   """
   return configs.flatten(config)[_dotted(config, key)]
+
+
+def defaults(config):
+  """{dotted key: declared default} of every key of a config of `config`'s algorithm."""
+  return configs.flatten(sections.defaults_of(config['algorithm']['name']))
 
 
 def without(config, key):
