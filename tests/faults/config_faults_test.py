@@ -107,24 +107,23 @@ class TrainValuesTest(_OneLineTest):
     self.assertEqual(os.listdir(logdir), [])
 
 
-  def test_an_environment_that_refuses_a_kwarg_value_is_one_line_and_leaves_no_run(self):
-    logdir = tempfile.mkdtemp()
-    code, stderr = _run_main(train.main, [
-        '--config=balloon', f'--logdir={logdir}', '--noenv_processes', '--num_agents=8',
-        '--set', 'environment.kwargs={progress_reward: -1}'])
-    self.assert_one_line(code, stderr, "environment.kwargs = {'progress_reward': -1}",
-                         'progress_reward must be finite and >= 0')
-    self.assertEqual(os.listdir(logdir), [])
+  # Refused only once the environment or the network is built, after config.yaml is written.
+  BUILD_CASES = [
+      (['--config=balloon', '--num_agents=8', '--set', 'environment.kwargs={progress_reward: -1}'],
+       "environment.kwargs = {'progress_reward': -1}", 'progress_reward must be finite and >= 0'),
+      (['--config=cartpole', '--num_agents=2', '--set', 'network.kind=column'],
+       'Cannot build ppo for CartPole-v1', 'balloon observation of 1099 floats, got 4',
+       'network.kind'),
+  ]
 
-
-  def test_a_network_that_cannot_act_in_the_spaces_is_one_line_and_leaves_no_run(self):
-    logdir = tempfile.mkdtemp()
-    code, stderr = _run_main(train.main, [
-        '--config=cartpole', f'--logdir={logdir}', '--noenv_processes', '--num_agents=2',
-        '--set', 'network.kind=column'])
-    self.assert_one_line(code, stderr, 'Cannot build ppo for CartPole-v1',
-                         'balloon observation of 1099 floats, got 4', 'network.kind')
-    self.assertEqual(os.listdir(logdir), [])
+  def test_a_config_refused_at_build_time_is_one_line_and_leaves_no_run(self):
+    for case in self.BUILD_CASES:
+      argv, fragments = case[0], case[1:]
+      with self.subTest(argv=argv):
+        logdir = tempfile.mkdtemp()
+        code, stderr = _run_main(train.main, [f'--logdir={logdir}', '--noenv_processes'] + argv)
+        self.assert_one_line(code, stderr, *fragments)
+        self.assertEqual(os.listdir(logdir), [])
 
 
 class TrainPathsTest(_OneLineTest):

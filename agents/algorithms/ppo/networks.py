@@ -243,7 +243,7 @@ def make_network(kind, observation_space, action_space, seed=0, **kwargs):
     observation_space: a gymnasium Box; observations are flattened.
     action_space: a gymnasium Box or Discrete.
     seed: seed of the initial weights.
-    **kwargs: layer sizes, activation, init_std, gru_units, column_layers, matmul_dtype.
+    **kwargs: the keys of the config's `network` section but `kind`.
 
   Returns:
     The network module.
