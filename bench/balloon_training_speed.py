@@ -14,8 +14,9 @@ variant trains the same seeds, so long runs also compare learning.
 Variants (`VARIANTS`) are overrides of this checkout's `balloon` config:
 `baseline` sets back the config the balloon-learning work started from (the
 flat MLP policy, one TensorFlow thread, float32 products, BLE's reward alone, 32
-agents), `wide_bf16_threads2` the flat MLP config before the column policy, and
-`new` the config as it stands.
+agents), `wide_bf16_threads2` the flat MLP config before the column policy,
+`column_two_layers` the column policy as first configured, and `new` the config as
+it stands.
 
 Reported per variant and round: `steady_steps_per_second`, the steps between
 the first and the last logged row divided by their wall time (start-up and
@@ -46,10 +47,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # TensorFlow thread, float32 products, BLE's reward alone, 32 agents with 240-step
 # segments.
 _BASELINE = {'network.kind': 'feed_forward', 'network.policy_layers': [256, 256],
-             'algorithm.normalize_observ': True,
+             'network.value_layers': [256, 256], 'algorithm.normalize_observ': True,
              'loop.tf_threads': 1, 'network.matmul_dtype': 'float32',
              'environment.kwargs': {}, 'environment.num_agents': 32,
              'algorithm.segment_length': 240}
+_COLUMN_TWO_LAYERS = {'network.column_layers': [32, 32], 'network.value_layers': [256, 256],
+                      'environment.num_agents': 128, 'algorithm.segment_length': 60}
 VARIANTS = {
     'baseline': _BASELINE,
     'threads2': dict(_BASELINE, **{'loop.tf_threads': 2}),
@@ -61,14 +64,24 @@ VARIANTS = {
     'wide_bf16_threads2': dict(_BASELINE, **{
         'loop.tf_threads': 2, 'network.matmul_dtype': 'bfloat16',
         'environment.num_agents': 128, 'algorithm.segment_length': 60}),
-    # The `balloon` config with the column policy reading every level (stride 1).
-    'column_stride1': {'network.column_stride': 1},
+    # The column policy as first configured: two column layers (32, 32), a (256, 256)
+    # value function, 128 balloons in slabs of 64 with 60-step segments; the same reading
+    # every level (stride 1); then one column layer, and a (128, 128) value function.
+    # `new` adds 256 balloons in slabs of 128 with 30-step segments (7,680 samples per
+    # update, as in every variant).
+    'column_two_layers': _COLUMN_TWO_LAYERS,
+    'column_stride1': dict(_COLUMN_TWO_LAYERS, **{'network.column_stride': 1}),
+    'column_one_layer': dict(_COLUMN_TWO_LAYERS, **{'network.column_layers': [32]}),
+    'column_one_layer_value128': dict(_COLUMN_TWO_LAYERS, **{
+        'network.column_layers': [32], 'network.value_layers': [128, 128]}),
     'new': {},
 }
 
 
 def _command(overrides, steps, logdir, seed):
-  sets = dict(overrides, **{'loop.steps': steps, 'loop.log_every': 7680,
+  # One row per 15,360 steps: a call of the `balloon` config (256 balloons x 60 steps) is
+  # not cut short by a row.
+  sets = dict(overrides, **{'loop.steps': steps, 'loop.log_every': 15_360,
                             'loop.checkpoint_every': steps, 'seed': seed})
   command = [sys.executable, '-m', 'agents.scripts.train', '--config=balloon',
              f'--logdir={logdir}', '--timestamp=bench', '--quiet']

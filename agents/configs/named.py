@@ -67,11 +67,12 @@ def balloon():
       'environment': {
           'id': BALLOON_ENV_ID,
           'imports': ['agents.env'],
-          # Two slabs of 64 (one worker per core): a balloon step costs less in a
-          # larger slab. With 60-step segments an update still learns from 7,680
-          # samples, and small_eval TWR50 after 0.47M and 0.94M steps matched that
-          # of 32 agents with 240-step segments (README, "Balloon learning").
-          'num_agents': 128,
+          # Two slabs of 128 (one worker per core): a balloon step costs less in a
+          # larger slab. With 30-step segments an update still learns from 7,680
+          # samples; over three seeds, small_eval TWR50 after 0.47M and 0.94M steps
+          # matched that of 128 balloons with 60-step segments (README, "Balloon
+          # training speed").
+          'num_agents': 256,
           'processes': True,
           # The balloon's own vectorised simulator steps a slab of balloons at once.
           'vector': True,
@@ -87,13 +88,15 @@ def balloon():
       # small_eval TWR50 0.29 in 0.47M steps, where the flat (256, 256) MLP
       # plateaued near 0.19 (README, "Balloon learning"). Reading every 4th level
       # (200 Pa apart, the balloon's own included) learnt alike at a quarter of the
-      # column's cost. bfloat16 products and two TensorFlow threads speed the update
-      # (README, "Balloon training speed").
-      'network': {'kind': 'column', 'policy_layers': [64], 'column_layers': [32, 32],
-                  'column_stride': 4, 'value_layers': [256, 256],
+      # column's cost; so did one column layer of 32 (not 32-32) and a (128, 128)
+      # value function (not 256-256), over three seeds, at 1.3x the steps/s.
+      # bfloat16 products and two TensorFlow threads speed the update (README,
+      # "Balloon training speed").
+      'network': {'kind': 'column', 'policy_layers': [64], 'column_layers': [32],
+                  'column_stride': 4, 'value_layers': [128, 128],
                   'matmul_dtype': 'bfloat16'},
       'algorithm': {
-          'segment_length': 60,
+          'segment_length': 30,
           'update_epochs': 5,
           'num_minibatches': 16,
           'discount': 0.993,

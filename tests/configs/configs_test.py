@@ -29,14 +29,19 @@ class NamedConfigsTest(unittest.TestCase):
 
   def test_balloon_keeps_its_values(self):
     balloon = configs.resolve('balloon')
-    self.assertEqual(balloon['environment']['num_agents'], 128)
+    self.assertEqual(balloon['environment']['num_agents'], 256)
     self.assertEqual(balloon['environment']['kwargs'], {'progress_reward': 0.2})
-    self.assertEqual(balloon['algorithm']['segment_length'], 60)
+    self.assertEqual(balloon['algorithm']['segment_length'], 30)
+    # Every update still learns from 7,680 samples.
+    self.assertEqual(balloon['environment']['num_agents'] * balloon['algorithm']['segment_length'],
+                     7680)
     self.assertEqual(balloon['network']['matmul_dtype'], 'bfloat16')
     self.assertEqual(balloon['loop']['tf_threads'], 2)
     self.assertEqual(balloon['algorithm']['discount'], 0.993)
     self.assertEqual(balloon['network']['kind'], 'column')
     self.assertEqual(balloon['network']['column_stride'], 4)
+    self.assertEqual(balloon['network']['column_layers'], [32])
+    self.assertEqual(balloon['network']['value_layers'], [128, 128])
     self.assertFalse(balloon['algorithm']['normalize_observ'])
     self.assertEqual(balloon['loop']['steps'], 2_000_000)
 
