@@ -19,11 +19,21 @@ line catches it and prints one line instead of a traceback:
 Leaving the block restores the handlers that were there before. Python runs
 signal handlers in the main thread only, between bytecodes, so a signal that
 arrives during a long TensorFlow call takes effect when the call returns.
+
+A few steps must not be cut in the middle: starting a worker hands file
+descriptors to the forkserver, which prints a traceback of its own when the
+parent stops half-way. Inside `with interrupts.deferred_abort():` a second
+signal's `Aborted` waits for the end of the block.
 """
 
+import contextlib
 import os
 import signal
 import threading
+
+# Depth of nested `deferred_abort` blocks and the abort they hold back (main thread only,
+# where Python runs signal handlers).
+_deferral = {'depth': 0, 'pending': None}
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -98,6 +108,9 @@ class StopRequest:
   def _handle(self, signum, frame):
     del frame
     if self.signum is not None:
+      if _deferral['depth']:
+        _deferral['pending'] = _deferral['pending'] or Aborted(signum)
+        return
       raise Aborted(signum)
     self.signum = signum
     if self._notice:
@@ -105,6 +118,23 @@ class StopRequest:
       # os.write, not print: the signal may have interrupted a write to sys.stderr.
       os.write(2, (f'\n{signal.Signals(signum).name}: stopping at the next report with a '
                    f'checkpoint; {again} again aborts without saving.\n').encode())
+
+
+@contextlib.contextmanager
+def deferred_abort():
+  """Holds back a second stop signal's `Aborted` until the block ends, then raises it.
+
+  For short steps that must not be cut in the middle (a worker's start). The first
+  signal's stop request is not affected: it only sets a flag.
+  """
+  _deferral['depth'] += 1
+  try:
+    yield
+  finally:
+    _deferral['depth'] -= 1
+  if not _deferral['depth'] and _deferral['pending'] is not None:
+    pending, _deferral['pending'] = _deferral['pending'], None
+    raise pending
 
 
 def exit_code(stopped_by):

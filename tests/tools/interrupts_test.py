@@ -42,6 +42,23 @@ class StopRequestTest(unittest.TestCase):
     self.assertIsInstance(raised.exception, KeyboardInterrupt)
     self.assertEqual(str(raised.exception), 'SIGINT received twice; aborted without saving.')
 
+  def test_an_abort_waits_for_the_end_of_a_deferred_block(self):
+    steps = []
+    with interrupts.StopRequest(notice=False):
+      signal.raise_signal(signal.SIGINT)
+      with self.assertRaises(interrupts.Aborted) as raised:
+        with interrupts.deferred_abort():
+          with interrupts.deferred_abort():
+            signal.raise_signal(signal.SIGTERM)
+            steps.append('inner')
+          steps.append('outer')
+      steps.append('after')
+    self.assertEqual(steps, ['inner', 'outer', 'after'])
+    self.assertEqual(raised.exception.signum, signal.SIGTERM)
+    # Nothing is left pending: a later block ends quietly.
+    with interrupts.deferred_abort():
+      pass
+
   def test_previous_handlers_come_back(self):
     signal.signal(signal.SIGTERM, _previous_handler)
     with self.assertRaises(interrupts.Aborted):

@@ -15,6 +15,7 @@ import sys
 import cloudpickle
 import gymnasium
 
+from agents.tools import interrupts
 from agents.tools.transport import channel as channel_lib
 from agents.tools.transport import wire
 from agents.tools.transport import worker as worker_lib
@@ -90,12 +91,15 @@ def start_worker(context, constructor_bytes, registry, name):
       target=worker_lib.run,
       args=(request_reader, reply_writer, constructor_bytes, os.getpid(), registry),
       daemon=True, name=name)
-  with main_module_hidden():
-    process.start()
-  # Only the worker may hold its ends: once it exits, our reads see EOF at once, and
-  # once we exit, its watchdog sees the request pipe hang up.
-  request_reader.close()
-  reply_writer.close()
+  # An abort half-way through the hand-over of the pipes would leave the forkserver
+  # reading half a message (it prints a traceback of its own): it waits for the start.
+  with interrupts.deferred_abort():
+    with main_module_hidden():
+      process.start()
+    # Only the worker may hold its ends: once it exits, our reads see EOF at once, and
+    # once we exit, its watchdog sees the request pipe hang up.
+    request_reader.close()
+    reply_writer.close()
   return process, channel_lib.Channel(reply_reader, request_writer, blocking=False)
 
 
