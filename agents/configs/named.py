@@ -89,7 +89,7 @@ def balloon():
       # plateaued near 0.19 (README, "Balloon learning"). Reading every 4th level
       # (200 Pa apart, the balloon's own included) learnt alike at a quarter of the
       # column's cost; so did one column layer of 32 (not 32-32) and a (128, 128)
-      # value function (not 256-256), over three seeds, at 1.3x the steps/s.
+      # value function (not 256-256), over three seeds, at 1.25x the steps/s.
       # bfloat16 products and two TensorFlow threads speed the update (README,
       # "Balloon training speed").
       'network': {'kind': 'column', 'policy_layers': [64], 'column_layers': [32],
