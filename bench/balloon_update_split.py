@@ -23,7 +23,6 @@ os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 import numpy as np  # noqa: E402
-import yaml  # noqa: E402
 
 
 def _mean_ms(function, *args, repeats=200):
@@ -45,10 +44,7 @@ def main(argv=None):
   from agents import builders, training
   from agents.configs import resolution
   from agents.tools import in_graph_batch_env, simulate
-  overrides = {}
-  for text in args.set:
-    key, _, value = text.partition('=')
-    overrides[key] = yaml.safe_load(value)
+  overrides = dict(resolution.parse_override(text) for text in args.set)
   config = resolution.resolve('balloon', overrides)
   training.configure_threads(config['loop']['tf_threads'])
   tf.random.set_seed(0)
@@ -68,9 +64,9 @@ def main(argv=None):
       fused(steps=1)
       stepping.append(middle - start)
       update.append(time.perf_counter() - middle)
-    network = algorithm._network  # noqa: SLF001 - the bench times the network alone.
+    network = algorithm.network
     batch = len(batch_env)
-    observ = tf.random.uniform([batch, _observation_size(batch_env)])
+    observ = tf.random.uniform([batch, int(np.prod(batch_env.observation_space.shape))])
     state = tf.zeros([batch, network.state_size])
     policy = tf.function(lambda o, s: network.policy(o, s))
     value = tf.function(network.value)
@@ -88,11 +84,6 @@ def main(argv=None):
   finally:
     batch_env.close()
   return 0
-
-
-def _observation_size(batch_env):
-  """Floats in one flat observation."""
-  return int(np.prod(batch_env.observation_space.shape))
 
 
 if __name__ == '__main__':

@@ -8,20 +8,10 @@ import unittest
 import warnings
 
 import numpy as np
-from ruamel.yaml import YAML
 
+from agents import configs
 from agents.experiment import fitting, manager, manifest, training_api
 from tests.experiment import crashing_env, tiny
-
-
-def _read_yaml(path):
-  with open(path, encoding='utf-8') as file:
-    return YAML(typ='safe', pure=True).load(file)
-
-
-def _write_yaml(data, path):
-  with open(path, 'w', encoding='utf-8') as file:
-    YAML(typ='safe', pure=True).dump(data, file)
 
 
 def _tiny_manager(output_dir, **kwargs):
@@ -89,10 +79,9 @@ class BadInputTest(unittest.TestCase):
   def test_a_key_declared_since_the_experiment_was_saved_resumes_at_its_default(self):
     output_dir = tempfile.mkdtemp()
     directory = _tiny_manager(output_dir).save()
-    path = manifest.path_in(directory)
-    data = _read_yaml(path)
+    data = manifest.read(directory)
     del data['config']['network']['gru_units']  # As written before the key existed.
-    _write_yaml(data, path)
+    configs.save_yaml(data, manifest.path_in(directory))
     self.assertEqual(_tiny_manager(output_dir).n_fit, 2)
     with self.assertRaisesRegex(manager.ExperimentError, r'config\.network\.gru_units'):
       _tiny_manager(output_dir, overrides={'network.gru_units': 8})

@@ -88,14 +88,18 @@ class TrainValuesTest(_OneLineTest):
        'CartPole-v1 does not take'),
   ]
 
-  def test_each_bad_value_is_one_line_and_writes_nothing(self):
-    for case in self.CASES:
+  def assert_each_refused(self, cases, common_argv):
+    """Every (argv, *fragments) case: one line naming the fragments, and an empty logdir."""
+    for case in cases:
       argv, fragments = case[0], case[1:]
       with self.subTest(argv=argv):
         logdir = tempfile.mkdtemp()
-        code, stderr = _run_main(train.main, ['--config=cartpole', f'--logdir={logdir}'] + argv)
+        code, stderr = _run_main(train.main, [f'--logdir={logdir}'] + common_argv + argv)
         self.assert_one_line(code, stderr, *fragments)
         self.assertEqual(os.listdir(logdir), [])
+
+  def test_each_bad_value_is_one_line_and_writes_nothing(self):
+    self.assert_each_refused(self.CASES, ['--config=cartpole'])
 
   def test_the_real_command_refuses_zero_width_layers_without_aborting(self):
     # policy_layers=[0] used to reach oneDNN and abort the process (exit 134).
@@ -105,7 +109,6 @@ class TrainValuesTest(_OneLineTest):
     self.assert_one_line(result.returncode, result.stderr, "'network.policy_layers'")
     self.assertNotIn('Traceback', result.stderr)
     self.assertEqual(os.listdir(logdir), [])
-
 
   # Refused only once the environment or the network is built, after config.yaml is written.
   BUILD_CASES = [
@@ -117,13 +120,7 @@ class TrainValuesTest(_OneLineTest):
   ]
 
   def test_a_config_refused_at_build_time_is_one_line_and_leaves_no_run(self):
-    for case in self.BUILD_CASES:
-      argv, fragments = case[0], case[1:]
-      with self.subTest(argv=argv):
-        logdir = tempfile.mkdtemp()
-        code, stderr = _run_main(train.main, [f'--logdir={logdir}', '--noenv_processes'] + argv)
-        self.assert_one_line(code, stderr, *fragments)
-        self.assertEqual(os.listdir(logdir), [])
+    self.assert_each_refused(self.BUILD_CASES, ['--noenv_processes'])
 
 
 class TrainPathsTest(_OneLineTest):

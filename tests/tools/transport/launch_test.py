@@ -8,29 +8,29 @@ from agents.tools import interrupts
 from agents.tools.transport import launch
 
 
-class _Process:
-  """A stand-in process whose start receives a second stop signal half-way."""
-
-  started = False
-
-  def __init__(self, **kwargs):
-    del kwargs
-
-  def start(self):
-    signal.raise_signal(signal.SIGINT)  # The user presses Ctrl-C again, mid-start.
-    type(self).started = True
-
-
 class _Context:
-  """A multiprocessing context whose processes are `_Process`es."""
+  """A multiprocessing context whose process receives a second stop signal mid-start."""
 
   def __init__(self):
     self._real = multiprocessing.get_context('spawn')
+    self.pipes = []
+    self.started = False
 
   def Pipe(self, duplex):  # noqa: N802 - multiprocessing's name.
-    return self._real.Pipe(duplex=duplex)
+    pipe = self._real.Pipe(duplex=duplex)
+    self.pipes.extend(pipe)
+    return pipe
 
-  Process = _Process
+  def Process(self, **kwargs):  # noqa: N802 - multiprocessing's name.
+    del kwargs
+    context = self
+
+    class _Process:
+      def start(self):
+        signal.raise_signal(signal.SIGINT)  # The user presses Ctrl-C again, mid-start.
+        context.started = True
+
+    return _Process()
 
 
 class StartWorkerTest(unittest.TestCase):
@@ -40,11 +40,13 @@ class StartWorkerTest(unittest.TestCase):
     self.addCleanup(lambda: [signal.signal(signum, handler) for signum, handler in saved.items()])
 
   def test_a_second_signal_aborts_only_once_the_start_is_done(self):
+    context = _Context()
+    self.addCleanup(lambda: [connection.close() for connection in context.pipes])
     with interrupts.StopRequest(notice=False):
       signal.raise_signal(signal.SIGINT)
       with self.assertRaises(interrupts.Aborted):
-        launch.start_worker(_Context(), b'', [], name='worker')
-    self.assertTrue(_Process.started)
+        launch.start_worker(context, b'', [], name='worker')
+    self.assertTrue(context.started)
 
 
 if __name__ == '__main__':
