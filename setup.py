@@ -55,5 +55,7 @@ setuptools.setup(
             'agents-evaluate=agents.scripts.evaluate:main',
         ],
         'gymnasium.envs': ['__root__=agents.env.registration:register_all'],
+        # The balloon plugs into the framework's registries (agents.plugins).
+        'agents.plugins': ['balloon=agents.env.balloon.plugin:register'],
     },
 )

@@ -1,0 +1,172 @@
+"""Extension points: registries of names that environments and packages fill in.
+
+The framework core names no concrete environment. An environment (the balloon, or a
+third-party package) plugs in by registering what it brings, under a name, in the
+registries below:
+
+    from agents import plugins
+    plugins.NETWORKS.register('column', 'agents.env.balloon.column_network:COLUMN')
+    plugins.CONFIGS.register('balloon', 'agents.env.balloon.configs:balloon')
+
+A value is either the object itself or a 'package.module:attribute' path, imported at
+the first `get` (so that registering costs no import, TensorFlow included).
+
+Registrations are made by plug-in functions, found through the `agents.plugins`
+entry-point group of installed packages (this package declares its balloon there in
+setup.py) and called once, at the first lookup of any registry:
+
+    entry_points={'agents.plugins': ['mine = mypackage.plugin:register']}
+
+A plug-in function takes no argument and calls `register` on the registries it fills.
+This module imports nothing from the package but `config_fields`.
+"""
+
+import importlib
+import importlib.metadata
+import threading
+
+from agents.config_fields import ConfigError
+
+ENTRY_POINT_GROUP = 'agents.plugins'
+
+_load_lock = threading.RLock()
+_loaded = False
+
+
+class PluginError(ConfigError):
+  """A plug-in failed to load, or a registry was asked for a name it does not hold."""
+
+
+def import_path(path, what='plug-in'):
+  """Imports 'package.module:attribute' (dots allowed after the colon) and returns it.
+
+  Raises:
+    PluginError: the path is malformed, the module cannot be imported or lacks the name.
+  """
+  if not isinstance(path, str) or path.count(':') != 1:
+    raise PluginError(f"{what} {path!r} must be a 'package.module:attribute' path.")
+  module_name, attribute = path.split(':')
+  try:
+    value = importlib.import_module(module_name)
+  except ImportError as error:
+    raise PluginError(f'{what} {path!r}: cannot import {module_name!r} ({error}).') from None
+  for part in attribute.split('.'):
+    if not hasattr(value, part):
+      raise PluginError(f'{what} {path!r}: {module_name} has no {attribute!r}.')
+    value = getattr(value, part)
+  return value
+
+
+def load_plugins():
+  """Calls every `agents.plugins` entry point once per process (later calls do nothing).
+
+  Raises:
+    PluginError: a plug-in cannot be imported or raises while registering, named.
+  """
+  global _loaded
+  with _load_lock:
+    if _loaded:
+      return
+    # Set first: a plug-in's own lookups must not load the plug-ins again.
+    _loaded = True
+    for entry_point in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
+                              key=lambda entry: entry.name):
+      try:
+        register = entry_point.load()
+        register()
+      except Exception as error:  # noqa: BLE001 - any failure is the plug-in's, named here
+        raise PluginError(f'Plug-in {entry_point.name!r} ({entry_point.value}) failed to '
+                          f'register: {type(error).__name__}: {error}') from error
+
+
+class Registry:
+  """Names to values (objects or 'module:attribute' paths), filled by plug-ins.
+
+  Args:
+    kind: what the registry holds, for error messages ('network kind', 'config').
+    config_key: the config key whose values are this registry's names, if any; errors
+      then name it, as every config error does.
+  """
+
+  def __init__(self, kind, config_key=None):
+    self.kind = kind
+    self.config_key = config_key
+    self._entries = {}
+    self._resolved = {}
+
+  def register(self, name, value, replace=False):
+    """Registers `value` (an object or a 'module:attribute' path) under `name`.
+
+    Registering the same value twice is harmless; another value under a taken name is
+    refused unless `replace`.
+
+    Raises:
+      PluginError: the name is taken by another value, or is not a non-empty string.
+    """
+    if not isinstance(name, str) or not name:
+      raise PluginError(f'A {self.kind} must be registered under a non-empty string, '
+                        f'got {name!r}.')
+    current = self._entries.get(name)
+    if current is not None and current is not value and current != value and not replace:
+      raise PluginError(f'{self.kind} {name!r} is already registered as {current!r}; pass '
+                        'replace=True to replace it.')
+    self._entries[name] = value
+    self._resolved.pop(name, None)
+
+  def unregister(self, name):
+    """Removes `name` (tests and plug-ins that withdraw an entry); unknown names are fine."""
+    self._entries.pop(name, None)
+    self._resolved.pop(name, None)
+
+  def get(self, name):
+    """The value registered under `name`, its path imported.
+
+    Raises:
+      PluginError: the name is not registered (the error lists the known names), or
+        its path does not import.
+    """
+    load_plugins()
+    if name not in self._entries:
+      where = f'Config key {self.config_key!r} = {name!r}' if self.config_key else (
+          f'{self.kind} {name!r}')
+      raise PluginError(f'{where} is not a registered {self.kind}; known: '
+                        f'{sorted(self._entries)}.')
+    if name not in self._resolved:
+      value = self._entries[name]
+      self._resolved[name] = (import_path(value, f'{self.kind} {name!r}')
+                              if isinstance(value, str) else value)
+    return self._resolved[name]
+
+  def find(self, name, default=None):
+    """The value registered under `name`, or `default` when there is none."""
+    load_plugins()
+    return self.get(name) if name in self._entries else default
+
+  def names(self):
+    """The registered names, sorted."""
+    load_plugins()
+    return sorted(self._entries)
+
+  def __contains__(self, name):
+    load_plugins()
+    return name in self._entries
+
+
+# The registries of the framework. Each holds what its docstring says; the balloon's
+# entries are registered by `agents.env.balloon.plugin`.
+
+NETWORKS = Registry('network kind', 'network.kind')
+"""Network kinds of a run's `network.kind`: name -> `NetworkEntry`-like declaration."""
+
+CONFIGS = Registry('named config', '--config')
+"""Named run configs: name -> a function of no argument that returns a run config."""
+
+COLLECTORS = Registry('episode collector factory')
+"""Per-episode training statistics: Gymnasium id -> `factory(environment, batch_size)`
+returning a list of `EpisodeCollector`s (environment: the config's `environment` section)."""
+
+EVALUATION = Registry('evaluation plug-in')
+"""Evaluation of an environment beyond returns: Gymnasium id -> its evaluation plug-in."""
+
+SEARCH = Registry('search plug-in')
+"""Hyperparameter search of an environment: Gymnasium id -> its search spaces and objective."""
