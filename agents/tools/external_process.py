@@ -29,7 +29,6 @@ import time
 import weakref
 from multiprocessing import shared_memory
 
-import cloudpickle
 import numpy as np
 
 from agents.tools import errors
@@ -89,7 +88,7 @@ class ExternalProcess:
     self._num_envs = 1
     self._closed = False
     self._context = launch.get_context(context)
-    self._constructor_bytes = cloudpickle.dumps(constructor)
+    self._constructor_bytes = wire.dumps(constructor)
     self._registry = launch.registry_snapshot()
     self.timeout = timeout
     self._start_timeout = start_timeout

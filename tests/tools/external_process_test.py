@@ -117,6 +117,20 @@ class ExternalProcessTest(unittest.TestCase):
     self.assertTrue(remote.is_alive())
     self.assertEqual(remote.call('double', 1), 2)
 
+  def test_traceback_of_code_shipped_by_value_shows_the_users_file_and_line(self):
+    # A class defined in a function is shipped by value, as a user's script's classes are.
+    class RaisingEnv(fake_envs.CountingEnv):
+      def step(self, action):
+        raise ValueError('raised by the user code')  # the line the traceback must show
+    remote = self.start(RaisingEnv)
+    remote.reset(seed=0)
+    with self.assertRaises(errors.WorkerError) as context:
+      remote.step(0)
+    traceback_text = context.exception.remote_traceback
+    self.assertIn(f'File "{os.path.abspath(__file__)}"', traceback_text)
+    self.assertIn("raise ValueError('raised by the user code')", traceback_text)
+    self.assertNotIn('<dynamic-code>', traceback_text)
+
   def test_constructor_exception_is_reported_and_leaves_no_process(self):
     def constructor():
       raise RuntimeError('cannot build')

@@ -12,7 +12,6 @@ import multiprocessing
 import os
 import sys
 
-import cloudpickle
 import gymnasium
 
 from agents.tools import interrupts
@@ -66,7 +65,7 @@ def registry_snapshot():
     if entry.startswith('gymnasium.'):
       continue
     try:
-      specs.append(cloudpickle.dumps(spec))
+      specs.append(wire.dumps(spec))
     except Exception:  # noqa: BLE001 - an unpicklable registration stays the parent's own.
       continue
   _snapshot_cache.update(key=key, specs=specs)

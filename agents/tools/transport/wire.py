@@ -21,9 +21,12 @@ Payloads:
   None)`.
 """
 
+import collections
+import io
 import pickle
 import struct
 import traceback
+import types
 
 import cloudpickle
 import numpy as np
@@ -95,9 +98,40 @@ def decode_fast_reset(payload):
   return indices, [int(value) if present else None for present, value in zip(mask, values)]
 
 
+_DYNAMIC_CODE_FILENAME = '<dynamic-code>'
+
+
+def _reduce_code_keeping_filename(code):
+  """cloudpickle's reduction of a code object, with the code's own file name kept.
+
+  cloudpickle >= 3.1 renames the file of code it ships by value (a lambda, a class of
+  the user's `__main__`) to '<dynamic-code>', so a worker's traceback would lose the
+  user's file and source line. The worker runs on this machine, so the file name lets
+  its traceback read the line from the user's file.
+  """
+  constructor, args = cloudpickle.Pickler.dispatch_table[types.CodeType](code)
+  return constructor, tuple(code.co_filename if arg == _DYNAMIC_CODE_FILENAME else arg
+                            for arg in args)
+
+
+class _SourceKeepingPickler(cloudpickle.Pickler):
+  """cloudpickle's pickler, but code shipped by value keeps its file name."""
+
+  dispatch_table = collections.ChainMap({types.CodeType: _reduce_code_keeping_filename},
+                                        cloudpickle.Pickler.dispatch_table)
+
+
+def dumps(value):
+  """Pickles `value` as cloudpickle does (lambdas and local classes travel), keeping the
+  file names of shipped code so that a worker's traceback shows the user's source line."""
+  buffer = io.BytesIO()
+  _SourceKeepingPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+  return buffer.getvalue()
+
+
 def encode_request(command, *args):
   """Packs a pickled request; cloudpickle, so lambdas and closures travel too."""
-  return cloudpickle.dumps((command, *args))
+  return dumps((command, *args))
 
 
 def encode_step_request(actions):
@@ -128,7 +162,7 @@ def encode_reply(value, plain=False):
   """
   if plain:
     return pickle.dumps(('ok', value), pickle.HIGHEST_PROTOCOL)
-  return cloudpickle.dumps(('ok', value))
+  return dumps(('ok', value))
 
 
 def encode_error(error):
