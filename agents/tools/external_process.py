@@ -95,6 +95,7 @@ class ExternalProcess:
     self._close_timeout = close_timeout
     self._use_shared_memory = use_shared_memory
     self._spaces = None
+    self._remote_attributes = None  # the environment's public names; None: any name
     self._memory = None
     self._layout = None
     self._views = None
@@ -217,13 +218,22 @@ class ExternalProcess:
 
   def set_attribute(self, name, value):
     """Sets an attribute of the hosted environment."""
-    return self._request(('setattr', name, value), f'setting {name}')
+    result = self._request(('setattr', name, value), f'setting {name}')
+    if self._remote_attributes is not None:
+      self._remote_attributes.add(name)
+    return result
 
   def __getattr__(self, name):
     # Only reached for names this object lacks; private names never go remote, so
     # pickling, copying and half-built objects behave.
     if name.startswith('_'):
       raise AttributeError(name)
+    self.wait_ready()
+    names = self._remote_attributes
+    if names is not None and name not in names:
+      # Refused here: a typo must not become a request to the worker.
+      raise AttributeError(f'{type(self).__name__} of environment {self.index} has no '
+                           f'attribute {name!r}, and neither has its environment.')
     return self._request(('getattr', name), f'reading {name}')
 
   # Shared memory and the hot path (BatchEnv's interface).
@@ -336,16 +346,18 @@ class ExternalProcess:
       return
     promise, self._spaces_promise = self._spaces_promise, None
     spaces = promise()
+    self._remote_attributes = None if spaces[4] is None else set(spaces[4])
     if self._spaces is None:
       self._spaces = spaces
-      self.num_envs, self.is_vector, self.observation_space, self.action_space = spaces
+      self.num_envs, self.is_vector, self.observation_space, self.action_space = spaces[:4]
       if self._use_shared_memory:
         self._create_shared_memory()
     elif not _same_spaces(spaces, self._spaces):
       self._connection.stop()
       raise errors.SpaceMismatchError(
-          f'Restarted worker for environment {self.index} reports spaces {spaces[2:]} '
-          f'(slab of {spaces[0]}), before it had {self._spaces[2:]} (slab of {self._spaces[0]}).')
+          f'Restarted worker for environment {self.index} reports spaces {spaces[2:4]} '
+          f'(slab of {spaces[0]}), before it had {self._spaces[2:4]} (slab of '
+          f'{self._spaces[0]}).')
     if self._memory is not None:
       self._request(('attach', self._memory.name, self._layout), 'attaching shared memory')
 

@@ -100,6 +100,17 @@ class ExternalProcessTest(unittest.TestCase):
       remote.no_such_attribute  # noqa: B018 - the access itself is the test.
     self.assertFalse(hasattr(remote, 'no_such_attribute'))
 
+  def test_a_misspelt_attribute_is_refused_here_without_asking_the_worker(self):
+    remote = self.start(fake_envs.CountingEnv)
+    with mock.patch.object(remote, '_request', wraps=remote._request) as request:
+      with self.assertRaisesRegex(AttributeError, r"environment 0 has no attribute 'lenght'"):
+        remote.lenght  # noqa: B018 - the access itself is the test.
+      request.assert_not_called()
+      self.assertEqual(remote.length, fake_envs.CountingEnv().length)
+      request.assert_called_once()
+    remote.set_attribute('added_later', 3)
+    self.assertEqual(remote.added_later, 3)
+
   def test_exception_carries_traceback_and_index(self):
     remote = self.start(functools.partial(fake_envs.FaultyEnv, 'raise', 2), index=5)
     remote.reset(seed=0)

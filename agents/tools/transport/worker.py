@@ -88,8 +88,8 @@ def run(reader, writer, constructor_bytes, parent_pid, registry):
           reply = wire.encode_reply(slab.step(*args), plain=True)
         elif command == 'spaces':
           slab = slab_lib.Slab(cloudpickle.loads(constructor_bytes)())
-          reply = wire.encode_reply(
-              (slab.num_envs, slab.is_vector, slab.observation_space, slab.action_space))
+          reply = wire.encode_reply((slab.num_envs, slab.is_vector, slab.observation_space,
+                                     slab.action_space, public_attributes(slab.env)))
         elif command == 'attach':
           fast_step = fast_reset = None
           fast_step, fast_reset = _attach(slab, blocks, *args)
@@ -180,6 +180,14 @@ def install_registry(registry):
     except Exception:  # noqa: BLE001 - e.g. an entry point from a module not importable here.
       continue
     gymnasium.registry.setdefault(spec.id, spec)
+
+
+def public_attributes(env):
+  """The public attribute names of `env`, or None if its class forwards unknown names
+  (defines `__getattr__`), so that the parent can refuse a typo without asking."""
+  if getattr(type(env), '__getattr__', None) is not None:
+    return None
+  return frozenset(name for name in dir(env) if not name.startswith('_'))
 
 
 def serve(slab, command, args):
