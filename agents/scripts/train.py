@@ -13,6 +13,7 @@ line on stderr and exit code 2, before anything is built or written.
 
 import argparse
 import datetime
+import glob
 import logging
 import os
 import shutil
@@ -90,6 +91,15 @@ def resolve_run(args):
   return configs.resolve(args.config, overrides), run_dir
 
 
+def _remove_if_empty(run_dir, is_new_run):
+  """Removes a new run that saved no checkpoint (only its config.yaml and first logs);
+  returns whether it did."""
+  if not is_new_run or glob.glob(os.path.join(run_dir, 'checkpoints', 'ckpt-*.index')):
+    return False
+  shutil.rmtree(run_dir, ignore_errors=True)
+  return True
+
+
 def main(argv=None):
   """Console entry point `agents-train`; returns the exit code."""
   try:
@@ -118,17 +128,26 @@ def _main(argv):
   # TensorFlow logs through absl).
   for name in ('tensorflow', 'absl'):
     logging.getLogger(name).setLevel(logging.WARNING)
-  from agents.tools import checkpoints  # TensorFlow: only once the inputs are checked
+  from agents.tools import checkpoints, errors  # TensorFlow: once the inputs are checked
   try:
     result = training.train(config, run_dir, quiet=args.quiet)
   except checkpoints.CheckpointError as error:
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
   except configs.ConfigError as error:  # The environment or the network refused the config.
-    if is_new_run and not os.path.exists(os.path.join(run_dir, 'checkpoints')):
-      shutil.rmtree(run_dir, ignore_errors=True)  # Only the config.yaml written above.
+    _remove_if_empty(run_dir, is_new_run)
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
+  except (errors.WorkerError, errors.NonFiniteError, errors.ActionError) as error:
+    # The environment failed while training: its own message (a worker's error carries
+    # the traceback of the environment's code), not the fused step's TensorFlow frames.
+    kept = not _remove_if_empty(run_dir, is_new_run)
+    print(f'{_PROG}: error: the environment failed during training. {error}', file=sys.stderr)
+    if kept:
+      timestamp = os.path.basename(run_dir)[:-len(config_label(args.config)) - 1]
+      print(f'{_PROG}: the run keeps its newest checkpoint; resume it with '
+            f'--timestamp={timestamp} once the environment is fixed.', file=sys.stderr)
+    return 1
   if result['interrupted']:
     print(f"Run interrupted by {result['signal']} at step {result['step']}: {run_dir}")
     return interrupts.exit_code(result['signal'])
