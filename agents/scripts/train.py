@@ -12,6 +12,7 @@ line on stderr and exit code 2, before anything is built or written.
 """
 
 import argparse
+import contextlib
 import datetime
 import glob
 import logging
@@ -20,7 +21,7 @@ import shutil
 import sys
 
 from agents import configs
-from agents.tools import interrupts
+from agents.tools import directory_lock, interrupts
 
 _PROG = 'agents.scripts.train'
 
@@ -112,12 +113,27 @@ def main(argv=None):
 def _main(argv):
   args = parse_args(sys.argv[1:] if argv is None else argv)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+  # The run directory is held from before its config is written until training ends.
+  with contextlib.ExitStack() as held_directories:
+    return _train(args, held_directories)
+
+
+def _train(args, held_directories):
   from agents import training
   try:
     config, run_dir = resolve_run(args)
     is_new_run = not os.path.exists(run_dir)
-    config = training.prepare_run(config, run_dir)
   except configs.ConfigError as error:
+    print(f'{_PROG}: error: {error}', file=sys.stderr)
+    return 2
+  try:
+    held_directories.enter_context(directory_lock.hold(run_dir, 'training run'))
+    config = training.prepare_run(config, run_dir)
+  except directory_lock.DirectoryBusyError as error:
+    print(f'{_PROG}: error: {error}', file=sys.stderr)
+    return 2
+  except configs.ConfigError as error:
+    _remove_if_empty(run_dir, is_new_run)
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
   except OSError as error:

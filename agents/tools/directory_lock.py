@@ -7,6 +7,8 @@ The lock is an advisory `flock` on `<directory>/.lock`, which records the holder
 and command line for the error message. The kernel releases it when the holder exits,
 however it exits (SIGKILL included), so a crashed run never leaves a stale lock behind.
 A refused process has written nothing: the lock is taken before anything else.
+Holds nest within one process (the train command holds its run, and so does
+`training.train` inside it).
 """
 
 import contextlib
@@ -15,6 +17,8 @@ import os
 import sys
 
 LOCK_NAME = '.lock'
+
+_held = {}  # real path -> how many nested holds of this process
 
 
 class DirectoryBusyError(RuntimeError):
@@ -33,6 +37,14 @@ def hold(directory, what='directory'):
     DirectoryBusyError: another process holds it.
   """
   os.makedirs(directory, exist_ok=True)
+  key = os.path.realpath(directory)
+  if key in _held:
+    _held[key] += 1
+    try:
+      yield
+    finally:
+      _held[key] -= 1
+    return
   path = os.path.join(directory, LOCK_NAME)
   descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
   try:
@@ -45,6 +57,10 @@ def hold(directory, what='directory'):
           f'({holder or "unknown"}); wait for it to end or pick another directory.') from None
     os.ftruncate(descriptor, 0)
     os.pwrite(descriptor, f'pid {os.getpid()}: {" ".join(sys.argv)[:400]}'.encode(), 0)
-    yield
+    _held[key] = 1
+    try:
+      yield
+    finally:
+      del _held[key]
   finally:
     os.close(descriptor)  # Closing releases the lock.

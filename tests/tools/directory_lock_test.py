@@ -9,6 +9,7 @@ import unittest
 
 from agents.tools import directory_lock
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _HOLDER = '''
 import sys, time
 from agents.tools import directory_lock
@@ -24,10 +25,9 @@ class DirectoryLockTest(unittest.TestCase):
     self.directory = os.path.join(tempfile.mkdtemp(), 'run')
 
   def start_holder(self):
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     holder = subprocess.Popen([sys.executable, '-c', _HOLDER, self.directory],
                               stdout=subprocess.PIPE, text=True,
-                              env=dict(os.environ, PYTHONPATH=root))
+                              env=dict(os.environ, PYTHONPATH=_ROOT))
     self.addCleanup(holder.wait)
     self.addCleanup(holder.kill)
     self.assertEqual(holder.stdout.readline().strip(), 'held')
@@ -54,11 +54,18 @@ class DirectoryLockTest(unittest.TestCase):
     with directory_lock.hold(self.directory):
       pass
 
-  def test_two_holds_in_one_process_exclude_each_other(self):
+  def test_holds_nest_within_one_process_and_release_at_the_outermost_end(self):
     with directory_lock.hold(self.directory):
-      with self.assertRaises(directory_lock.DirectoryBusyError):
-        with directory_lock.hold(self.directory):
-          pass
+      with directory_lock.hold(os.path.join(self.directory, '.')):
+        pass
+      holder = subprocess.run([sys.executable, '-c', _HOLDER.replace('time.sleep(60)', ''),
+                               self.directory], capture_output=True, text=True,
+                              env=dict(os.environ, PYTHONPATH=_ROOT))
+      self.assertIn('DirectoryBusyError', holder.stderr)
+    holder = subprocess.run([sys.executable, '-c', _HOLDER.replace('time.sleep(60)', ''),
+                             self.directory], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=_ROOT))
+    self.assertEqual(holder.stdout.strip(), 'held')
 
 
 if __name__ == '__main__':

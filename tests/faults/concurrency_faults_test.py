@@ -1,0 +1,71 @@
+"""Two writers pointed at one directory: the second refuses in one line and touches
+nothing (issue 26, defect 13 and "Concurrency")."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+_REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_TIMEOUT = 180
+_ENDLESS_RUN = [
+    '--config=cartpole', '--timestamp=t', '--quiet', '--num_agents=2',
+    '--set', 'loop.steps=10000000', '--set', 'loop.steps_per_call=16',
+    '--set', 'loop.log_every=64', '--set', 'algorithm.segment_length=16',
+    '--set', 'algorithm.num_minibatches=2', '--set', 'algorithm.update_epochs=1',
+    '--set', 'network.policy_layers=[8]', '--set', 'network.value_layers=[8]',
+]
+
+
+def _environment():
+  return dict(os.environ, PYTHONPATH=_REPOSITORY, TF_CPP_MIN_LOG_LEVEL='3',
+              OPENBLAS_NUM_THREADS='1')
+
+
+def _stamp(path):
+  with open(path) as file:
+    return os.stat(path).st_mtime_ns, file.read()
+
+
+class TrainingRunConcurrencyTest(unittest.TestCase):
+
+  def test_a_second_train_on_a_running_run_refuses_and_touches_nothing(self):
+    logdir = tempfile.mkdtemp()
+    run_dir = os.path.join(logdir, 't-cartpole')
+    command = [sys.executable, '-m', 'agents.scripts.train', f'--logdir={logdir}']
+    first = subprocess.Popen(command + _ENDLESS_RUN, env=_environment(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    self.addCleanup(first.wait)
+    self.addCleanup(first.kill)
+    metrics = os.path.join(run_dir, 'metrics.jsonl')
+    deadline = time.monotonic() + _TIMEOUT
+    while not (os.path.exists(metrics) and os.path.getsize(metrics)):
+      self.assertLess(time.monotonic(), deadline, 'the first run never logged a row')
+      self.assertIsNone(first.poll(), 'the first run ended early')
+      time.sleep(0.2)
+    config_path = os.path.join(run_dir, 'config.yaml')
+    before = _stamp(config_path)
+
+    second = subprocess.run(command + _ENDLESS_RUN, env=_environment(), capture_output=True,
+                            text=True, timeout=_TIMEOUT)
+
+    self.assertEqual(second.returncode, 2, second.stderr)
+    lines = second.stderr.strip().splitlines()
+    self.assertEqual(len(lines), 1, second.stderr)
+    self.assertRegex(lines[0], rf'error: Training run {run_dir} is in use by another '
+                               rf'process \(pid {first.pid}: ')
+    self.assertEqual(_stamp(config_path), before)
+    self.assertIsNone(first.poll(), 'the first run was disturbed')
+    first.send_signal(signal.SIGTERM)
+    self.assertEqual(first.wait(_TIMEOUT), 128 + signal.SIGTERM)
+    with open(metrics) as file:
+      steps = [json.loads(line)['step'] for line in file if '"train"' in line]
+    self.assertEqual(steps, sorted(set(steps)))
+
+
+if __name__ == '__main__':
+  unittest.main()
