@@ -20,6 +20,7 @@ import os
 import queue as queue_lib
 import select
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -165,6 +166,7 @@ def run_fits_locally(specs, max_workers, progress=None, context='spawn', on_outc
   if context not in ('spawn', 'forkserver'):
     raise ValueError(f"Start method must be 'spawn' or 'forkserver', got {context!r}: "
                      'forking a process that runs TensorFlow can deadlock.')
+  check_main_is_importable()
   ctx = multiprocessing.get_context(context)
   results = ctx.Queue()
   pending = list(specs)
@@ -249,6 +251,33 @@ def run_fits_locally(specs, max_workers, progress=None, context='spawn', on_outc
   for spec in pending:
     outcomes.setdefault(spec.index, FitOutcome(spec.index, PENDING))
   return outcomes, interrupted
+
+
+class UnimportableMainError(RuntimeError):
+  """The fits' processes could not re-import the script that started them."""
+
+
+def check_main_is_importable():
+  """Refuses to start fit processes that would die re-importing this `__main__`.
+
+  A fit's process is started fresh (spawn) and first re-imports the parent's `__main__`,
+  by module name or from its file. A script read from standard input (`python - <<EOF`)
+  has neither, so each fit would die before it could report why.
+
+  Raises:
+    UnimportableMainError: `__main__` has no module name and no readable file.
+  """
+  main = sys.modules.get('__main__')
+  if main is None or getattr(getattr(main, '__spec__', None), 'name', None):
+    return
+  path = getattr(main, '__file__', None)
+  if path is None or os.path.isfile(path):
+    return  # An interactive session: nothing to re-import.
+  raise UnimportableMainError(
+      f'The fits run in fresh processes that re-import the script that started them, and '
+      f'this script ({path}) cannot be re-imported: it was read from standard input. Save '
+      "it to a file and run `python file.py`, or fit in this process with "
+      "parallelization='inline'.")
 
 
 def _raise_keyboard_interrupt(signum, frame):

@@ -172,5 +172,25 @@ class TailTest(unittest.TestCase):
     bars.close()
 
 
+
+class UnimportableMainTest(unittest.TestCase):
+
+  def test_fits_from_a_script_on_standard_input_are_refused_with_the_cause(self):
+    output_dir = tempfile.mkdtemp()
+    script = (f'from agents.experiment import fitting\n'
+              f'fitting.run_fits_locally([fitting.FitSpec(0, {output_dir!r}, {{}}, 1)], 1)\n')
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    result = subprocess.run([sys.executable, '-'], input=script, capture_output=True,
+                            text=True, cwd=output_dir, timeout=120,
+                            env=dict(os.environ, PYTHONPATH=root))
+    self.assertEqual(result.returncode, 1)
+    last_line = result.stderr.strip().splitlines()[-1]
+    self.assertIn('UnimportableMainError', last_line)
+    self.assertIn('read from standard input', last_line)
+    self.assertIn("parallelization='inline'", last_line)
+    self.assertEqual(os.listdir(output_dir), [])
+    # A script in a file is fine.
+    fitting.check_main_is_importable()
+
 if __name__ == '__main__':
   unittest.main()
