@@ -235,6 +235,12 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     raise SearchError(f'n_fit must be an int >= 1, got {n_fit!r}.')
   if not isinstance(n_workers, int) or n_workers < 1:
     raise SearchError(f'n_workers must be an int >= 1, got {n_workers!r}.')
+  # Both names are checked before either is built: building one may print Optuna's
+  # warnings, which must not come before the error about the other.
+  if sampler not in SAMPLERS:
+    raise SearchError(f'sampler must be one of {SAMPLERS}, got {sampler!r}.')
+  if pruner not in PRUNERS:
+    raise SearchError(f'pruner must be one of {PRUNERS}, got {pruner!r}.')
   budget = budget or manager.fit_budget
   budgets = chunk_budgets(budget, fit_fraction)
   sampler_object = make_sampler(sampler, space, seed=manager.seed_entropy % 2**32)

@@ -1,0 +1,36 @@
+"""Bad input to `python -m agents.scripts.experiment`, run as a user runs it (a fresh
+process, so that warnings printed once per process are seen): one line, exit 2."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+_REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_experiment(*argv):
+  """Runs the experiment CLI in a fresh process; returns (exit code, stderr)."""
+  result = subprocess.run([sys.executable, '-m', 'agents.scripts.experiment', *argv],
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=_REPOSITORY,
+                                   TF_CPP_MIN_LOG_LEVEL='3'))
+  return result.returncode, result.stderr
+
+
+class ExperimentFaultsTest(unittest.TestCase):
+
+  def test_an_unknown_pruner_is_one_line_before_any_optuna_warning(self):
+    empty = tempfile.mkdtemp()
+    code, stderr = run_experiment('optimize', '--config=pendulum', '--pruner=hyperband',
+                                  f'--output_dir={empty}', '--n_trials=1')
+    self.assertEqual(code, 2, stderr)
+    self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
+    self.assertIn("pruner must be one of ('none', 'median', 'halving'), got 'hyperband'",
+                  stderr)
+    self.assertEqual(os.listdir(empty), [])
+
+
+if __name__ == '__main__':
+  unittest.main()
