@@ -114,6 +114,9 @@ class ExperimentManager:
     if os.sep in self.name or self.name in ('', '.', '..'):
       raise ExperimentError(f'name must be a plain folder name, got {self.name!r}.')
     self.output_dir = os.path.abspath(os.path.expanduser(output_dir))
+    for folder in (self.output_dir, os.path.join(self.output_dir, self.name)):
+      if os.path.exists(folder) and not os.path.isdir(folder):
+        raise ExperimentError(f'output_dir: {folder} is a file, not a folder of experiments.')
     self.parallelization = parallelization
     self.max_workers = max_workers
     self.eval_suite = eval_suite

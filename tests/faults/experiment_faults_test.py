@@ -32,5 +32,17 @@ class ExperimentFaultsTest(unittest.TestCase):
     self.assertEqual(os.listdir(empty), [])
 
 
+  def test_an_output_dir_that_is_a_file_is_one_line_and_the_file_is_kept(self):
+    with tempfile.NamedTemporaryFile('w', suffix='.txt', delete=False) as file:
+      file.write('keep me')
+    code, stderr = run_experiment('fit', '--config=cartpole', f'--output_dir={file.name}',
+                                  '--budget=64')
+    self.assertEqual(code, 2, stderr)
+    self.assertEqual(stderr.strip().splitlines(),
+                     [f'agents.scripts.experiment: error: output_dir: {file.name} is a file, '
+                      'not a folder of experiments.'])
+    with open(file.name) as kept:
+      self.assertEqual(kept.read(), 'keep me')
+
 if __name__ == '__main__':
   unittest.main()
