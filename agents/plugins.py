@@ -5,7 +5,9 @@ third-party package) plugs in by registering what it brings, under a name, in th
 registries below:
 
     from agents import plugins
-    plugins.NETWORKS.register('column', 'agents.env.balloon.column_network:COLUMN')
+    plugins.NETWORKS.register('column', plugins.NetworkEntry(
+        'agents.env.balloon.column_network:ColumnPolicy',
+        'agents.env.balloon.column_network_config:ColumnNetworkConfig'))
     plugins.CONFIGS.register('balloon', 'agents.env.balloon.configs:balloon')
 
 A value is either the object itself or a 'package.module:attribute' path, imported at
@@ -21,6 +23,8 @@ A plug-in function takes no argument and calls `register` on the registries it f
 This module imports nothing from the package but `config_fields`.
 """
 
+import dataclasses
+import difflib
 import importlib
 import importlib.metadata
 import threading
@@ -127,10 +131,11 @@ class Registry:
     """
     load_plugins()
     if name not in self._entries:
-      where = f'Config key {self.config_key!r} = {name!r}' if self.config_key else (
-          f'{self.kind} {name!r}')
-      raise PluginError(f'{where} is not a registered {self.kind}; known: '
-                        f'{sorted(self._entries)}.')
+      where = f'Config key {self.config_key!r}' if self.config_key else f'The {self.kind}'
+      close = difflib.get_close_matches(str(name), list(self._entries), n=1)
+      hint = f' Did you mean {close[0]!r}?' if close else ''
+      raise PluginError(f'{where} must be a registered {self.kind}, one of '
+                        f'{sorted(self._entries)}; got {name!r}.{hint}')
     if name not in self._resolved:
       value = self._entries[name]
       self._resolved[name] = (import_path(value, f'{self.kind} {name!r}')
@@ -151,12 +156,33 @@ class Registry:
     load_plugins()
     return name in self._entries
 
+  def __iter__(self):
+    return iter(self.names())
+
+  def __getitem__(self, name):
+    return self.get(name)
+
+
+@dataclasses.dataclass(frozen=True)
+class NetworkEntry:
+  """A network kind: where its class is, and the extra `network` keys it declares.
+
+  Attributes:
+    network: 'module:Class' of the network, built as
+      `Class(observ_size, action_space, seed=seed, **network_section_without_kind)`.
+    config: 'module:Dataclass' of the keys this kind adds to the `network` section
+      (declared with `config_fields.param`, importable without TensorFlow; a static
+      `check_run(config)` may check relations), or None.
+  """
+  network: str
+  config: str | None = None
+
 
 # The registries of the framework. Each holds what its docstring says; the balloon's
 # entries are registered by `agents.env.balloon.plugin`.
 
 NETWORKS = Registry('network kind', 'network.kind')
-"""Network kinds of a run's `network.kind`: name -> `NetworkEntry`-like declaration."""
+"""Network kinds of a run's `network.kind`: name -> `NetworkEntry`."""
 
 CONFIGS = Registry('named config', '--config')
 """Named run configs: name -> a function of no argument that returns a run config."""

@@ -25,8 +25,9 @@ class RegistryTest(unittest.TestCase):
   def test_an_unknown_name_names_the_config_key_and_the_known_names(self):
     self.registry.register('known', 'os:getcwd')
     with self.assertRaisesRegex(plugins.PluginError,
-                                r"'section.widget' = 'missing'.*known: \['known'\]"):
-      self.registry.get('missing')
+                                r"'section.widget' must be a registered widget, one of "
+                                r"\['known'\]; got 'knwon'. Did you mean 'known'\?"):
+      self.registry.get('knwon')
     self.assertIsNone(self.registry.find('missing'))
 
   def test_another_value_under_a_taken_name_is_refused_unless_replaced(self):

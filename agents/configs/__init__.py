@@ -11,7 +11,7 @@ A config is a plain nested mapping (`seed`, `environment`, `network`,
 
 from agents.config_fields import ConfigError
 from agents.configs.migration import migrate_flat
-from agents.configs.named import BALLOON_ENV_ID, CONFIGS, merge
+from agents.configs.named import CONFIGS, merge
 from agents.configs.resolution import (
     apply_overrides,
     flatten,
@@ -22,11 +22,11 @@ from agents.configs.resolution import (
     resume_config,
     validate,
 )
-from agents.configs.sections import SECTIONS, defaults_of, specs_of
+from agents.configs.sections import SECTIONS, defaults_of, specs_for, specs_of
 from agents.configs.yaml_io import dump_yaml, save_yaml
 
 __all__ = [
-    'BALLOON_ENV_ID', 'CONFIGS', 'ConfigError', 'SECTIONS', 'apply_overrides', 'defaults_of',
+    'CONFIGS', 'ConfigError', 'SECTIONS', 'apply_overrides', 'defaults_of',
     'dump_yaml', 'flatten', 'import_modules', 'load_yaml', 'merge', 'migrate_flat',
-    'parse_override', 'resolve', 'resume_config', 'save_yaml', 'specs_of', 'validate',
+    'parse_override', 'resolve', 'resume_config', 'save_yaml', 'specs_for', 'specs_of', 'validate',
 ]

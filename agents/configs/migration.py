@@ -6,6 +6,11 @@ a mapping into the nested layout: the keys that were renamed are listed in
 `RENAMES`; every other flat key goes to the one section that declares a key
 of that name. The checkpoints of such a run are unchanged, so it resumes, and
 export and visualize read it, without any step by hand.
+
+`migrate_nested` brings nested configs of earlier versions up to date: keys added
+since (with the value that keeps their old behaviour) and keys retired since (the
+wind-column network's keys, which every PPO network section carried before a network
+kind declared its own keys).
 """
 
 from agents.config_fields import ConfigError
@@ -36,7 +41,7 @@ def migrate_flat(data):
   """
   name = data.get('algorithm', 'ppo')
   leaves = {}
-  for dotted in sections.specs_of(name):
+  for dotted in sections.specs_of(name, data.get('network')):
     leaves.setdefault(dotted.rsplit('.', 1)[-1], []).append(dotted)
   nested = {}
   for key, value in data.items():
@@ -50,3 +55,25 @@ def migrate_flat(data):
       section, leaf = dotted.split('.', 1)
       nested.setdefault(section, {})[leaf] = value
   return nested
+
+
+# Keys a network section held, whatever its kind, before a kind declared its own keys;
+# a run of another kind never read them.
+RETIRED_NETWORK_KEYS = ('column_layers', 'column_stride', 'column_summary')
+
+
+def migrate_nested(data):
+  """Returns a nested config mapping of an earlier version in today's layout.
+
+  - `loop.eval_suite` (added): None, no suite evaluation, as before it existed;
+  - the wind-column keys of a network section of another kind (retired): dropped.
+  """
+  data = dict(data)
+  if isinstance(data.get('loop'), dict):
+    data['loop'] = dict(data['loop'])
+    data['loop'].setdefault('eval_suite', None)
+  network = data.get('network')
+  if isinstance(network, dict) and network.get('kind') != 'column':
+    data['network'] = {key: value for key, value in network.items()
+                       if key not in RETIRED_NETWORK_KEYS}
+  return data

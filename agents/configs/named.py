@@ -2,14 +2,16 @@
 
 Each config is the defaults declared by the sections and the algorithm, with
 nested overrides merged on by `merge`, which refuses keys the base does not
-have, so a typo cannot hide. `CONFIGS` maps the names to the functions.
+have, so a typo cannot hide. `CONFIGS` (the registry `agents.plugins.CONFIGS`) maps
+the names to the functions: these generic ones, and those that environments
+register (the balloon's `balloon`, in `agents.env.balloon.configs`).
 """
 
 import copy
 
+from agents import plugins
 from agents.config_fields import ConfigError
 from agents.configs import sections
-from agents.env.balloon.constants import BALLOON_ENV_ID
 
 
 def merge(base, overrides, path=''):
@@ -61,66 +63,6 @@ def cartpole():
   })
 
 
-def balloon():
-  """Stratospheric balloon: Discrete(3) actions, 1099-float observations, 960-step episodes."""
-  return merge(default(), {
-      'environment': {
-          'id': BALLOON_ENV_ID,
-          'imports': ['agents.env'],
-          # Two slabs of 128 (one worker per core): a balloon step costs less in a
-          # larger slab. With 30-step segments an update still learns from 7,680
-          # samples; over three seeds, small_eval TWR50 after 0.47M and 0.94M steps
-          # matched that of 128 balloons with 60-step segments (README, "Balloon
-          # training speed").
-          'num_agents': 256,
-          'processes': True,
-          # The balloon's own vectorised simulator steps a slab of balloons at once.
-          'vector': True,
-          # Shaped *training* reward: BLE's reward plus 0.2 per km gained toward the
-          # station each step (potential-based; evaluation flies BLE's reward). It
-          # reached small_eval TWR50 0.17 in 0.47M steps, where BLE's reward alone
-          # needed 1.4M steps for 0.145 (README, "Balloon learning").
-          'kwargs': {'progress_reward': 0.2},
-      },
-      # The column policy judges every wind level with one small MLP shared across
-      # levels and pools the scores into UP / STAY / DOWN by the levels each move
-      # reaches (agents/algorithms/ppo/column_network.py). On seed 0 it reached
-      # small_eval TWR50 0.29 in 0.47M steps, where the flat (256, 256) MLP
-      # plateaued near 0.19 (README, "Balloon learning"). Reading every 4th level
-      # (200 Pa apart, the balloon's own included) learnt alike at a quarter of the
-      # column's cost; so did one column layer of 32 (not 32-32) and a (128, 128)
-      # value function (not 256-256), over three seeds, at 1.25x the steps/s.
-      # bfloat16 products and two TensorFlow threads speed the update (README,
-      # "Balloon training speed").
-      'network': {'kind': 'column', 'policy_layers': [64], 'column_layers': [32],
-                  'column_stride': 4, 'value_layers': [128, 128],
-                  'matmul_dtype': 'bfloat16'},
-      'algorithm': {
-          'segment_length': 30,
-          'update_epochs': 5,
-          'num_minibatches': 16,
-          'discount': 0.993,
-          'learning_rate': 3e-4,
-          'entropy_coef': 0.01,
-          # The column policy reads the raw features (all in [0, 1] but the pressure
-          # ratio): per-index normalisation would scale every level differently.
-          'normalize_observ': False,
-      },
-      'loop': {
-          'steps': 2_000_000,
-          'tf_threads': 2,
-          'steps_per_call': 60,
-          'log_every': 15_360,
-          'checkpoint_every': 76_800,
-          # Flown after each evaluation phase once loop.eval_every is set.
-          'eval_suite': 'tiny_eval',
-      },
-  })
-
-
-CONFIGS = {
-    'default': default,
-    'pendulum': pendulum,
-    'cartpole': cartpole,
-    'balloon': balloon,
-}
+CONFIGS = plugins.CONFIGS
+for _config in (default, pendulum, cartpole):
+  CONFIGS.register(_config.__name__, _config)

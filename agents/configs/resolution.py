@@ -16,7 +16,7 @@ import os
 
 import gymnasium
 
-from agents import config_fields
+from agents import config_fields, plugins
 from agents.algorithms import registry
 from agents.config_fields import ConfigError
 from agents.configs import migration, named, sections, yaml_io
@@ -46,12 +46,12 @@ def resolve(name_or_path, overrides=None):
 
 def base_config(name_or_path):
   """The full config of a name or a YAML file, before overrides and validation."""
-  if name_or_path in named.CONFIGS:
-    return named.CONFIGS[name_or_path]()
+  if name_or_path in plugins.CONFIGS:
+    return plugins.CONFIGS.get(name_or_path)()
   if str(name_or_path).endswith(('.yaml', '.yml')) or os.path.isfile(name_or_path):
     return from_mapping(yaml_io.read_yaml(name_or_path))
-  raise ConfigError(f'Unknown config {name_or_path!r}; expected one of {sorted(named.CONFIGS)} '
-                    'or the path of a YAML config file.')
+  raise ConfigError(f'Unknown config {name_or_path!r}; expected one of '
+                    f'{plugins.CONFIGS.names()} or the path of a YAML config file.')
 
 
 def from_mapping(data):
@@ -62,13 +62,18 @@ def from_mapping(data):
   """
   data = dict(data)
   base = data.pop('base', 'default')
-  if base not in named.CONFIGS:
-    raise ConfigError(f"Config key 'base' must be one of {sorted(named.CONFIGS)}, got {base!r}.")
+  if base not in plugins.CONFIGS:
+    raise ConfigError(f"Config key 'base' must be one of {plugins.CONFIGS.names()}, got "
+                      f'{base!r}.')
   if migration.is_flat(data):
     data = migration.migrate_flat(data)
   name = data.get('algorithm', {}).get('name', 'ppo') if isinstance(
       data.get('algorithm'), dict) else 'ppo'
-  return named.merge(with_algorithm(named.CONFIGS[base](), name), data)
+  config = with_algorithm(plugins.CONFIGS.get(base)(), name)
+  kind = data['network'].get('kind') if isinstance(data.get('network'), dict) else None
+  if kind is not None and kind != config['network'].get('kind'):
+    config = sections.with_network_kind(config, kind)
+  return named.merge(config, data)
 
 
 def with_algorithm(config, name):
@@ -86,7 +91,10 @@ def apply_overrides(config, overrides):
   for key in ('algorithm.name', 'name'):
     if key in overrides:
       config = with_algorithm(config, _checked_name(overrides.pop(key)))
-  specs = sections.specs_of(config['algorithm']['name'])
+  for key in ('network.kind', 'kind'):
+    if key in overrides and 'kind' in config['network']:
+      config = sections.with_network_kind(config, overrides.pop(key))
+  specs = sections.specs_for(config)
   config = copy.deepcopy(config)
   for key, value in overrides.items():
     dotted = dotted_key(key, specs)
@@ -139,7 +147,8 @@ def validate(config):
       raise ConfigError(f'Config section {section!r} must be a mapping, got '
                         f'{config.get(section)!r}.')
   name = _checked_name(config['algorithm'].get('name'))
-  specs = sections.specs_of(name)
+  kind = config['network'].get('kind')
+  specs = sections.specs_of(name, kind if isinstance(kind, str) else None)
   resolved = {section: {} for section in sections.SECTIONS}
   present = [('seed', config['seed'])] if 'seed' in config else []
   present += [(f'{section}.{key}', value) for section in sections.SECTIONS
@@ -159,9 +168,10 @@ def validate(config):
   ordered = {'seed': resolved['seed']}
   ordered.update((section, resolved[section]) for section in sections.SECTIONS)
   _check_relations(ordered)
-  config_class = sections.section_classes(name)['algorithm']
-  if hasattr(config_class, 'check_run'):
-    config_class.check_run(ordered)
+  for config_class in (sections.section_classes(name)['algorithm'],
+                       sections.network_kind_config(name, ordered['network'].get('kind'))):
+    if hasattr(config_class, 'check_run'):
+      config_class.check_run(ordered)
   check_environment(ordered)
   return ordered
 
@@ -232,7 +242,7 @@ def resume_config(saved, requested):
   """
   changed = sorted(key for key in set(flatten(saved)) | set(flatten(requested))
                    if flatten(saved).get(key) != flatten(requested).get(key))
-  specs = sections.specs_of(saved['algorithm']['name'])
+  specs = sections.specs_for(saved)
   refused = [key for key in changed if key not in specs or not specs[key].resumable]
   if refused:
     allowed = sorted(key for key, spec in specs.items() if spec.resumable)
@@ -260,9 +270,8 @@ def load_yaml(path):
   data = yaml_io.read_yaml(path)
   if migration.is_flat(data):
     data = from_mapping(data)  # Earlier versions' keys onto today's defaults.
-  elif isinstance(data.get('loop'), dict):
-    # Runs written before loop.eval_suite existed had no suite evaluation.
-    data['loop'].setdefault('eval_suite', None)
+  else:
+    data = migration.migrate_nested(data)
   try:
     return validate(data)
   except ConfigError as error:

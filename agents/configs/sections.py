@@ -11,14 +11,15 @@ A run config is a plain nested mapping:
            eval_every, eval_steps, eval_suite}
 
 `EnvironmentConfig` and `LoopConfig` declare the shared sections; the algorithm
-class declares the other two (see `agents.algorithms.algorithm`). `specs_of`
-lists every key of a config with its declaration, and `defaults_of` builds a
-config of defaults for an algorithm.
+class declares the other two (see `agents.algorithms.algorithm`), and a network
+kind may add keys of its own to `network` (`agents.plugins.NetworkEntry`).
+`specs_of` lists every key of a config with its declaration, and `defaults_of`
+builds a config of defaults for an algorithm.
 """
 
 import dataclasses
 
-from agents import config_fields
+from agents import config_fields, plugins
 from agents.algorithms import registry
 from agents.config_fields import param
 
@@ -79,26 +80,76 @@ def section_classes(algorithm_name):
           'loop': LoopConfig}
 
 
-def specs_of(algorithm_name):
-  """{dotted key: Spec} of every key of a run config of the named algorithm.
+def network_kind_config(algorithm_name, network_kind):
+  """The dataclass of the keys that `network_kind` adds to the `network` section, or None.
+
+  Only an algorithm whose `NetworkConfig` looks its `kind` up in a registry (a `kinds`
+  class attribute, as PPO's does in `agents.plugins.NETWORKS`) has such keys.
 
   Raises:
-    ConfigError: the algorithm is unknown.
+    ConfigError: the kind is not registered (naming 'network.kind' and the known kinds).
+  """
+  network_config = section_classes(algorithm_name)['network']
+  kinds = getattr(network_config, 'kinds', None)
+  if kinds is None or network_kind is None:
+    return None
+  entry = kinds.get(network_kind)
+  return plugins.import_path(entry.config, f'network kind {network_kind!r}') \
+      if entry.config else None
+
+
+def specs_of(algorithm_name, network_kind=None):
+  """{dotted key: Spec} of every key of a run config of the named algorithm.
+
+  Args:
+    algorithm_name: the config's `algorithm.name`.
+    network_kind: the config's `network.kind`, whose own keys join the `network`
+      section; None for none.
+
+  Raises:
+    ConfigError: the algorithm or the network kind is unknown.
   """
   specs = dict(config_fields.specs(RootConfig))
   specs['algorithm.name'] = config_fields.Spec(
       name='name', kind=str, is_list=False, nullable=False,
       doc=f"the algorithm: one of {sorted(registry.ALGORITHMS)} or 'package.module:Class'")
-  for section, cls in section_classes(algorithm_name).items():
+  classes = section_classes(algorithm_name)
+  classes['network_kind'] = network_kind_config(algorithm_name, network_kind)
+  for section, cls in classes.items():
     if cls is not None:
+      section = 'network' if section == 'network_kind' else section
       specs.update({f'{section}.{key}': spec for key, spec in config_fields.specs(cls).items()})
   return specs
 
 
-def defaults_of(algorithm_name):
-  """A run config of defaults for the named algorithm (a fresh nested mapping)."""
+def specs_for(config):
+  """`specs_of` the algorithm and network kind that a (nested) config names."""
+  network = config.get('network')
+  kind = network.get('kind') if isinstance(network, dict) else None
+  return specs_of(config['algorithm']['name'], kind)
+
+
+def defaults_of(algorithm_name, network_kind=None):
+  """A run config of defaults for the named algorithm (a fresh nested mapping), with the
+  network kind's own keys when `network_kind` is given."""
   config = config_fields.defaults(RootConfig)
   for section, cls in section_classes(algorithm_name).items():
     config[section] = config_fields.defaults(cls) if cls is not None else {}
   config['algorithm'] = {'name': algorithm_name, **config['algorithm']}
+  if network_kind is not None:
+    return with_network_kind(config, network_kind)
   return config
+
+
+def with_network_kind(config, network_kind):
+  """The config with `network.kind` switched: the old kind's own keys dropped, the new
+  kind's defaults added (keys the sections share keep their values)."""
+  algorithm_name = config['algorithm']['name']
+  network = dict(config['network'])
+  old = network_kind_config(algorithm_name, network.get('kind'))
+  for key in config_fields.specs(old) if old is not None else ():
+    network.pop(key, None)
+  new = network_kind_config(algorithm_name, network_kind)
+  network.update(config_fields.defaults(new) if new is not None else {})
+  network['kind'] = network_kind
+  return dict(config, network=network)

@@ -16,14 +16,12 @@ row: the console's progress bar, TensorBoard (`train/`, `eval/`) and `metrics.js
 Pass your own with `InGraphBatchEnv(..., collectors=[...])`; a user collector needs no
 change to the package.
 
-`BalloonCollector` (the balloon's default) reports `twr50` (steps within 50 km / 960,
-BLE's TWR50 over the full episode) and `out_of_power_rate`, `envelope_burst_rate`,
-`zeropressure_rate` (the fraction of finished episodes that ended that way).
+An environment gives its default collectors through `agents.plugins.COLLECTORS`,
+keyed by its Gymnasium id (the balloon's report TWR50 and its failure rates:
+`agents.env.balloon.collectors`).
 """
 
-import numpy as np
-
-from agents.env.balloon import constants
+from agents import plugins
 
 
 class EpisodeCollector:
@@ -44,41 +42,6 @@ class EpisodeCollector:
     raise NotImplementedError
 
 
-class BalloonCollector(EpisodeCollector):
-  """TWR50 and the failure rates of the balloon's finished episodes."""
-
-  info_keys = ('distance_km', 'out_of_power', 'envelope_burst', 'zeropressure')
-  # The balloon's other infos are diagnostics (read them with `read_state` or `visualize`);
-  # training drops them on purpose.
-  ignored_info_keys = ('time_elapsed_s', 'battery_soc', 'pressure', 'superpressure', 'status',
-                       'effective_action', 'acs_power', 'solar_power', 'internal_temperature',
-                       'volume', 'mols_air', 'episode_seed')
-  FAILURES = ('out_of_power', 'envelope_burst', 'zeropressure')
-
-  def __init__(self, batch_size, episode_length=constants.EPISODE_STEPS):
-    self._episode_length = episode_length
-    self._within = np.zeros(batch_size, np.int64)
-    self._episodes = 0
-    self._sums = dict.fromkeys(('twr50',) + tuple(f'{name}_rate' for name in self.FAILURES), 0.0)
-
-  def reset(self, indices):
-    self._within[np.asarray(indices, np.intp)] = 0
-
-  def step(self, reward, terminated, truncated, infos):
-    del reward
-    self._within += np.asarray(infos['distance_km']) <= constants.STATION_RADIUS_KM
-    done = np.flatnonzero(np.asarray(terminated) | np.asarray(truncated))
-    if not len(done):
-      return
-    self._episodes += len(done)
-    self._sums['twr50'] += float(self._within[done].sum()) / self._episode_length
-    for name in self.FAILURES:
-      self._sums[f'{name}_rate'] += float(np.asarray(infos[name])[done].sum())
-
-  def totals(self):
-    return {name: (self._episodes, value) for name, value in self._sums.items()}
-
-
 def handled_info_keys(collectors):
   """Info keys the collectors read or drop on purpose (not warned about as dropped)."""
   keys = set()
@@ -89,11 +52,10 @@ def handled_info_keys(collectors):
 
 
 def for_environment(environment, batch_size):
-  """The default collectors of a config's `environment` section: the balloon's, else none."""
-  if environment['id'] == constants.BALLOON_ENV_ID:
-    return [BalloonCollector(batch_size, environment.get('max_episode_steps')
-                             or constants.EPISODE_STEPS)]
-  return []
+  """The default collectors of a config's `environment` section: those its id registers in
+  `agents.plugins.COLLECTORS` (a factory of (environment, batch_size)), else none."""
+  factory = plugins.COLLECTORS.find(environment['id'])
+  return list(factory(environment, batch_size)) if factory is not None else []
 
 
 def means(totals, mark):

@@ -1,44 +1,58 @@
-"""Tests for agents/tools/episode_collectors.py."""
+"""Tests of agents/tools/episode_collectors.py: the interface, the registry, the means."""
 
 import unittest
 
 import numpy as np
 
+from agents import plugins
 from agents.tools import episode_collectors
 
 
-def _infos(distance_km, out_of_power=(False, False)):
-  return {'distance_km': np.array(distance_km), 'out_of_power': np.array(out_of_power),
-          'envelope_burst': np.zeros(2, bool), 'zeropressure': np.zeros(2, bool)}
+class EpisodeCountCollector(episode_collectors.EpisodeCollector):
+  """Counts finished episodes and sums their lengths."""
+
+  info_keys = ('lives',)
+
+  def __init__(self, batch_size):
+    self.length = np.zeros(batch_size, np.int64)
+    self.finished = self.total = 0
+
+  def reset(self, indices):
+    self.length[indices] = 0
+
+  def step(self, reward, terminated, truncated, infos):
+    self.length += 1
+    done = np.flatnonzero(terminated | truncated)
+    self.finished += len(done)
+    self.total += int(self.length[done].sum())
+
+  def totals(self):
+    return {'length': (self.finished, float(self.total))}
 
 
-class BalloonCollectorTest(unittest.TestCase):
+class EpisodeCollectorsTest(unittest.TestCase):
 
-  def test_twr50_and_failure_rates_of_finished_episodes(self):
-    collector = episode_collectors.BalloonCollector(2, episode_length=4)
-    collector.reset(np.array([0, 1]))
-    no = np.zeros(2, bool)
-    collector.step(np.zeros(2), no, no, _infos([10.0, 80.0]))
-    collector.step(np.zeros(2), no, no, _infos([20.0, 40.0]))
-    # Balloon 1 runs out of power at its third step; balloon 0 flies its 4 steps.
-    collector.step(np.zeros(2), np.array([False, True]), no, _infos([60.0, 30.0], (False, True)))
+  def test_an_environment_gets_the_collectors_its_id_registers(self):
+    plugins.COLLECTORS.register(
+        'Counting-v0', lambda environment, batch_size: [EpisodeCountCollector(batch_size)])
+    self.addCleanup(plugins.COLLECTORS.unregister, 'Counting-v0')
+    collectors = episode_collectors.for_environment({'id': 'Counting-v0'}, 3)
+    self.assertIsInstance(collectors[0], EpisodeCountCollector)
+    self.assertEqual(collectors[0].length.shape, (3,))
+    self.assertEqual(episode_collectors.handled_info_keys(collectors), {'lives'})
+    self.assertEqual(episode_collectors.for_environment({'id': 'CartPole-v1'}, 3), [])
+
+  def test_means_are_over_the_episodes_since_the_mark(self):
+    collector = EpisodeCountCollector(2)
+    no, yes = np.zeros(2, bool), np.array([True, False])
+    collector.step(0, no, no, {})
+    collector.step(0, yes, no, {})
     mark = collector.totals()
-    collector.reset(np.array([1]))
-    collector.step(np.zeros(2), no, np.array([True, False]), _infos([30.0, 90.0]))
-    totals = collector.totals()
-    self.assertEqual(totals['twr50'], (2, 2 / 4 + 3 / 4))
-    self.assertEqual(totals['out_of_power_rate'], (2, 1.0))
-    means = episode_collectors.means(totals, mark)
-    self.assertEqual((means['twr50'], means['out_of_power_rate']), (3 / 4, 0.0))
-    self.assertEqual(episode_collectors.means(totals, totals)['twr50'], None)
-
-  def test_handled_keys_and_defaults(self):
-    collectors = episode_collectors.for_environment(
-        {'id': 'BalloonLearningEnvironment-v0', 'max_episode_steps': None}, 4)
-    self.assertEqual(len(collectors), 1)
-    self.assertIn('distance_km', episode_collectors.handled_info_keys(collectors))
-    self.assertIn('battery_soc', episode_collectors.handled_info_keys(collectors))
-    self.assertEqual(episode_collectors.for_environment({'id': 'CartPole-v1'}, 4), [])
+    collector.reset(np.array([0]))
+    collector.step(0, no, np.array([False, True]), {})
+    self.assertEqual(episode_collectors.means(collector.totals(), {}), {'length': 2.5})
+    self.assertEqual(episode_collectors.means(collector.totals(), mark), {'length': 3.0})
+    self.assertEqual(episode_collectors.means(mark, mark), {'length': None})
 
 
 if __name__ == '__main__':

@@ -8,11 +8,10 @@ and checking a config does not import TensorFlow.
 
 import dataclasses
 
+from agents import plugins
 from agents.config_fields import ConfigError, param
-from agents.env.balloon.constants import BALLOON_COLUMN_INDEX
 
 POLICY_OBJECTIVES = ('kl_penalty', 'clipped')
-NETWORK_KINDS = ('feed_forward', 'recurrent', 'column')
 ACTIVATIONS = ('tanh', 'relu', 'elu')
 MATMUL_DTYPES = ('float32', 'bfloat16')
 
@@ -48,37 +47,38 @@ class PPOConfig:
 
   @staticmethod
   def check_run(config):
-    """Refuses a `num_minibatches` that does not divide the rows of an update, and a
-    column policy's `column_stride` that would skip the balloon's own level."""
+    """Refuses a `num_minibatches` that does not divide the rows of an update."""
     hyperparameters = config['algorithm']
     check_minibatches(config['environment']['num_agents'], hyperparameters['segment_length'],
                       hyperparameters['num_minibatches'],
                       config['network']['kind'] == 'recurrent')
-    stride = config['network']['column_stride']
-    if config['network']['kind'] == 'column' and BALLOON_COLUMN_INDEX % stride:
-      raise ConfigError(f"Config key 'network.column_stride' = {stride} must divide "
-                        f'{BALLOON_COLUMN_INDEX}, so that the column policy reads the '
-                        "balloon's own level.")
 
 
 @dataclasses.dataclass(frozen=True)
 class NetworkConfig:
-  """The network of PPO: the `network` section of a run config."""
-  kind: str = param('feed_forward', 'feed-forward policy, a GRU policy (BatchPPO), or the '
-                    "balloon's level-shared wind-column policy", choices=NETWORK_KINDS)
+  """The network of PPO: the `network` section of a run config.
+
+  `kind` names a network of `plugins.NETWORKS` (the core's `feed_forward` and
+  `recurrent`, or one an environment registers); a kind may add keys of its own to the
+  section (its `NetworkEntry.config`).
+  """
+  kinds = plugins.NETWORKS  # Where `kind` is looked up (not a config key).
+
+  kind: str = param('feed_forward', 'a registered network kind: feed_forward, recurrent (a '
+                    'GRU policy, as BatchPPO has), or one an environment registers')
   policy_layers: tuple[int, ...] = param((64, 64), 'hidden sizes of the policy', low=1)
   value_layers: tuple[int, ...] = param((64, 64), 'hidden sizes of the value function', low=1)
   gru_units: int = param(64, 'GRU size of the recurrent policy', low=1)
-  column_layers: tuple[int, ...] = param((32, 32), 'hidden sizes of the column policy\'s '
-                                         'level-shared MLP', low=1)
-  column_stride: int = param(1, 'the column policy reads every k-th level of the wind column '
-                             '(k divides 180)', low=1)
-  column_summary: bool = param(False, "the column policy's level scores also see a summary "
-                               'of the whole column')
   activation: str = param('tanh', 'activation of the hidden layers', choices=ACTIVATIONS)
   init_std: float = param(1.0, 'initial std of the Gaussian policy', low=0, low_open=True)
   matmul_dtype: str = param('float32', 'dtype of the hidden layers\' matrix products '
                             '(weights, gradients and Adam stay float32)', choices=MATMUL_DTYPES)
+
+
+plugins.NETWORKS.register(
+    'feed_forward', plugins.NetworkEntry('agents.algorithms.ppo.networks:FeedForwardPolicy'))
+plugins.NETWORKS.register(
+    'recurrent', plugins.NetworkEntry('agents.algorithms.ppo.networks:RecurrentPolicy'))
 
 
 def check_minibatches(num_agents, segment_length, num_minibatches, recurrent):

@@ -21,6 +21,7 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
+from agents import plugins
 from agents.algorithms.ppo import config as config_lib
 from agents.algorithms.ppo import distributions
 
@@ -224,33 +225,24 @@ class RecurrentPolicy(PolicyValueNetwork):
     return self._head_to_params(head)
 
 
-def network_classes():
-  """The network kinds (config key "network.kind") and their classes."""
-  # The balloon's column policy builds on the classes above, so it is imported late.
-  from agents.algorithms.ppo import column_network  # pylint: disable=import-outside-toplevel
-  return {
-      'feed_forward': FeedForwardPolicy,
-      'recurrent': RecurrentPolicy,
-      'column': column_network.ColumnPolicy,
-  }
-
-
 def make_network(kind, observation_space, action_space, seed=0, **kwargs):
   """Builds the network registered under `kind` for the given spaces.
 
   Args:
-    kind: a key of `network_classes()` (config key "network.kind").
+    kind: a network kind of `agents.plugins.NETWORKS` (config key "network.kind").
     observation_space: a gymnasium Box; observations are flattened.
     action_space: a gymnasium Box or Discrete.
     seed: seed of the initial weights.
-    **kwargs: the keys of the config's `network` section but `kind`.
+    **kwargs: the keys of the config's `network` section but `kind` (the kind's own
+      keys included).
 
   Returns:
     The network module.
+
+  Raises:
+    PluginError: the kind is not registered (a `ValueError` naming "network.kind").
   """
-  classes = network_classes()
-  if kind not in classes:
-    raise ValueError(f'Unknown network {kind!r} (config key "network.kind"); '
-                     f'expected one of {sorted(classes)}.')
+  network_class = plugins.import_path(plugins.NETWORKS.get(kind).network,
+                                      f'network kind {kind!r}')
   observ_size = int(np.prod(observation_space.shape))
-  return classes[kind](observ_size, action_space, seed=seed, **kwargs)
+  return network_class(observ_size, action_space, seed=seed, **kwargs)

@@ -6,9 +6,14 @@ importing it.
 """
 
 from agents import plugins
+from agents.env.balloon import constants
 
 
 def register():
   """Registers the balloon's entries; calling it again changes nothing."""
-  # Entries are added here as the balloon's pieces move out of the core.
-  assert plugins.ENTRY_POINT_GROUP
+  plugins.NETWORKS.register('column', plugins.NetworkEntry(
+      'agents.env.balloon.column_network:ColumnPolicy',
+      'agents.env.balloon.column_network_config:ColumnNetworkConfig'))
+  plugins.CONFIGS.register('balloon', 'agents.env.balloon.configs:balloon')
+  plugins.COLLECTORS.register(constants.BALLOON_ENV_ID,
+                              'agents.env.balloon.collectors:default_collectors')

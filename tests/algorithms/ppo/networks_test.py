@@ -1,12 +1,14 @@
 """Tests of agents/algorithms/ppo/networks.py."""
 
+import dataclasses
 import unittest
 
 import gymnasium
 import numpy as np
 import tensorflow as tf
 
-from agents.algorithms.ppo import config, distributions, networks
+from agents import config_fields, configs, plugins
+from agents.algorithms.ppo import distributions, networks
 
 OBSERVATION_SPACE = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
 
@@ -48,11 +50,32 @@ class NetworksTest(unittest.TestCase):
       params, state = network.policy(observ[:, t], state)
       np.testing.assert_allclose(sequence[:, t], params.numpy(), rtol=1e-5, atol=1e-6)
 
-  def test_every_config_kind_has_a_class(self):
-    self.assertEqual(tuple(networks.network_classes()), config.NETWORK_KINDS)
+  def test_every_registered_kind_names_a_class_and_its_declared_keys(self):
+    self.assertTrue({'feed_forward', 'recurrent', 'column'} <= set(plugins.NETWORKS.names()))
+    for kind in plugins.NETWORKS.names():
+      entry = plugins.NETWORKS.get(kind)
+      self.assertTrue(issubclass(plugins.import_path(entry.network),
+                                 networks.PolicyValueNetwork), kind)
+      if entry.config is not None:
+        self.assertTrue(dataclasses.is_dataclass(plugins.import_path(entry.config)), kind)
+
+  def test_a_kind_registered_at_run_time_is_built_and_configured(self):
+    plugins.NETWORKS.register('narrow', plugins.NetworkEntry(
+        f'{__name__}:NarrowPolicy', f'{__name__}:NarrowConfig'))
+    self.addCleanup(plugins.NETWORKS.unregister, 'narrow')
+    network = networks.make_network('narrow', OBSERVATION_SPACE,
+                                    gymnasium.spaces.Discrete(2), width=3)
+    self.assertIsInstance(network, NarrowPolicy)
+    self.assertEqual(network.width, 3)
+    resolved = configs.resolve('cartpole', {'network.kind': 'narrow', 'network.width': 5})
+    self.assertEqual(resolved['network']['width'], 5)
+    self.assertNotIn('width', configs.resolve('cartpole')['network'])
+    with self.assertRaisesRegex(configs.ConfigError, "'network.width'"):
+      configs.resolve('cartpole', {'network.kind': 'narrow', 'network.width': 0})
 
   def test_unknown_network_and_space_name_the_culprit(self):
-    with self.assertRaisesRegex(ValueError, 'config key "network.kind"'):
+    with self.assertRaisesRegex(ValueError, "'network.kind' must be a registered network "
+                                            "kind, .*; got 'transformer'"):
       networks.make_network('transformer', OBSERVATION_SPACE, gymnasium.spaces.Discrete(2))
     with self.assertRaisesRegex(ValueError, 'Box and Discrete'):
       networks.make_network('feed_forward', OBSERVATION_SPACE,
@@ -90,6 +113,22 @@ class NetworksTest(unittest.TestCase):
                                    gymnasium.spaces.Discrete(2), seed=4)
     for a, b in zip(first.trainable_variables, second.trainable_variables):
       np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+
+@dataclasses.dataclass(frozen=True)
+class NarrowConfig:
+  """The one key of the test's network kind."""
+  width: int = config_fields.param(4, 'hidden width', low=1)
+
+
+class NarrowPolicy(networks.FeedForwardPolicy):
+  """A feed-forward policy of one hidden layer of `width` units."""
+
+  def __init__(self, observ_size, action_space, width=4, **kwargs):
+    kwargs.update(policy_layers=(width,), value_layers=(width,))
+    super().__init__(observ_size, action_space, **kwargs)
+    self.width = width
 
 
 if __name__ == '__main__':

@@ -1,4 +1,4 @@
-"""Tests of agents/algorithms/ppo/column_network.py."""
+"""Tests of agents/env/balloon/column_network.py."""
 
 import unittest
 
@@ -6,8 +6,8 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
-from agents.algorithms.ppo import column_network, networks
-from agents.env.balloon import constants
+from agents.algorithms.ppo import networks
+from agents.env.balloon import column_network, constants
 
 OBSERVATION_SPACE = gymnasium.spaces.Box(0.0, 1.0, (constants.OBSERVATION_SIZE,), np.float32)
 ACTIONS = gymnasium.spaces.Discrete(3)

@@ -1,0 +1,30 @@
+"""The keys the wind-column network adds to a run's `network` section (no TensorFlow).
+
+Registered with the network kind `column` by the balloon's plug-in, so that
+`--set network.kind=column` brings these keys, checked before anything is built.
+"""
+
+import dataclasses
+
+from agents.config_fields import ConfigError, param
+from agents.env.balloon.constants import BALLOON_COLUMN_INDEX
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnNetworkConfig:
+  """The wind-column policy's own keys of the `network` section."""
+  column_layers: tuple[int, ...] = param((32, 32), "hidden sizes of the column policy's "
+                                         'level-shared MLP', low=1)
+  column_stride: int = param(1, 'the column policy reads every k-th level of the wind column '
+                             f'(k divides {BALLOON_COLUMN_INDEX})', low=1)
+  column_summary: bool = param(False, "the column policy's level scores also see a summary "
+                               'of the whole column')
+
+  @staticmethod
+  def check_run(config):
+    """Refuses a `column_stride` that would skip the balloon's own level."""
+    stride = config['network']['column_stride']
+    if BALLOON_COLUMN_INDEX % stride:
+      raise ConfigError(f"Config key 'network.column_stride' = {stride} must divide "
+                        f'{BALLOON_COLUMN_INDEX}, so that the column policy reads the '
+                        "balloon's own level.")
