@@ -194,8 +194,13 @@ returning a list of `EpisodeCollector`s (environment: the config's `environment`
 EVALUATION = Registry('evaluation plug-in')
 """Evaluation of an environment beyond returns: Gymnasium id -> its evaluation plug-in."""
 
-SEARCH = Registry('search plug-in')
-"""Hyperparameter search of an environment: Gymnasium id -> its search spaces and objective."""
+SEARCH_SPACES = Registry('search space')
+"""Hyperparameter search spaces of named configs: config name -> a space (the plain-mapping
+form of `agents.experiment.search_space`, so that declaring one imports nothing)."""
+
+SEARCH_OBJECTIVES = Registry('search objective')
+"""Default search objectives: Gymnasium id -> `factory(config)` returning an objective,
+a function of a trial's `ExperimentManager` to a float that the search maximises."""
 
 TRAINING_EVALUATORS = Registry('training evaluator')
 """Evaluations run during training by the layers above the core: name -> factory.

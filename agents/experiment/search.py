@@ -23,6 +23,7 @@ import os
 import signal
 import threading
 
+from agents import plugins
 from agents.experiment import fitting, search_spaces, training_api
 from agents.experiment import search_space as search_space_lib
 
@@ -53,30 +54,11 @@ def mean_final_score(manager):
   return float(scores.mean())
 
 
-def twr50_objective(suite='tiny_eval'):
-  """An objective for balloon configs: mean TWR50 of the trial's fits on an evaluation suite.
-
-  Needs the evaluation API (`agents.evaluation`); `ExperimentManager.eval_agents`
-  raises NotImplementedError, naming it, when it is missing.
-  """
-  def objective(manager):
-    frame = manager.eval_agents(suite=suite)
-    return float(frame['twr50'].mean())
-  objective.__name__ = f'twr50_on_{suite}'
-  return objective
-
-
 def default_objective(config):
-  """TWR50 on 'tiny_eval' for balloon configs when `agents.evaluation` exists, else
-  `mean_final_score`."""
-  env_id = training_api.get(config, 'environment.id')
-  if 'Balloon' in env_id:
-    try:
-      import agents.evaluation  # noqa: F401
-    except ImportError:
-      return mean_final_score
-    return twr50_objective('tiny_eval')
-  return mean_final_score
+  """The objective the environment registers (`plugins.SEARCH_OBJECTIVES`, by its id; the
+  balloon's: TWR50 on 'tiny_eval'), else `mean_final_score`."""
+  factory = plugins.SEARCH_OBJECTIVES.find(training_api.get(config, 'environment.id'))
+  return factory(config) if factory is not None else mean_final_score
 
 
 def storage_url(directory):

@@ -3,9 +3,12 @@
 `optimize_hyperparams` searches `SEARCH_SPACES[config name]` unless given a
 space. Keys are dotted config keys; the ranges stay where the configs are
 known to train (e.g. PPO's learning rate within a decade of its default).
-This table moves beside the configs (`agents/configs/`) once they are nested.
+`SEARCH_SPACES` is the registry `agents.plugins.SEARCH_SPACES`: the generic
+configs' spaces are declared here, an environment's configs' by the environment
+(the balloon's in `agents.env.balloon.search`).
 """
 
+from agents import plugins
 from agents.experiment.search_space import Categorical, Int, LogUniform, Uniform
 
 _PPO = {
@@ -19,26 +22,18 @@ _PPO = {
     'algorithm.clip_ratio': Uniform(0.1, 0.3, when={'algorithm.policy_objective': 'clipped'}),
 }
 
-SEARCH_SPACES = {
-    'default': _PPO,
-    'pendulum': _PPO,
-    'cartpole': _PPO,
-    'balloon': {
-        'algorithm.learning_rate': LogUniform(5e-5, 1e-3),
-        'algorithm.entropy_coef': LogUniform(1e-3, 3e-2),
-        'algorithm.update_epochs': Int(2, 8),
-        'algorithm.discount': Categorical([0.99, 0.993, 0.996]),
-    },
-}
+SEARCH_SPACES = plugins.SEARCH_SPACES
+for _name in ('default', 'pendulum', 'cartpole'):
+  SEARCH_SPACES.register(_name, _PPO)
 
 
 def for_config(name):
-  """The declared search space of a named config.
+  """The declared search space of a named config (here, or registered by an environment).
 
   Raises:
     KeyError: no space is declared for that name (the message lists those that are).
   """
   if name not in SEARCH_SPACES:
     raise KeyError(f"No search space is declared for config {name!r}; declared: "
-                   f'{sorted(SEARCH_SPACES)}. Pass search_space=... instead.')
-  return SEARCH_SPACES[name]
+                   f'{SEARCH_SPACES.names()}. Pass search_space=... instead.')
+  return SEARCH_SPACES.get(name)

@@ -17,3 +17,6 @@ def register():
   plugins.CONFIGS.register('balloon', 'agents.env.balloon.configs:balloon')
   plugins.COLLECTORS.register(constants.BALLOON_ENV_ID,
                               'agents.env.balloon.collectors:default_collectors')
+  plugins.SEARCH_SPACES.register('balloon', 'agents.env.balloon.search:BALLOON_SPACE')
+  plugins.SEARCH_OBJECTIVES.register(constants.BALLOON_ENV_ID,
+                                     'agents.env.balloon.search:twr50_objective')

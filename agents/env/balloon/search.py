@@ -1,0 +1,24 @@
+"""The balloon's hyperparameter search: its configs' spaces and its default objective.
+
+Registered by the balloon's plug-in (`agents.plugins.SEARCH_SPACES`,
+`SEARCH_OBJECTIVES`). Spaces are in the plain-mapping form of
+`agents.experiment.search_space`, so declaring them imports nothing.
+"""
+
+BALLOON_SPACE = {
+    'algorithm.learning_rate': {'type': 'log_uniform', 'low': 5e-5, 'high': 1e-3},
+    'algorithm.entropy_coef': {'type': 'log_uniform', 'low': 1e-3, 'high': 3e-2},
+    'algorithm.update_epochs': {'type': 'int', 'low': 2, 'high': 8},
+    'algorithm.discount': {'type': 'categorical', 'choices': [0.99, 0.993, 0.996]},
+}
+
+
+def twr50_objective(config, suite='tiny_eval'):
+  """The default objective of balloon configs: the mean TWR50 of a trial's fits on `suite`
+  (flown by `ExperimentManager.eval_agents`)."""
+  del config
+
+  def objective(manager):
+    return float(manager.eval_agents(suite=suite)['twr50'].mean())
+  objective.__name__ = f'twr50_on_{suite}'
+  return objective
