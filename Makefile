@@ -22,6 +22,7 @@ train: install
 
 lint: install
 	$(VENV)/bin/ruff check agents tests bench
+	$(VENV)/bin/lint-imports --no-cache
 
 test: lint
 	$(PY) -m tests.run_all

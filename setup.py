@@ -41,7 +41,7 @@ setuptools.setup(
         # (python -m agents.scripts.evaluate --ray).
         'ray': ['ray>=2.9'],
         # Everything the test suite and the linter need.
-        'test': ['ruff>=0.6', 'scipy>=1.11', 'matplotlib>=3.7', 'imageio>=2.30',
+        'test': ['ruff>=0.6', 'import-linter>=2.0', 'scipy>=1.11', 'matplotlib>=3.7', 'imageio>=2.30',
                  'imageio-ffmpeg>=0.4', 'pygame>=2.1', 'pandas>=2.0', 'optuna>=4.0',
                  'rliable>=1.0', 'adastop>=0.1', 'ray>=2.9'],
         # Peers that the benchmarks compare against.
@@ -53,6 +53,7 @@ setuptools.setup(
             'agents-visualize=agents.scripts.visualize:main',
             'agents-experiment=agents.scripts.experiment:main',
             'agents-evaluate=agents.scripts.evaluate:main',
+            'agents-export=agents.scripts.export:main',
         ],
         'gymnasium.envs': ['__root__=agents.env.registration:register_all'],
         # The balloon plugs into the framework's registries (agents.plugins).

@@ -12,12 +12,17 @@ package and must stay free of TensorFlow):
 - `agents.training`: `train(config, run_dir)`, resume included;
 - `agents.algorithms`: `InGraphAlgorithm`, the registry, PPO, the random agent;
 - `agents.tools`: `BatchEnv`, `ExternalProcess`, `InGraphBatchEnv`, `FusedStep`,
-  `simulate`, `Loop`.
+  `simulate`, `Loop`;
+- `agents.plugins`: the registries environments plug into (networks, configs,
+  collectors, search spaces);
+- `agents.evaluation`: suites of seeded episodes, results and their statistics;
+- `agents.experiment`: `ExperimentManager`, many fits, searches and comparisons.
 """
 
 import importlib
 
-_MODULES = ('algorithms', 'builders', 'config_fields', 'configs', 'env', 'tools', 'training')
+_MODULES = ('algorithms', 'builders', 'config_fields', 'configs', 'env', 'evaluation',
+            'experiment', 'plugins', 'tools', 'training')
 
 __all__ = list(_MODULES)
 

@@ -21,6 +21,17 @@ class PackageTest(unittest.TestCase):
     self.assertEqual(agents.configs.__name__, 'agents.configs')
     self.assertEqual(agents.training.__name__, 'agents.training')
 
+  def test_every_layer_is_an_entry_point_and_every_command_line_a_console_script(self):
+    self.assertEqual(agents.evaluation.__name__, 'agents.evaluation')
+    self.assertEqual(agents.experiment.__name__, 'agents.experiment')
+    self.assertEqual(agents.plugins.__name__, 'agents.plugins')
+    import importlib.metadata
+    scripts = {entry.value for entry in importlib.metadata.entry_points(
+        group='console_scripts') if entry.value.startswith('agents.scripts.')}
+    commands = sorted(name[:-3] for name in os.listdir(os.path.join(ROOT, 'agents', 'scripts'))
+                      if name.endswith('.py') and name != '__init__.py')
+    self.assertEqual(sorted(scripts), [f'agents.scripts.{name}:main' for name in commands])
+
   def test_resolving_a_config_does_not_import_tensorflow(self):
     script = ('import sys; from agents import configs; configs.resolve("balloon"); '
               'print("tensorflow" in sys.modules)')

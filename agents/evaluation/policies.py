@@ -227,8 +227,11 @@ def resolve_checkpoint(run_dir, checkpoint=None):
     if not os.path.exists(path + '.index'):
       raise EvaluationError(f'checkpoint {path} does not exist (no {path}.index).')
     return path
-  import tensorflow as tf
-  path = tf.train.latest_checkpoint(directory) if os.path.isdir(directory) else None
+  from agents.tools import checkpoints
+  try:
+    path = checkpoints.newest_readable(directory) if os.path.isdir(directory) else None
+  except checkpoints.CheckpointError as error:
+    raise EvaluationError(str(error)) from None
   if path is None:
     raise EvaluationError(f'run directory {run_dir} has no checkpoint in {directory}.')
   return path
@@ -291,17 +294,10 @@ def _restore_policy(run_dir, path):
   The module is what the run exports as its SavedModel (for PPO: the network and the
   observation normaliser, any batch size), kept in memory.
   """
-  try:
-    from agents import builders
-  except ImportError:
-    builders = None
-  if builders is not None and hasattr(builders, 'restore_algorithm'):
-    config, algorithm, observation_space, _ = builders.restore_algorithm(
-        run_dir, path, is_training=False)
-    return config, algorithm.export_policy(observation_space), observation_space
-  from agents.scripts import export
-  config, algorithm, observation_space, _ = export.restore_algorithm(run_dir, path)
-  return config, export.ExportedPolicy(algorithm, observation_space), observation_space
+  from agents import builders
+  config, algorithm, observation_space, _ = builders.restore_algorithm(
+      run_dir, path, is_training=False)
+  return config, algorithm.export_policy(observation_space), observation_space
 
 
 def load_saved_model(path):

@@ -244,13 +244,14 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
   if continue_previous:
     _requeue_cut_off_trials(study)
 
-  from agents.experiment import manager as manager_lib
   trials_dir = os.path.join(manager.directory, 'trials')
   per_trial_workers = max(1, (manager.max_workers or os.cpu_count() or 1) // n_workers)
 
   def run_trial(trial):
     params = search_space_lib.sample(trial, space)
-    child = manager_lib.ExperimentManager(
+    # A trial is an experiment of the manager's own class (no import of the manager
+    # module here: it imports this one).
+    child = type(manager)(
         manager.config, n_fit=n_fit, fit_budget=budget, output_dir=trials_dir,
         parallelization=manager.parallelization, max_workers=per_trial_workers,
         seed=manager.seed_entropy, overrides=params, name=trial_name(params),

@@ -6,11 +6,13 @@ importing it.
 """
 
 from agents import plugins
+from agents.env import registration
 from agents.env.balloon import constants
 
 
 def register():
   """Registers the balloon's entries; calling it again changes nothing."""
+  registration.register_all()  # its Gymnasium id, for processes that never import agents.env
   plugins.NETWORKS.register('column', plugins.NetworkEntry(
       'agents.env.balloon.column_network:ColumnPolicy',
       'agents.env.balloon.column_network_config:ColumnNetworkConfig'))

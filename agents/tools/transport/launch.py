@@ -20,8 +20,7 @@ from agents.tools.transport import wire
 from agents.tools.transport import worker as worker_lib
 
 # Modules the forkserver imports once, so every worker it forks starts warm.
-FORKSERVER_PRELOAD = ['numpy', 'gymnasium', 'cloudpickle', 'agents.tools.transport.worker',
-                      *worker_lib.REGISTERING_MODULES]
+FORKSERVER_PRELOAD = ['numpy', 'gymnasium', 'cloudpickle', 'agents.tools.transport.worker']
 
 
 def default_context():

@@ -14,7 +14,6 @@ and ends the process. The forkserver and the resource tracker then exit by
 themselves, since nothing holds them any more.
 """
 
-import importlib
 import os
 import select
 import signal
@@ -26,14 +25,10 @@ import cloudpickle
 import gymnasium
 import numpy as np
 
+from agents import plugins
 from agents.tools import slab as slab_lib
 from agents.tools.transport import channel as channel_lib
 from agents.tools.transport import shared_block, wire
-
-# Modules that register the framework's Gymnasium ids; every worker imports them, so
-# `gymnasium.make('BalloonLearningEnvironment-v0')` resolves in a worker even when the
-# parent never imported them. An ImportError leaves them out.
-REGISTERING_MODULES = ('agents.env',)
 
 # Exit code of a worker ended by its watchdog because the parent died.
 ORPHAN_EXIT_CODE = 75
@@ -168,12 +163,12 @@ class Watchdog:
 
 
 def install_registry(registry):
-  """Registers the framework's ids and the parent's registrations this process lacks."""
-  for name in REGISTERING_MODULES:
-    try:
-      importlib.import_module(name)
-    except ImportError:
-      pass
+  """Registers the plug-ins' Gymnasium ids and the parent's registrations this process
+  lacks, so an environment's id resolves in a worker even when the parent never made it."""
+  try:
+    plugins.load_plugins()
+  except plugins.PluginError:
+    pass  # A broken plug-in is reported where it is used, in the parent.
   for data in registry:
     try:
       spec = cloudpickle.loads(data)
