@@ -122,5 +122,23 @@ class TrainedPolicyTest(unittest.TestCase):
       policies.make_policy(f'run:{tiny_balloon_run()}', 2, checkpoint='ckpt-999')
 
 
+  def test_a_damaged_newest_checkpoint_is_skipped_for_the_one_before(self):
+    import shutil
+    run_dir = tempfile.mkdtemp(prefix='damaged-')
+    shutil.copytree(tiny_run.tiny_run()[0], run_dir, dirs_exist_ok=True)  # 2 checkpoints
+    directory = os.path.join(run_dir, 'checkpoints')
+    prefixes = sorted({name.split('.')[0] for name in os.listdir(directory)
+                       if name.startswith('ckpt-')}, key=lambda name: int(name[5:]))
+    self.assertGreaterEqual(len(prefixes), 2)
+    data = [name for name in os.listdir(directory)
+            if name.startswith(prefixes[-1] + '.data')][0]
+    with open(os.path.join(directory, data), 'r+b') as file:
+      file.truncate(8)
+    with self.assertLogs('agents', logging.WARNING) as logs:
+      path = policies.resolve_checkpoint(run_dir)
+    self.assertEqual(os.path.basename(path), prefixes[-2])
+    self.assertIn(f'Skipped checkpoint {os.path.join(directory, prefixes[-1])}',
+                  logs.output[0])
+
 if __name__ == '__main__':
   unittest.main()
