@@ -18,7 +18,7 @@ import logging
 import os
 
 from agents import builders, configs, plugins
-from agents.tools import interrupts
+from agents.tools import directory_lock, interrupts
 
 _LOG = logging.getLogger(__name__)
 
@@ -196,7 +196,20 @@ def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
 
   Raises:
     ConfigError: a bad config, or one that a resumed run cannot take.
+    DirectoryBusyError: another process is training in `run_dir` (nothing is touched).
   """
+  created = not os.path.exists(run_dir)
+  try:
+    with directory_lock.hold(run_dir, 'training run'):
+      return _train(config, run_dir, quiet, export_policy, collectors)
+  except configs.ConfigError:
+    if created and os.path.isdir(run_dir) and not os.listdir(run_dir):
+      os.rmdir(run_dir)  # Refused before anything was written: leave no empty folder.
+    raise
+
+
+def _train(config, run_dir, quiet=False, export_policy=True, collectors=()):
+  """`train` inside the hold of its run directory."""
   import tensorflow as tf
 
   from agents.tools import in_graph_batch_env

@@ -11,6 +11,7 @@ from agents.evaluation import plots, runner, statistics
 from agents.evaluation import results as results_lib
 from agents.evaluation import suites as suites_lib
 from agents.evaluation.errors import EvaluationError
+from agents.tools import directory_lock
 
 
 def evaluate(agent, suite, output_dir, num_shards=1, shard_index=None, workers=2,
@@ -46,6 +47,33 @@ def evaluate(agent, suite, output_dir, num_shards=1, shard_index=None, workers=2
   """
   if isinstance(suite, str):
     suite = suites_lib.get_suite(suite)
+  runner.check_sizes(workers, slab_size)
+  if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+    raise EvaluationError(f'--output_dir {output_dir} is a file, not a folder.')
+  created = not os.path.exists(output_dir)
+  try:
+    with directory_lock.hold(output_dir, 'evaluation output folder'):
+      return _evaluate(agent, suite, output_dir, num_shards, shard_index, workers, use_ray,
+                       ray_address, slab_size, flight_paths, checkpoint, overwrite, progress,
+                       artifacts, gallery)
+  except directory_lock.DirectoryBusyError as error:
+    raise EvaluationError(str(error)) from None
+  finally:
+    if created:
+      _remove_if_empty(output_dir)
+
+
+def _remove_if_empty(output_dir):
+  """Removes a folder this evaluation created when it holds nothing."""
+  try:
+    os.rmdir(output_dir)
+  except OSError:
+    pass  # Not empty (results to keep), or already gone.
+
+
+def _evaluate(agent, suite, output_dir, num_shards, shard_index, workers, use_ray,
+              ray_address, slab_size, flight_paths, checkpoint, overwrite, progress,
+              artifacts, gallery):
   if use_ray or ray_address:
     from agents.evaluation import ray_runner
     indices = None if shard_index is None else [shard_index]

@@ -22,6 +22,7 @@ from agents.env.balloon.env import BalloonVectorEnv
 from agents.evaluation import policies as policies_lib
 from agents.evaluation import results as results_lib
 from agents.evaluation import suites as suites_lib
+from agents.evaluation.errors import EvaluationError
 
 DEFAULT_SLAB_SIZE = 1024  # balloons per worker process (bench/evaluation_fleets.py)
 SAVE_EVERY_S = 10.0
@@ -39,6 +40,19 @@ class FlightPathSlab(BalloonVectorEnv):
 def _make_slab(num_envs, episode_length, wind, flight_paths):
   cls = FlightPathSlab if flight_paths else BalloonVectorEnv
   return cls(num_envs, max_episode_steps=episode_length, wind=wind)
+
+
+def check_sizes(workers, slab_size):
+  """Refuses a negative number of workers or a slab of fewer than one balloon.
+
+  Raises:
+    EvaluationError: naming the value.
+  """
+  if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+    raise EvaluationError(f'--workers must be an integer >= 0 (0: in this process), got '
+                          f'{workers!r}.')
+  if isinstance(slab_size, bool) or not isinstance(slab_size, int) or slab_size < 1:
+    raise EvaluationError(f'--slab_size must be an integer >= 1, got {slab_size!r}.')
 
 
 def slab_sizes(num_seeds, workers, slab_size=DEFAULT_SLAB_SIZE):
@@ -203,6 +217,7 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
   Returns:
     list of EvaluationResult.
   """
+  check_sizes(workers, slab_size)
   seeds = [int(seed) for seed in seeds]
   if not seeds:
     return []

@@ -26,6 +26,7 @@ import numpy as np
 
 from agents.experiment import fitting, manifest, training_api, writer_data
 from agents.experiment import threads as threads_lib
+from agents.tools import directory_lock
 
 _LOG = logging.getLogger(__name__)
 
@@ -201,7 +202,15 @@ class ExperimentManager:
 
     Raises:
       KeyboardInterrupt: after a Ctrl-C, with every finished fit kept.
+      ExperimentError: another process is fitting this experiment (nothing is touched).
     """
+    try:
+      with directory_lock.hold(self.directory, 'experiment'):
+        return self._fit(budget)
+    except directory_lock.DirectoryBusyError as error:
+      raise ExperimentError(str(error)) from None
+
+  def _fit(self, budget):
     if budget is not None:
       self.fit_budget = _check_budget(budget, 'budget')
     todo = [fit['index'] for fit in self.fits

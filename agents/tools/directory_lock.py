@@ -3,20 +3,16 @@
     with directory_lock.hold(run_dir, 'training run'):
       ...   # a second process that tries the same directory gets DirectoryBusyError
 
-The lock is an advisory `flock` on `<directory>/.lock`, which records the holder's pid
-and command line for the error message. The kernel releases it when the holder exits,
-however it exits (SIGKILL included), so a crashed run never leaves a stale lock behind.
-A refused process has written nothing: the lock is taken before anything else.
-Holds nest within one process (the train command holds its run, and so does
-`training.train` inside it).
+The lock is an advisory `flock` on the directory itself, so taking it writes nothing,
+and the kernel releases it when the holder exits, however it exits (SIGKILL
+included): a crashed run never leaves a stale lock behind. The error names the
+holder's pid and command line (read from /proc/locks on Linux). Holds nest within one
+process (the train command holds its run, and so does `training.train` inside it).
 """
 
 import contextlib
 import fcntl
 import os
-import sys
-
-LOCK_NAME = '.lock'
 
 _held = {}  # real path -> how many nested holds of this process
 
@@ -45,18 +41,15 @@ def hold(directory, what='directory'):
     finally:
       _held[key] -= 1
     return
-  path = os.path.join(directory, LOCK_NAME)
-  descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+  descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
   try:
     try:
       fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-      holder = os.pread(descriptor, 4096, 0).decode(errors='replace').strip()
       raise DirectoryBusyError(
           f'{what.capitalize()} {directory} is in use by another process '
-          f'({holder or "unknown"}); wait for it to end or pick another directory.') from None
-    os.ftruncate(descriptor, 0)
-    os.pwrite(descriptor, f'pid {os.getpid()}: {" ".join(sys.argv)[:400]}'.encode(), 0)
+          f'({_holder(os.fstat(descriptor).st_ino)}); wait for it to end or pick another '
+          'directory.') from None
     _held[key] = 1
     try:
       yield
@@ -64,3 +57,28 @@ def hold(directory, what='directory'):
       del _held[key]
   finally:
     os.close(descriptor)  # Closing releases the lock.
+
+
+def _holder(inode):
+  """'pid N: command line' of the process holding a flock on `inode`, if the system says."""
+  try:
+    with open('/proc/locks') as locks:
+      for line in locks:  # '1: FLOCK  ADVISORY  WRITE <pid> <major>:<minor>:<inode> 0 EOF'
+        fields = line.split()
+        if 'FLOCK' not in fields or '->' in fields:
+          continue
+        position = fields.index('FLOCK')
+        pid, where = fields[position + 3:position + 5]
+        if where.rsplit(':', 1)[-1] == str(inode):
+          return f'pid {pid}: {_command_line(pid)}'
+  except OSError:
+    pass
+  return 'holder unknown'
+
+
+def _command_line(pid):
+  try:
+    with open(f'/proc/{pid}/cmdline', 'rb') as file:
+      return ' '.join(file.read().replace(b'\0', b' ').decode(errors='replace').split())[:400]
+  except OSError:
+    return 'command line unknown'

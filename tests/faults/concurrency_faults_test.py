@@ -67,5 +67,31 @@ class TrainingRunConcurrencyTest(unittest.TestCase):
     self.assertEqual(steps, sorted(set(steps)))
 
 
+
+class ExperimentConcurrencyTest(unittest.TestCase):
+
+  def test_a_second_manager_of_one_experiment_refuses_in_one_line_and_touches_nothing(self):
+    output_dir = tempfile.mkdtemp()
+    experiment_dir = os.path.join(output_dir, 'cartpole')
+    holder = subprocess.Popen(
+        [sys.executable, '-c', 'import sys, time\nfrom agents.tools import directory_lock\n'
+         'with directory_lock.hold(sys.argv[1], "experiment"):\n'
+         '  print("held", flush=True); time.sleep(60)', experiment_dir],
+        stdout=subprocess.PIPE, text=True, env=_environment())
+    self.addCleanup(holder.stdout.close)
+    self.addCleanup(holder.wait)
+    self.addCleanup(holder.kill)
+    self.assertEqual(holder.stdout.readline().strip(), 'held')
+    result = subprocess.run(
+        [sys.executable, '-m', 'agents.scripts.experiment', 'fit', '--config=cartpole',
+         f'--output_dir={output_dir}', '--budget=64', '--n_fit=1'],
+        env=_environment(), capture_output=True, text=True, timeout=_TIMEOUT)
+    self.assertEqual(result.returncode, 2, result.stderr)
+    self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+    self.assertIn(f'Experiment {experiment_dir} is in use by another process (pid '
+                  f'{holder.pid}', result.stderr)
+    self.assertEqual(os.listdir(experiment_dir), [])
+
+
 if __name__ == '__main__':
   unittest.main()
