@@ -22,7 +22,7 @@ import logging
 import os
 import sys
 
-from ruamel.yaml import YAML
+from agents.configs import parse_override
 
 _PROG = 'agents.scripts.experiment'
 
@@ -36,20 +36,6 @@ class _OneLineArgumentParser(argparse.ArgumentParser):
 
 class UsageError(ValueError):
   """A flag's value is malformed."""
-
-
-def parse_override(text):
-  """Parses `key=value` (dotted key, YAML value; '1e-3' is a float)."""
-  if '=' not in text:
-    raise UsageError(f"--set {text!r} must look like section.key=value.")
-  key, raw = text.split('=', 1)
-  value = YAML(typ='safe', pure=True).load(raw) if raw.strip() else None
-  if isinstance(value, str):
-    try:
-      value = float(value)
-    except ValueError:
-      pass
-  return key.strip(), value
 
 
 def _references(texts):

@@ -44,5 +44,18 @@ class ExperimentFaultsTest(unittest.TestCase):
     with open(file.name) as kept:
       self.assertEqual(kept.read(), 'keep me')
 
+  def test_a_set_that_is_not_plain_yaml_is_one_line(self):
+    empty = tempfile.mkdtemp()
+    for value, fragment in (('[1', 'not a plain YAML value'),
+                            ('!!python/object/apply:os.system [true]', 'not a plain YAML')):
+      with self.subTest(value=value):
+        code, stderr = run_experiment('fit', '--config=cartpole', f'--output_dir={empty}',
+                                      '--set', f'network.policy_layers={value}')
+        self.assertEqual(code, 2, stderr)
+        self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
+        self.assertIn(fragment, stderr)
+    self.assertEqual(os.listdir(empty), [])
+
+
 if __name__ == '__main__':
   unittest.main()

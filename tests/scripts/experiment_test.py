@@ -7,6 +7,7 @@ import os
 import tempfile
 import unittest
 
+from agents import configs
 from agents.experiment import manager
 from agents.scripts import experiment
 from tests.experiment import tiny
@@ -97,12 +98,10 @@ class ExperimentScriptTest(unittest.TestCase):
         self.assertEqual(len(err.strip().splitlines()), 1, err)
     self.assertEqual(os.listdir(empty), [])  # Nothing written by refused commands.
 
-  def test_parse_override(self):
-    self.assertEqual(experiment.parse_override('algorithm.learning_rate=1e-3'),
-                     ('algorithm.learning_rate', 1e-3))
+  def test_overrides_are_parsed_as_train_parses_them(self):
+    self.assertIs(experiment.parse_override, configs.parse_override)
     self.assertEqual(experiment.parse_override('network.policy_layers=[8, 8]'),
                      ('network.policy_layers', [8, 8]))
-
 
 if __name__ == '__main__':
   unittest.main()
