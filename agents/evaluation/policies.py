@@ -316,11 +316,27 @@ def load_saved_model(path):
 def _saved_model(path):
   """`load_saved_model`, refusing a model that does not take the balloon's observations."""
   model = load_saved_model(path)
-  shape = _input_shape(model.action)
-  if shape is not None and tuple(shape[1:]) != (constants.OBSERVATION_SIZE,):
-    raise EvaluationError(f'savedmodel:{path} takes observations of shape {tuple(shape)}, not '
-                          f'[B, {constants.OBSERVATION_SIZE}] (the balloon).')
+  check_observation_shape(model, path, (constants.OBSERVATION_SIZE,), 'the balloon')
   return model
+
+
+def check_observation_shape(model, path, observation_space, environment):
+  """Refuses a SavedModel whose `action` takes observations of another shape.
+
+  Args:
+    model: the loaded SavedModel.
+    path: its directory, for the message.
+    observation_space: the environment's observation space (or its shape).
+    environment: what the environment is, for the message.
+
+  Raises:
+    EvaluationError: naming both shapes.
+  """
+  expected = tuple(getattr(observation_space, 'shape', observation_space))
+  shape = _input_shape(model.action)
+  if shape is not None and tuple(shape[1:]) != expected:
+    raise EvaluationError(f'savedmodel:{path} takes observations of shape '
+                          f'{[None, *shape[1:]]}, not {[None, *expected]} ({environment}).')
 
 
 def _input_shape(function):

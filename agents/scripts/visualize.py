@@ -30,6 +30,8 @@ import sys
 
 import numpy as np
 
+from agents.env.balloon.constants import BALLOON_ENV_ID
+
 
 class _OneLineArgumentParser(argparse.ArgumentParser):
   def error(self, message):
@@ -96,8 +98,18 @@ def _saved_model_policy(path, config_name):
     model = policies.load_saved_model(path)
   except errors.EvaluationError as error:
     raise configs.ConfigError(str(error)) from None
+  config = configs.resolve(config_name)
+  from agents import builders
+  probe = builders.make_env(config)
+  try:
+    policies.check_observation_shape(model, path, probe.observation_space,
+                                     f"the environment of config {config_name!r}")
+  except errors.EvaluationError as error:
+    raise configs.ConfigError(str(error)) from None
+  finally:
+    probe.close()
   policy = policies.TensorFlowPolicy(model, 1, hasattr(model, 'initial_state'))
-  return policy, configs.resolve(config_name)
+  return policy, config
 
 
 def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=None,
@@ -129,7 +141,7 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
     policy, config = _run_policy(run_dir, checkpoint)
   else:
     policy, config = _saved_model_policy(savedmodel, config_name)
-  is_balloon = config['environment']['id'] == configs.BALLOON_ENV_ID
+  is_balloon = config['environment']['id'] == BALLOON_ENV_ID
   # The balloon is shown with BLE's reward, as evaluation flies it.
   env_kwargs = {'progress_reward': 0.0} if is_balloon else {}
   os.makedirs(outdir, exist_ok=True)
