@@ -191,8 +191,9 @@ def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
 
   Returns:
     dict(step=..., interrupted=..., mean_score=..., run_dir=..., signal=...), where
-    `signal` names the signal that interrupted the run ('SIGINT', 'SIGTERM'), or
-    is None.
+    `mean_score` is the run's score as metrics.jsonl holds it (the last logged training
+    mean score; every run ends on a logged row) and `signal` names the signal that
+    interrupted the run ('SIGINT', 'SIGTERM'), or is None.
 
   Raises:
     ConfigError: a bad config, or one that a resumed run cannot take.
@@ -254,13 +255,17 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=()):
       except _StopRequestedError:
         interrupted = True
         step = int(loop.step.numpy())
+        loop.log_pending()
         path = loop.save_checkpoint()
         reporter.bar.write(f'Interrupted at step {step}; saved checkpoint {path}.')
       reporter.bar.update(max(0, step - reporter.bar.n))
       reporter.bar.close()
       if export_policy and not interrupted:
         save_policy(algorithm, batch_env.observation_space, os.path.join(run_dir, 'policy'))
-      return dict(step=step, interrupted=interrupted, mean_score=reporter.mean_score,
+      # The score that metrics.jsonl holds, as every reader of the run sees it.
+      from agents.tools import metrics_writer
+      return dict(step=step, interrupted=interrupted,
+                  mean_score=metrics_writer.final_score(loop.metrics.path),
                   run_dir=run_dir, signal=stop_flag.signal_name if interrupted else None)
     finally:
       if batch_env is not None:

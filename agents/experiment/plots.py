@@ -12,6 +12,10 @@ import numpy as np
 import scipy.stats
 
 
+class NothingToPlotError(ValueError):
+  """No fit of the experiments logged the value asked for."""
+
+
 def curves(frame, tag, phase='train', smooth=1):
   """The fits' values of `tag` on a common step grid, one column per fit.
 
@@ -94,7 +98,9 @@ def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, t
     drawn += 1
   if not drawn:
     tags = sorted(set().union(*(set(f.loc[f['phase'] == phase, 'tag']) for f in frames)))
-    raise ValueError(f"No experiment logged '{tag}' in phase '{phase}'; logged tags: {tags}.")
+    raise NothingToPlotError(
+        f"No fit logged '{tag}' in phase '{phase}' (logged: {tags}); a fit whose episodes "
+        'never end within its budget logs no score: raise the budget.')
   for index, (label, value) in enumerate((references or {}).items()):
     ax.axhline(float(value), color=f'C{(drawn + index) % 10}', linestyle='--', linewidth=1,
                label=f'{label} ({float(value):g})')

@@ -187,11 +187,12 @@ def main(argv=None):
   for name in ('tensorflow', 'absl'):
     logging.getLogger(name).setLevel(logging.WARNING)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-  from agents.experiment import comparison, manifest, search, search_space, training_api
+  from agents.experiment import comparison, manifest, plots, search, search_space, training_api
   from agents.experiment import manager as manager_lib
   bad_input = (UsageError, training_api.ConfigError, manager_lib.ExperimentError,
                manifest.NotAnExperimentError, search.SearchError,
-               search_space.SearchSpaceError, comparison.ComparisonError)
+               search_space.SearchSpaceError, comparison.ComparisonError,
+               plots.NothingToPlotError)
   try:
     return run(args)
   except bad_input as error:

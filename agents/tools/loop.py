@@ -130,6 +130,7 @@ class Loop:
     self._checkpoint = None
     self._manager = None
     self._last_saved_step = None
+    self._unlogged = None  # (phase, step, phase step) run since the last logged row
     self.metrics = metrics_writer_lib.MetricsWriter(os.path.join(logdir, 'metrics.jsonl'))
 
   @property
@@ -245,6 +246,7 @@ class Loop:
       self.restore()
     step = int(self.step.numpy())
     current = None
+    self._unlogged = None
     while step < max_step:
       phase, phase_step, left_in_phase = self._find_phase(step)
       force_reset = phase is not current
@@ -263,6 +265,8 @@ class Loop:
       self._should_log.assign(log_due)
       phase.fused_step(force_reset, batch_steps)
       step = int(self.step.numpy())
+      # The steps since the phase's last row, logged by `log_pending` if the run ends.
+      self._unlogged = None if log_due else (phase, step, phase_step + moved)
       if log_due:
         self._log(phase, step, phase_step + moved)
       if _crosses(phase_step, moved, phase.report_every):
@@ -271,11 +275,23 @@ class Loop:
         (on_report or _log_report)(row)
       if phase.checkpoint_every and _crosses(phase_step, moved, phase.checkpoint_every):
         self.save_checkpoint()
+    self.log_pending()
     if self._last_saved_step != step:
       self.save_checkpoint()
     for phase in self._phases:
       phase.writer.flush()
     return step
+
+  def log_pending(self):
+    """Logs the row of the steps run since the last row, if any (the end of a run).
+
+    Every run, finished or stopped, thus ends on a logged row, so that its last score
+    is one that metrics.jsonl (and everything reading it) holds.
+    """
+    if self._unlogged is not None:
+      phase, step, phase_step = self._unlogged
+      self._unlogged = None
+      self._log(phase, step, phase_step)
 
   def _build_checkpoint(self):
     if not self._phases:

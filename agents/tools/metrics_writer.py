@@ -64,6 +64,19 @@ class MetricsWriter:
     os.replace(temporary, self.path)
 
 
+def final_score(path, phase='train', tag='mean_score'):
+  """A run's score: the last non-null `tag` of its `phase` rows in metrics.jsonl, or None.
+
+  The one definition of a run's final score: training returns it, and the experiment
+  manager's tables, comparisons and plots read the same rows.
+  """
+  if not os.path.exists(path):
+    return None
+  values = [row[tag] for row in read_metrics(path)
+            if row.get('phase') == phase and row.get(tag) is not None]
+  return values[-1] if values else None
+
+
 def read_metrics(path):
   """Reads all complete rows of a metrics file.
 

@@ -1,0 +1,50 @@
+"""A fit's score has one definition: the last mean score its metrics.jsonl holds, which
+the fit table, `final_scores`, `compare` and `plot` all read (issue 26, defect 12)."""
+
+import tempfile
+import unittest
+
+import numpy as np
+
+from agents.experiment import comparison, manager
+
+# A budget below the log interval: before, such a fit logged no row at all.
+_SHORT = {'environment.num_agents': 2, 'algorithm.segment_length': 16,
+          'algorithm.num_minibatches': 2, 'algorithm.update_epochs': 1,
+          'loop.steps_per_call': 16, 'loop.log_every': 10_240,
+          'loop.checkpoint_every': 10_240, 'network.policy_layers': [8],
+          'network.value_layers': [8]}
+
+
+def _experiment(output_dir, name, budget):
+  return manager.ExperimentManager('cartpole', n_fit=2, fit_budget=budget, output_dir=output_dir,
+                                   parallelization='inline', overrides=_SHORT, name=name,
+                                   seed=7, quiet=True)
+
+
+class FitScoresTest(unittest.TestCase):
+
+  def test_the_table_final_scores_compare_and_plot_agree_on_a_short_fit(self):
+    output_dir = tempfile.mkdtemp()
+    experiments = [_experiment(output_dir, name, 1024) for name in ('a', 'b')]
+    for experiment in experiments:
+      table = experiment.fit()
+      final = experiment.final_scores()
+      self.assertTrue(np.all(np.isfinite(final)), final)
+      np.testing.assert_allclose(table['mean_score'].to_numpy(dtype=float), final)
+    scores = comparison.scores_of(experiments)
+    for experiment in experiments:
+      np.testing.assert_allclose(scores[experiment.name], experiment.final_scores())
+    figure = experiments[0].plot_writer_data('mean_score', managers=experiments[1:],
+                                             path=f'{output_dir}/scores.png')
+    self.assertIsNotNone(figure)
+
+  def test_a_value_no_fit_logged_is_one_clear_error(self):
+    experiment = _experiment(tempfile.mkdtemp(), 'c', 64)
+    experiment.fit()
+    with self.assertRaisesRegex(ValueError, "No fit logged 'twr50' in phase 'train'"):
+      experiment.plot_writer_data('twr50')
+
+
+if __name__ == '__main__':
+  unittest.main()
