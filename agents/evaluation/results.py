@@ -11,6 +11,7 @@ A shard file is rewritten atomically (write, then rename) as seeds finish, so a 
 evaluation resumes from it and a crashed shard can be re-run alone.
 """
 
+import contextlib
 import dataclasses
 import glob
 import json
@@ -78,11 +79,24 @@ def header(agent, suite, num_shards, shard_index, agent_info=None):
 
 
 def write_json(path, data):
-  """Writes JSON atomically: a temporary file, then a rename."""
+  """Writes JSON atomically: a temporary file, then a rename.
+
+  Raises:
+    EvaluationError: the write failed (no space left, a file size limit); the file at
+      `path` is as it was, and the temporary file is removed.
+  """
   temporary = f'{path}.tmp-{os.getpid()}'
-  with open(temporary, 'w') as file:
-    json.dump(data, file, separators=(',', ':'))
-  os.replace(temporary, path)
+  try:
+    with open(temporary, 'w') as file:
+      json.dump(data, file, separators=(',', ':'))
+    os.replace(temporary, path)
+  except OSError as error:
+    with contextlib.suppress(OSError):
+      os.remove(temporary)
+    kept = 'the previous one is intact' if os.path.exists(path) else 'nothing was written'
+    raise EvaluationError(f'cannot write {path} ({error.strerror or error}); {kept}. Free '
+                          'space and run the same command: it resumes from the seeds saved '
+                          'before.') from None
 
 
 def write_shard(output_dir, shard_header, results, complete):

@@ -147,6 +147,9 @@ def _train(args, held_directories):
   from agents.tools import checkpoints, errors  # TensorFlow: once the inputs are checked
   try:
     result = training.train(config, run_dir, quiet=args.quiet)
+  except checkpoints.CheckpointSaveError as error:  # e.g. a full disk: not the input's fault
+    print(f'{_PROG}: error: {error}', file=sys.stderr)
+    return 1
   except checkpoints.CheckpointError as error:
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2

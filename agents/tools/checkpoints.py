@@ -42,6 +42,11 @@ class CheckpointError(RuntimeError):
   """Checkpoints exist, but none of them restores."""
 
 
+class CheckpointSaveError(CheckpointError):
+  """A checkpoint could not be written (no space left, a file size limit, permissions);
+  the checkpoints saved before are intact."""
+
+
 def remove_leftovers(directory):
   """Deletes the temporary folders and files of saves that were killed midway.
 

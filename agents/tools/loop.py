@@ -40,6 +40,7 @@ import dataclasses
 import logging
 import math
 import os
+import re
 import time
 
 import tensorflow as tf
@@ -223,7 +224,19 @@ class Loop:
     """
     manager = self._build_checkpoint()
     step = int(self.step.numpy())
-    path = manager.save(checkpoint_number=step)
+    previous = manager.latest_checkpoint
+    try:
+      path = manager.save(checkpoint_number=step)
+    except (tf.errors.OpError, OSError) as error:
+      # The save writes into a temporary folder first: what failed is removed, and the
+      # checkpoints before it stay as they were.
+      checkpoints_lib.remove_leftovers(self.checkpoint_dir)
+      reason = _os_reason(getattr(error, 'message', None) or str(error))
+      kept = (f'the previous checkpoint {os.path.basename(previous)} is intact and a resume '
+              'starts from it') if previous else 'no earlier checkpoint exists'
+      raise checkpoints_lib.CheckpointSaveError(
+          f'Saving checkpoint ckpt-{step} into {self.checkpoint_dir} failed '
+          f'({reason}); {kept}.') from None
     self._last_saved_step = step
     return path
 
@@ -363,6 +376,13 @@ class Loop:
         if row[key] is not None:
           tf.summary.scalar(key, row[key])
     phase.writer.flush()
+
+
+def _os_reason(message):
+  """The operating system's reason in a TensorFlow I/O error ('File too large', 'No space
+  left on device'), without TensorFlow's op names and temporary paths."""
+  message = re.sub(r'\{\{.*?\}\}|\[Op:\w+\]', '', message.strip().splitlines()[-1])
+  return message.rsplit(';', 1)[-1].strip() or message.strip()
 
 
 def _collected(phase):
