@@ -69,7 +69,7 @@ class LoopConfig:
                           resumable=True)
   eval_suite: str | None = param(
       None, 'evaluation suite (agents.evaluation) flown by the deterministic policy after '
-      'each evaluation phase, its TWR50 logged with a 95 % interval (balloon only); null '
+      'each evaluation phase, its headline metric logged with a 95 % interval; null '
       'disables', resumable=True)
 
 

@@ -129,7 +129,8 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
     policy, config = _run_policy(run_dir, checkpoint)
   else:
     policy, config = _saved_model_policy(savedmodel, config_name)
-  is_balloon = config['environment']['id'] == configs.BALLOON_ENV_ID
+  from agents.env.balloon.constants import BALLOON_ENV_ID
+  is_balloon = config['environment']['id'] == BALLOON_ENV_ID
   # The balloon is shown with BLE's reward, as evaluation flies it.
   env_kwargs = {'progress_reward': 0.0} if is_balloon else {}
   os.makedirs(outdir, exist_ok=True)
