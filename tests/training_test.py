@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from agents import builders, configs, training
+from agents import builders, configs, plugins, training
 from agents.configs import migration
 from tests.scripts import tiny_run
 
@@ -98,6 +98,96 @@ class TrainTest(unittest.TestCase):
     checkpoints = os.listdir(os.path.join(run_dir, 'checkpoints'))
     self.assertIn(f"ckpt-{result['step']}.index", checkpoints)
     self.assertIs(signal.getsignal(signal.SIGINT), handler_before)  # restored
+
+
+
+class _EpisodeCounter:
+  """A collector registered for CartPole-v1 by the test: counts finished episodes."""
+
+  def __init__(self, batch_size):
+    del batch_size
+    self.finished = 0
+
+  def reset(self, indices):
+    del indices
+
+  def step(self, reward, terminated, truncated, infos):
+    self.finished += int((terminated | truncated).sum())
+
+  def totals(self):
+    return {'episodes_seen': (self.finished, float(self.finished))}
+
+
+class _RecordingEvaluator:
+  """A `plugins.TRAINING_EVALUATORS['suite']` stand-in that records when it flies."""
+
+  metric = 'value'
+  steps = []
+
+  @staticmethod
+  def check(config):
+    if config['loop']['eval_suite'] != 'recorded':
+      raise ValueError(f"Config key 'loop.eval_suite' = {config['loop']['eval_suite']!r} is "
+                       'not a recorded suite.')
+
+  def __init__(self, config, algorithm, observation_space, run_dir, metrics):
+    del config, algorithm, observation_space, run_dir
+    self._metrics = metrics
+
+  def __call__(self, step):
+    _RecordingEvaluator.steps.append(step)
+    row = dict(step=step, phase='eval_suite', value=1.0)
+    self._metrics.write(row)
+    return row
+
+
+class PluggedInTest(unittest.TestCase):
+  """Training takes the environment's collectors and the suite evaluator from the registries."""
+
+  def test_collectors_registered_for_the_environment_join_every_row(self):
+    plugins.COLLECTORS.register('CartPole-v1',
+                                lambda environment, batch_size: [_EpisodeCounter(batch_size)])
+    self.addCleanup(plugins.COLLECTORS.unregister, 'CartPole-v1')
+    run_dir = tempfile.mkdtemp()
+    training.train(tiny_run.tiny_config(steps=64, log_every=32), run_dir, quiet=True,
+                   export_policy=False)
+    rows = [row for row in _rows(run_dir) if row['phase'] == 'train']
+    self.assertEqual(len(rows), 2)
+    self.assertTrue(all('episodes_seen' in row for row in rows), rows)
+
+  def test_the_suite_evaluator_flies_after_each_eval_phase(self):
+    real_get = plugins.TRAINING_EVALUATORS.get
+
+    def fake_get(name):
+      return _RecordingEvaluator if name == 'suite' else real_get(name)
+
+    _RecordingEvaluator.steps = []
+    run_dir = os.path.join(tempfile.mkdtemp(), 'run')
+    with mock.patch.object(plugins.TRAINING_EVALUATORS, 'get', side_effect=fake_get):
+      with self.assertRaisesRegex(configs.ConfigError, "'loop.eval_suite' = 'other'"):
+        training.train(tiny_run.tiny_config(steps=64, eval_every=32, eval_steps=32,
+                                            eval_suite='other'), run_dir, quiet=True)
+      self.assertFalse(os.path.exists(run_dir))  # refused before anything is written
+      training.train(tiny_run.tiny_config(steps=64, eval_every=32, eval_steps=32,
+                                          eval_suite='recorded'), run_dir, quiet=True,
+                     export_policy=False)
+    suite_rows = [row for row in _rows(run_dir) if row['phase'] == 'eval_suite']
+    eval_steps = [row['step'] for row in _rows(run_dir) if row['phase'] == 'eval']
+    self.assertEqual(_RecordingEvaluator.steps, eval_steps)
+    self.assertEqual([row['step'] for row in suite_rows], eval_steps)
+    self.assertEqual(len(eval_steps), 2)
+
+  def test_a_run_written_when_every_network_carried_the_column_keys_resumes(self):
+    run_dir = tempfile.mkdtemp()
+    training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True, export_policy=False)
+    path = os.path.join(run_dir, 'config.yaml')
+    saved = configs.load_yaml(path)
+    saved['network'].update(column_layers=[32, 32], column_stride=1, column_summary=False)
+    configs.save_yaml(saved, path)
+    result = training.train(tiny_run.tiny_config(steps=128), run_dir, quiet=True,
+                            export_policy=False)
+    self.assertEqual(result['step'], 128)
+    self.assertEqual(configs.load_yaml(path), tiny_run.tiny_config(steps=128))
 
 
 if __name__ == '__main__':

@@ -1,4 +1,5 @@
-"""Reads configs written in the flat format of earlier versions.
+"""Reads configs written by earlier versions: the flat format, and nested configs
+with keys added or retired since.
 
 Runs written before the nested layout hold a flat `config.yaml` (`env: ...`,
 `learning_rate: ...`, `network: feed_forward`, ...). `migrate_flat` turns such
@@ -63,7 +64,7 @@ RETIRED_NETWORK_KEYS = ('column_layers', 'column_stride', 'column_summary')
 
 
 def migrate_nested(data):
-  """Returns a nested config mapping of an earlier version in today's layout.
+  """Returns a full nested config mapping of an earlier version in today's layout.
 
   - `loop.eval_suite` (added): None, no suite evaluation, as before it existed;
   - the wind-column keys of a network section of another kind (retired): dropped.
@@ -73,7 +74,16 @@ def migrate_nested(data):
     data['loop'] = dict(data['loop'])
     data['loop'].setdefault('eval_suite', None)
   network = data.get('network')
-  if isinstance(network, dict) and network.get('kind') != 'column':
-    data['network'] = {key: value for key, value in network.items()
-                       if key not in RETIRED_NETWORK_KEYS}
-  return data
+  return drop_retired_network_keys(data, network.get('kind') if isinstance(network, dict)
+                                   else None)
+
+
+def drop_retired_network_keys(data, network_kind):
+  """Returns `data` without the retired wind-column keys when `network_kind` (the kind
+  the config ends up with, which a partial mapping may leave to its base) is another.
+  """
+  network = data.get('network')
+  if network_kind == 'column' or not isinstance(network, dict):
+    return data
+  return dict(data, network={key: value for key, value in network.items()
+                             if key not in RETIRED_NETWORK_KEYS})

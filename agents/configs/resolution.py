@@ -73,6 +73,8 @@ def from_mapping(data):
   kind = data['network'].get('kind') if isinstance(data.get('network'), dict) else None
   if kind is not None and kind != config['network'].get('kind'):
     config = sections.with_network_kind(config, kind)
+  # A run's config.yaml of an earlier version may carry keys since retired.
+  data = migration.drop_retired_network_keys(data, config['network'].get('kind'))
   return named.merge(config, data)
 
 

@@ -166,7 +166,8 @@ class ExperimentManager:
     mine = self._manifest_data()
     differences = [key for key in ('n_fit', 'seed_entropy', 'overrides_per_fit')
                    if previous.get(key) != mine[key]]
-    old_config = _dotted(manifest.plain(_without(previous.get('config', {}), _RESUMABLE_KEYS)))
+    old_config = _dotted(manifest.plain(_without(training_api.migrate(previous.get('config', {})),
+                                                 _RESUMABLE_KEYS)))
     new_config = _dotted(manifest.plain(_without(self.config, _RESUMABLE_KEYS)))
     # A key declared since the experiment was saved, left at its default, changes nothing.
     declared = training_api.defaults(self.config)

@@ -21,7 +21,7 @@ SEED_KEY = 'seed'
 
 def _dotted(config, key):
   """The dotted key of `key` (dotted already, or a unique leaf name) in the config."""
-  return resolution.dotted_key(key, configs.specs_of(config['algorithm']['name']))
+  return resolution.dotted_key(key, configs.specs_for(config))
 
 
 def has_key(config, key):
@@ -43,8 +43,16 @@ def get(config, key):
 
 
 def defaults(config):
-  """{dotted key: declared default} of every key of a config of `config`'s algorithm."""
-  return configs.flatten(sections.defaults_of(config['algorithm']['name']))
+  """{dotted key: declared default} of every key of a config of `config`'s algorithm (and
+  network kind)."""
+  return configs.flatten(sections.defaults_of(config['algorithm']['name'],
+                                              config['network'].get('kind')))
+
+
+def migrate(config):
+  """A full config mapping saved by an earlier version (an experiment's manifest), in
+  today's layout (`agents.configs.migrate_nested`)."""
+  return configs.migrate_nested(config)
 
 
 def without(config, key):
@@ -77,7 +85,7 @@ def resolve(config, overrides=None):
     if is_yaml_path(config) and not os.path.isfile(config):
       raise ConfigError(f'Config file {config} does not exist.')
     return configs.resolve(config, overrides)
-  return configs.apply_overrides(copy.deepcopy(dict(config)), overrides)
+  return configs.apply_overrides(migrate(copy.deepcopy(dict(config))), overrides)
 
 
 def is_yaml_path(config):

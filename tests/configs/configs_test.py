@@ -1,5 +1,6 @@
 """Tests of agents/configs: named configs, merge, overrides, YAML files, migration, resume."""
 
+import copy
 import os
 import tempfile
 import unittest
@@ -149,6 +150,63 @@ class YamlFilesTest(unittest.TestCase):
       file.write(b'\xff\xfe\x00garbage')
     with self.assertRaisesRegex(ConfigError, 'not UTF-8'):
       configs.load_yaml(path)
+
+
+class NetworkKindTest(unittest.TestCase):
+  """`network.kind` resolves through `agents.plugins.NETWORKS`; a kind brings its own keys."""
+
+  def test_the_balloon_config_is_found_by_name_through_the_registry(self):
+    from agents import plugins
+    from agents.env.balloon import configs as balloon_configs
+    self.assertIn('balloon', plugins.CONFIGS.names())
+    self.assertIs(plugins.CONFIGS.get('balloon'), balloon_configs.balloon)
+    self.assertEqual(configs.resolve('balloon')['environment']['id'],
+                     'BalloonLearningEnvironment-v0')
+
+  def test_a_kind_brings_its_keys_and_takes_them_away(self):
+    cartpole = configs.resolve('cartpole')
+    self.assertNotIn('column_stride', cartpole['network'])
+    column = configs.resolve('cartpole', {'network.kind': 'column', 'column_stride': 4})
+    self.assertEqual((column['network']['column_stride'], column['network']['column_layers']),
+                     (4, [32, 32]))
+    back = configs.apply_overrides(column, {'kind': 'feed_forward'})
+    self.assertEqual(back['network'], cartpole['network'])
+
+  def test_an_unknown_kind_is_one_line_listing_the_known_kinds(self):
+    with self.assertRaises(ConfigError) as caught:
+      configs.resolve('cartpole', {'network.kind': 'transformer'})
+    message = str(caught.exception)
+    self.assertNotIn('\n', message)
+    self.assertRegex(message, r"'network.kind' must be a registered network kind, one of "
+                              r"\[.*'column', 'feed_forward', 'recurrent'.*\]; got 'transformer'")
+    with self.assertRaisesRegex(ConfigError, "'network.kind'.*got 'transformer'"):
+      configs.resolve(_write('network: {kind: transformer}\n'))
+
+  def test_a_partial_file_may_choose_a_kind_and_set_its_keys(self):
+    config = configs.resolve(_write('base: balloon\nnetwork: {column_stride: 2}\n'))
+    self.assertEqual(config['network']['column_stride'], 2)
+    config = configs.resolve(_write(
+        'base: balloon\nnetwork: {kind: recurrent, gru_units: 8}\nalgorithm: {normalize_observ: '
+        'true, num_minibatches: 16}\n'))
+    self.assertEqual((config['network']['kind'], config['network']['gru_units']),
+                     ('recurrent', 8))
+    self.assertNotIn('column_stride', config['network'])
+
+  def test_config_files_of_runs_before_network_kinds_declared_their_keys(self):
+    # Until then every network section carried the column keys, with these defaults.
+    retired = {'column_layers': [32, 32], 'column_stride': 1, 'column_summary': False}
+    cartpole = configs.resolve('cartpole')
+    old = copy.deepcopy(cartpole)
+    old['network'].update(retired)
+    del old['loop']['eval_suite']  # older still: before loop.eval_suite
+    path = os.path.join(tempfile.mkdtemp(), 'config.yaml')
+    configs.save_yaml(old, path)
+    self.assertEqual(configs.load_yaml(path), cartpole)
+    self.assertEqual(configs.resolve(path), cartpole)
+    balloon = configs.resolve('balloon')
+    configs.save_yaml(balloon, path)  # a column run keeps its keys
+    self.assertEqual(configs.load_yaml(path), balloon)
+    self.assertEqual(configs.resolve(path), balloon)
 
 
 class ResumeTest(unittest.TestCase):

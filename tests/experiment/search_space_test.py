@@ -15,9 +15,16 @@ def _pendulum():
 class CheckTest(unittest.TestCase):
 
   def test_declared_spaces_are_valid(self):
-    for name in ('pendulum', 'cartpole', 'default'):
+    for name in search_spaces.SEARCH_SPACES.names():  # the balloon's registered one too
       space = search_space.check(search_spaces.for_config(name), training_api.resolve(name))
       self.assertIn('algorithm.learning_rate', space)
+
+  def test_a_network_kinds_own_keys_are_hyperparameters_of_its_configs(self):
+    space = {'network.column_stride': Categorical([2, 4])}
+    self.assertIn('network.column_stride',
+                  search_space.check(space, training_api.resolve('balloon'), 'balloon'))
+    with self.assertRaisesRegex(search_space.SearchSpaceError, 'not a hyperparameter'):
+      search_space.check(space, _pendulum(), 'pendulum')
 
   def test_bad_spaces_name_the_culprit(self):
     config = _pendulum()
