@@ -124,12 +124,48 @@ def shard_files(output_dir):
 
 
 def load_shard(path):
-  """(header, [EvaluationResult]) of a shard file."""
+  """(header, [EvaluationResult]) of a shard file, checked before use.
+
+  Raises:
+    EvaluationError: not a shard file, or an entry is malformed (named).
+  """
   data = read_json(path)
-  if data.get('format') != FORMAT:
+  if not isinstance(data, dict) or data.get('format') != FORMAT:
     raise EvaluationError(f'{path} is not an evaluation shard ({FORMAT}).')
-  results = [EvaluationResult.from_dict(item) for item in data.pop('results')]
+  results = checked_results(data.pop('results', None), path)
   return data, results
+
+
+_FIELD_TYPES = {'seed': (int,), 'cumulative_reward': (int, float),
+                'time_within_radius': (int, float), 'twr50': (int, float),
+                'out_of_power': (bool,), 'envelope_burst': (bool,), 'zeropressure': (bool,),
+                'final_timestep': (int,), 'flight_path': (dict, type(None))}
+
+
+def checked_results(items, path):
+  """[EvaluationResult] of a file's `results` list, every entry's fields type-checked.
+
+  A results file is data: it is read as JSON and checked field by field, never
+  executed or unpickled.
+
+  Raises:
+    EvaluationError: naming the file, the entry and the field.
+  """
+  if not isinstance(items, list):
+    raise EvaluationError(f'{path}: "results" must be a list of per-seed results.')
+  results = []
+  for index, item in enumerate(items):
+    if not isinstance(item, dict):
+      raise EvaluationError(f'{path}: result {index} is not a mapping.')
+    for name, types in _FIELD_TYPES.items():
+      value = item.get(name)
+      if name == 'flight_path' and value is None:
+        continue
+      if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+        raise EvaluationError(f'{path}: result {index} has {name} = {value!r}; expected '
+                              f'{" or ".join(kind.__name__ for kind in types)}.')
+    results.append(EvaluationResult.from_dict(item))
+  return results
 
 
 def same_run(a, b):
@@ -243,10 +279,12 @@ def combine(output_dir, write=True):
 def load_combined(path):
   """(header, results) of a `results.json`."""
   data = read_json(path)
-  if data.get('format') != FORMAT:
+  if not isinstance(data, dict) or data.get('format') != FORMAT:
     raise EvaluationError(f'{path} is not an evaluation result file ({FORMAT}).')
+  if not all(key in data for key in ('agent', 'agent_info', 'suite')):
+    raise EvaluationError(f'{path} lacks its agent or suite.')
   return ({key: data[key] for key in ('format', 'agent', 'agent_info', 'suite')},
-          [EvaluationResult.from_dict(item) for item in data['results']])
+          checked_results(data.get('results'), path))
 
 
 def load(output_dir):

@@ -37,6 +37,24 @@ class CombineTest(unittest.TestCase):
     _, again = results.load_combined(os.path.join(self.dir, 'results.json'))
     self.assertEqual(again, combined)
 
+  def test_a_malformed_result_is_refused_naming_the_file_entry_and_field(self):
+    self.write(0, [0, 1, 2])
+    path = os.path.join(self.dir, results.shard_filename(2, 0))
+    with open(path) as file:
+      data = json.load(file)
+    for field, value, expected in (('seed', '1; import os', 'int'),
+                                   ('twr50', None, 'int or float'),
+                                   ('out_of_power', 1, 'bool'),
+                                   ('flight_path', [1], 'dict or NoneType')):
+      with self.subTest(field=field):
+        broken = json.loads(json.dumps(data))
+        broken['results'][1][field] = value
+        with open(path, 'w') as file:
+          json.dump(broken, file)
+        with self.assertRaisesRegex(EvaluationError,
+                                    rf'{path}: result 1 has {field} = .*; expected {expected}'):
+          results.load_shard(path)
+
   def test_refuses_missing_seeds_naming_them(self):
     self.write(0, [0, 1, 2])
     self.write(1, [4])
