@@ -99,8 +99,8 @@ def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, t
   if not drawn:
     tags = sorted(set().union(*(set(f.loc[f['phase'] == phase, 'tag']) for f in frames)))
     raise NothingToPlotError(
-        f"No fit logged '{tag}' in phase '{phase}' (logged: {tags}); a fit whose episodes "
-        'never end within its budget logs no score: raise the budget.')
+        f"No experiment logged '{tag}' in phase '{phase}'; logged tags: {tags}. A fit whose "
+        'episodes never end within its budget logs no score: raise the budget.')
   for index, (label, value) in enumerate((references or {}).items()):
     ax.axhline(float(value), color=f'C{(drawn + index) % 10}', linestyle='--', linewidth=1,
                label=f'{label} ({float(value):g})')

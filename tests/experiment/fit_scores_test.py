@@ -42,7 +42,7 @@ class FitScoresTest(unittest.TestCase):
   def test_a_value_no_fit_logged_is_one_clear_error(self):
     experiment = _experiment(tempfile.mkdtemp(), 'c', 64)
     experiment.fit()
-    with self.assertRaisesRegex(ValueError, "No fit logged 'twr50' in phase 'train'"):
+    with self.assertRaisesRegex(ValueError, "No experiment logged 'twr50' in phase 'train'"):
       experiment.plot_writer_data('twr50')
 
 
