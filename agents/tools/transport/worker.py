@@ -158,7 +158,7 @@ class Watchdog:
   def _orphaned(self):
     if self._stopped:
       return
-    _release(list(self._blocks), unlink=True)
+    _release(self._blocks, unlink=True)
     os._exit(ORPHAN_EXIT_CODE)
 
 
@@ -217,7 +217,17 @@ def _attach(slab, blocks, name, layout):
   return make_fast_step(slab, arrays), make_fast_reset(slab, arrays)
 
 
+# The watchdog and the worker's own exit may release the blocks at the same moment (the
+# parent gone, the pipe hung up): one of them does it, each block once.
+_release_lock = threading.Lock()
+
+
 def _release(blocks, unlink):
+  with _release_lock:
+    _release_unlocked(blocks, unlink)
+
+
+def _release_unlocked(blocks, unlink):
   for memory in blocks:
     if unlink:
       try:
