@@ -56,6 +56,7 @@ setuptools.setup(
         ],
         'gymnasium.envs': ['__root__=agents.env.registration:register_all'],
         # The balloon plugs into the framework's registries (agents.plugins).
-        'agents.plugins': ['balloon=agents.env.balloon.plugin:register'],
+        'agents.plugins': ['balloon=agents.env.balloon.plugin:register',
+                           'evaluation=agents.evaluation.plugin:register'],
     },
 )

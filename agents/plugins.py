@@ -170,3 +170,12 @@ EVALUATION = Registry('evaluation plug-in')
 
 SEARCH = Registry('search plug-in')
 """Hyperparameter search of an environment: Gymnasium id -> its search spaces and objective."""
+
+TRAINING_EVALUATORS = Registry('training evaluator')
+"""Evaluations run during training by the layers above the core: name -> factory.
+
+'suite' (registered by `agents.evaluation`) flies `loop.eval_suite` after each
+evaluation phase: a class with a static `check(config)` (ValueError when the suite
+cannot be flown), built as `(config, algorithm, observation_space, run_dir, metrics)`,
+called with the global step, returning the logged row; its `metric` attribute names the
+row's headline value."""

@@ -17,7 +17,7 @@ checkpoint at the next report and stops; a second one aborts without saving
 import logging
 import os
 
-from agents import builders, configs
+from agents import builders, configs, plugins
 from agents.tools import interrupts
 
 _LOG = logging.getLogger(__name__)
@@ -31,11 +31,12 @@ class _ProgressReporter:
   """Feeds the loop's reports to a tqdm bar and writes update rows to metrics.jsonl."""
 
   def __init__(self, loop, algorithm, total, initial, stop_flag, quiet=False,
-               suite_evaluator=None):
+               suite_evaluator=None, statistics=()):
     import tqdm
     self._loop = loop
     self._suite_evaluator = suite_evaluator
-    self._suite_twr50 = None
+    self._suite_value = None
+    self._statistics = tuple(statistics)  # the collectors' names shown beside the score
     self._algorithm = algorithm
     self._stop_flag = stop_flag
     self._updates = getattr(algorithm, 'num_updates', None)
@@ -49,15 +50,16 @@ class _ProgressReporter:
       self.bar.update(row['step'] - self.bar.n)
     if row['phase'] == 'eval' and self._suite_evaluator is not None:
       # The eval phase reports once, at its end: fly loop.eval_suite now.
-      self._suite_twr50 = self._suite_evaluator(row['step'])['twr50']
+      self._suite_value = self._suite_evaluator(row['step'])[self._suite_evaluator.metric]
     if row['mean_score'] is not None:
       self._mean_score = row['mean_score']
       # tqdm's own rate is the steps/s; the postfix adds the mean score.
       postfix = {'score': f"{row['mean_score']:.1f}", 'phase': row['phase']}
-      if row.get('twr50') is not None:
-        postfix['twr50'] = f"{row['twr50']:.3f}"  # the balloon's collector
-      if self._suite_twr50 is not None:
-        postfix['suite_twr50'] = f'{self._suite_twr50:.3f}'  # loop.eval_suite
+      for name in self._statistics[:2]:  # the environment's collectors
+        if row.get(name) is not None:
+          postfix[name] = f'{row[name]:.3f}'
+      if self._suite_value is not None:  # loop.eval_suite
+        postfix[f'suite_{self._suite_evaluator.metric}'] = f'{self._suite_value:.3f}'
       self.bar.set_postfix(postfix, refresh=False)
     if self._updates is not None:
       updates = int(self._updates.numpy())
@@ -150,15 +152,22 @@ def _max_step(loop_config):
   return full_cycles * cycle + rest
 
 
-def _eval_suite(config):
-  """The `loop.eval_suite` Suite (None when off); ConfigError when it cannot be flown."""
+def _suite_evaluation(config):
+  """The factory of `loop.eval_suite`'s evaluator (None when off), checked before anything
+  is written; ConfigError when the suite cannot be flown for this config.
+
+  Suite evaluation belongs to a layer above the core: it plugs in as
+  `plugins.TRAINING_EVALUATORS['suite']` (a class with a static `check(config)`, built as
+  `(config, algorithm, observation_space, run_dir, metrics)` and called with the step).
+  """
   if not config['loop'].get('eval_suite') or not config['loop']['eval_every']:
     return None
-  from agents.evaluation import during_training
+  factory = plugins.TRAINING_EVALUATORS.get('suite')
   try:
-    return during_training.check(config)
+    factory.check(config)
   except ValueError as error:
     raise configs.ConfigError(str(error)) from None
+  return factory
 
 
 def _collectors(config, batch_size, extra):
@@ -192,7 +201,7 @@ def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
 
   from agents.tools import in_graph_batch_env
   from agents.tools import loop as loop_lib
-  suite = _eval_suite(config)
+  suite_evaluation = _suite_evaluation(config)
   config = prepare_run(config, run_dir)
   loop_config = config['loop']
   configure_threads(loop_config['tf_threads'])
@@ -221,14 +230,11 @@ def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
                        report_every=eval_steps)
       max_step = _max_step(loop_config)
       initial = loop.restore() or 0
-      suite_evaluator = None
-      if suite is not None and loop_config['eval_every']:
-        from agents.evaluation import during_training
-        suite_evaluator = during_training.SuiteEvaluator(
-            suite, algorithm, batch_env.observation_space, run_dir, loop.metrics,
-            config['environment']['num_agents'])
+      suite_evaluator = suite_evaluation and suite_evaluation(
+          config, algorithm, batch_env.observation_space, run_dir, loop.metrics)
+      statistics = [name for collector in env.collectors for name in collector.totals()]
       reporter = _ProgressReporter(loop, algorithm, max_step, initial, stop_flag, quiet,
-                                   suite_evaluator)
+                                   suite_evaluator, statistics)
       interrupted = False
       try:
         step = loop.run(max_step, on_report=reporter)

@@ -30,21 +30,29 @@ def check(config):
 
 
 class SuiteEvaluator:
-  """Flies the algorithm's deterministic policy on a suite and logs TWR50 with its interval."""
+  """Flies the algorithm's deterministic policy on a suite and logs TWR50 with its interval.
 
-  def __init__(self, suite, algorithm, observation_space, run_dir, metrics, max_batch):
+  Registered as `agents.plugins.TRAINING_EVALUATORS['suite']`, which training builds when
+  `loop.eval_suite` and `loop.eval_every` are set.
+  """
+
+  metric = 'twr50'  # the headline value of the row (training's progress bar shows it)
+  check = staticmethod(check)
+
+  def __init__(self, config, algorithm, observation_space, run_dir, metrics):
     """Builds the policy (it reads the algorithm's current weights at every call).
 
     Args:
-      suite: the `Suite`.
+      config: the run's config (`loop.eval_suite`; `environment.num_agents` bounds the
+        balloons flown at once, the batch an exported `perform` may take).
       algorithm: the training algorithm (`export_policy`).
       observation_space: the environment's observation space.
       run_dir: the run directory (TensorBoard events go to `eval/`).
       metrics: the loop's `MetricsWriter`.
-      max_batch: balloons flown at once at most (the algorithm's number of agents, which
-        an exported `perform` may not exceed).
     """
     import tensorflow as tf
+    suite = check(config)
+    max_batch = config['environment']['num_agents']
     self.suite = suite
     self._slab_size = max(1, min(runner.DEFAULT_SLAB_SIZE, max_batch))
     batch = sum(runner.slab_sizes(len(suite.seeds), 0, self._slab_size))
