@@ -6,9 +6,10 @@ importing it.
 """
 
 from agents import plugins
+from agents.env.balloon import constants
 
 
 def register():
   """Registers the balloon's entries; calling it again changes nothing."""
-  # Entries are added here as the balloon's pieces move out of the core.
-  assert plugins.ENTRY_POINT_GROUP
+  plugins.EVALUATION.register(constants.BALLOON_ENV_ID,
+                              'agents.env.balloon.evaluation:BALLOON_EVALUATION')
