@@ -10,7 +10,6 @@ import unittest
 from agents.scripts import evaluate
 from tests.scripts import tiny_run
 
-
 SHORT_SUITE = 'custom:seeds=0-3,episode_length=12'
 
 
