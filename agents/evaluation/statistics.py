@@ -112,8 +112,12 @@ def _probability_of_improvement(x, y):
   return float(rliable_metrics.probability_of_improvement(x[:, None], y[:, None]))
 
 
-def compare_paired(results_x, results_y, metric='twr50', names=('X', 'Y'), seed=0):
-  """Paired statistics of X minus Y on the same seeds (see the module docstring)."""
+def compare_paired(results_x, results_y, metric=None, names=('X', 'Y'), seed=0):
+  """Paired statistics of X minus Y on the same seeds (see the module docstring).
+
+  `metric` is any per-seed field; None is the default environment's headline metric.
+  """
+  metric = metric or environments.get(environments.default_env_id()).metric
   seeds, rx, ry = align(results_x, results_y, names)
   x = np.array([result.value(metric) for result in rx], np.float64)
   y = np.array([result.value(metric) for result in ry], np.float64)
