@@ -13,7 +13,7 @@ setuptools.setup(
     python_requires='>=3.10',
     packages=setuptools.find_packages(include=['agents', 'agents.*']),
     # The difficulty strata's seed ranking (agents.evaluation.strata).
-    package_data={'agents.evaluation': ['strata.json']},
+    package_data={'agents.env.balloon': ['strata.json']},
     install_requires=[
         'tensorflow-cpu>=2.16',
         # TensorFlow no longer pulls it in, and tf.summary needs it.

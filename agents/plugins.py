@@ -192,7 +192,27 @@ COLLECTORS = Registry('episode collector factory')
 returning a list of `EpisodeCollector`s (environment: the config's `environment` section)."""
 
 EVALUATION = Registry('evaluation plug-in')
-"""Evaluation of an environment beyond returns: Gymnasium id -> its evaluation plug-in."""
+"""Evaluation of an environment beyond seeds and returns: Gymnasium id -> its plug-in.
+
+`agents.evaluation` flies any Gymnasium environment (`gymnasium.make` per seed, slabs in
+worker processes, reset with the suite seed, per-seed return and length); a plug-in is
+an object whose attributes, each optional, replace or add to that (see
+`agents.evaluation.environments`, which reads them, and the balloon's
+`agents.env.balloon.evaluation` for a full one):
+
+    metric, metric_label, metric_range, metric_notes   # headline per-seed metric
+    described_metrics, counted_flags                   # summarised with intervals / counted
+    table_columns, table_note, training_row, distribution   # tables, rows and plots
+    episode_length                     # suites' default (else the spec's max_episode_steps)
+    check_options(options) -> options  # environment-specific suite options (ValueError)
+    named_suites: {name: () -> seeds}  # besides BLE's names, which every environment has
+    episode_seed(suite_seed) -> reset seed
+    make_slab(num_envs, episode_length, options, flight_paths) -> autoreset-off VectorEnv
+    steps_finished_episodes            # its slabs may step an ended episode (no resets)
+    episode_metrics(batch_size, episode_length, flight_paths)  # start/record/result
+    flight_path_keys, baselines: {name: (batch_size, episode_length) -> batched policy}
+    flight_renderer(slab, row) -> renderer with record() and draw(figure)
+"""
 
 SEARCH_SPACES = Registry('search space')
 """Hyperparameter search spaces of named configs: config name -> a space (the plain-mapping

@@ -33,10 +33,10 @@ TARGETS = {'pendulum': -200.0, 'cartpole': 475.0}
 def evaluate(run_dir, episodes, seed=10_000):
   """Mean return of the run's deterministic policy over fresh episodes."""
   from agents import builders
-  from agents.scripts import evaluate as evaluate_lib
-  policy = evaluate_lib.DeterministicPolicy(run_dir)
+  from agents.evaluation import play
+  policy = play.DeterministicPolicy(run_dir)
   env = builders.make_env(policy.config)
-  returns = [sum(step.reward for step in evaluate_lib.play_episode(env, policy, seed + episode))
+  returns = [sum(step.reward for step in play.play_episode(env, policy, seed + episode))
              for episode in range(episodes)]
   env.close()
   return float(np.mean(returns))

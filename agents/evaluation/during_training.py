@@ -2,60 +2,73 @@
 
 After each evaluation phase (every `loop.eval_every` training steps), training flies the
 policy it would export (`algorithm.export_policy`) on the suite's seeds, in this process,
-and logs a row `phase: eval_suite` to metrics.jsonl and TensorBoard (`eval/`): `twr50`
-with its 95 % bootstrap interval (`twr50_ci95_low`, `twr50_ci95_high`), the IQM, BLE's
-TWR50 and the failure count. Suite seeds are never flown by training itself.
+and logs a row `phase: eval_suite` to metrics.jsonl and TensorBoard (`eval_suite/`): the
+environment's headline metric (the balloon: `twr50`; any other: `cumulative_reward`, the
+mean return) with its 95 % bootstrap interval (`<metric>_ci95_low`, `<metric>_ci95_high`)
+and IQM (`<metric>_iqm`), `mean_score` (the mean return), and what the environment's
+plug-in adds (the balloon: BLE's TWR50 `ble_twr50` and the failure count `failures`).
+
+Training finds `SuiteEvaluator` as `agents.plugins.TRAINING_EVALUATORS['suite']`
+(registered by `agents.evaluation.plugin`), so the core imports nothing of evaluation:
+
+    SuiteEvaluator.check(config)          # the Suite, or ValueError naming loop.eval_suite
+    evaluator = SuiteEvaluator(config, algorithm, observation_space, run_dir, metrics)
+    row = evaluator(step)                 # row[evaluator.metric] is the headline value
 """
 
 import os
 
-from agents.env.balloon import constants
-from agents.evaluation import policies, runner, statistics, suites
+from agents.evaluation import environments, policies, runner, statistics, suites
 from agents.evaluation.errors import EvaluationError
 
 
 def check(config):
-  """Raises ValueError naming `loop.eval_suite` when it cannot be flown for this config."""
+  """The `loop.eval_suite` Suite of a config (None when unset), for its environment.
+
+  Raises:
+    ValueError: the suite cannot be flown for this config (naming `loop.eval_suite`).
+  """
   name = config['loop'].get('eval_suite')
   if not name:
     return None
-  if config['environment']['id'] != constants.BALLOON_ENV_ID:
-    raise ValueError(f"Config key 'loop.eval_suite' = {name!r} needs the balloon "
-                     f"({constants.BALLOON_ENV_ID}), not {config['environment']['id']}; set "
-                     'it to null.')
   try:
-    return suites.get_suite(name)
+    return suites.get_suite(name, config['environment']['id'])
   except EvaluationError as error:
     raise ValueError(f"Config key 'loop.eval_suite': {error}") from None
 
 
 class SuiteEvaluator:
-  """Flies the algorithm's deterministic policy on a suite and logs TWR50 with its interval.
+  """Flies the algorithm's deterministic policy on a suite; logs the headline metric's CI.
 
   Registered as `agents.plugins.TRAINING_EVALUATORS['suite']`, which training builds when
   `loop.eval_suite` and `loop.eval_every` are set.
+
+  Attributes:
+    metric: the row's headline key (the environment's metric: `twr50`, `cumulative_reward`).
+    suite: the `Suite` flown.
   """
 
-  metric = 'twr50'  # the headline value of the row (training's progress bar shows it)
   check = staticmethod(check)
 
   def __init__(self, config, algorithm, observation_space, run_dir, metrics):
     """Builds the policy (it reads the algorithm's current weights at every call).
 
     Args:
-      config: the run's config (`loop.eval_suite`; `environment.num_agents` bounds the
-        balloons flown at once, the batch an exported `perform` may take).
+      config: the run's config (`loop.eval_suite`, `environment.id`;
+        `environment.num_agents` bounds the environments flown at once, the batch an
+        exported `perform` may take).
       algorithm: the training algorithm (`export_policy`).
       observation_space: the environment's observation space.
       run_dir: the run directory (TensorBoard events go to `eval/`).
       metrics: the loop's `MetricsWriter`.
     """
     import tensorflow as tf
-    suite = check(config)
-    max_batch = config['environment']['num_agents']
-    self.suite = suite
-    self._slab_size = max(1, min(runner.DEFAULT_SLAB_SIZE, max_batch))
-    batch = sum(runner.slab_sizes(len(suite.seeds), 0, self._slab_size))
+    self.suite = check(config)
+    self._environment = environments.get(config['environment']['id'])
+    self.metric = self._environment.metric
+    self._slab_size = max(1, min(runner.DEFAULT_SLAB_SIZE,
+                                 config['environment']['num_agents']))
+    batch = sum(runner.slab_sizes(len(self.suite.seeds), 0, self._slab_size))
     model = algorithm.export_policy(observation_space)
     self._policy = policies.TensorFlowPolicy(model, batch, hasattr(model, 'initial_state'))
     self._metrics = metrics
@@ -66,18 +79,20 @@ class SuiteEvaluator:
     import tensorflow as tf
     results = runner.fly(f'the training policy on {self.suite.name}', self.suite,
                          self.suite.seeds, workers=0, slab_size=self._slab_size,
-                         policy=self._policy)
-    summary = statistics.summarize(results)
-    twr = summary['twr50']
+                         policy=self._policy, env_id=self._environment.env_id)
+    summary = statistics.summarize(results, environment=self._environment)
+    headline = summary[self.metric]
+    scalars = {self.metric: headline['mean'],
+               f'{self.metric}_ci95_low': headline['mean_ci95'][0],
+               f'{self.metric}_ci95_high': headline['mean_ci95'][1],
+               f'{self.metric}_iqm': headline['iqm']}
+    for key, (name, statistic) in self._environment.training_row.items():
+      scalars[key] = summary[name][statistic]
     row = dict(step=step, phase='eval_suite', suite=self.suite.name, episodes=len(results),
-               twr50=twr['mean'], twr50_ci95_low=twr['mean_ci95'][0],
-               twr50_ci95_high=twr['mean_ci95'][1], twr50_iqm=twr['iqm'],
-               ble_twr50=summary['time_within_radius']['mean'],
-               failures=summary['failures']['any'],
-               mean_score=summary['cumulative_reward']['mean'])
+               **scalars, mean_score=summary['cumulative_reward']['mean'])
     self._metrics.write(row)
     with self._writer.as_default(step=step):
-      for key in ('twr50', 'twr50_ci95_low', 'twr50_ci95_high', 'twr50_iqm', 'ble_twr50'):
-        tf.summary.scalar(f'eval_suite/{key}', row[key])
+      for key, value in scalars.items():
+        tf.summary.scalar(f'eval_suite/{key}', value)
     self._writer.flush()
     return row

@@ -1,4 +1,9 @@
-"""Figures of an evaluation: the TWR50 distribution, a comparison, a gallery of flights.
+"""Figures of an evaluation: the distribution over seeds, a comparison, a gallery of flights.
+
+The distribution and the comparison plot the environment's per-seed metrics (the
+balloon: TWR50 strict and BLE's; any other: the return per seed). The gallery re-flies
+the best, median and worst seeds and draws them with the environment's flight renderer,
+for environments whose evaluation plug-in has one (the balloon).
 
 matplotlib (the `viz` extra) is imported lazily with the Agg backend.
 """
@@ -27,34 +32,47 @@ def _figure(width, height):
   return matplotlib.figure.Figure(figsize=(width, height), dpi=90)
 
 
-def distribution(results, path, title):
-  """A histogram and an ECDF of the per-seed TWR50 (strict) and BLE's TWR50."""
+def distribution(results, path, title, environment):
+  """A histogram of the headline metric and the ECDFs of the plug-in's distribution metrics.
+
+  Args:
+    results: the per-seed results.
+    path: the PNG to write.
+    title: the figure's title.
+    environment: the `environments.EnvironmentEvaluation` of the results.
+  """
   figure = _figure(10, 4)
   histogram, ecdf = figure.subplots(1, 2)
-  strict = np.array([result.twr50 for result in results])
-  ble = np.array([result.time_within_radius for result in results])
-  bins = np.linspace(0.0, 1.0, 21)
-  histogram.hist(strict, bins=bins, color='tab:blue', alpha=0.8, label='TWR50 (/ 960)')
-  histogram.set(xlabel='TWR50', ylabel='seeds', title=f'{title}: {len(results)} seeds')
-  for values, label, style in ((strict, 'TWR50 (/ episode length)', '-'),
-                               (ble, "BLE's TWR50 (/ steps flown)", '--')):
+  curves = [(np.array([result.value(name) for result in results], np.float64), label)
+            for name, label in environment.distribution]
+  bounds = environment.metric_range
+  bins = np.linspace(*bounds, 21) if bounds else 20
+  histogram.hist(curves[0][0], bins=bins, color='tab:blue', alpha=0.8, label=curves[0][1])
+  histogram.set(xlabel=environment.metric_label, ylabel='seeds',
+                title=f'{title}: {len(results)} seeds')
+  for (values, label), style in zip(curves, ('-', '--', ':', '-.')):
     ordered = np.sort(values)
     ecdf.step(ordered, np.arange(1, len(ordered) + 1) / len(ordered), style, where='post',
               label=label)
-  ecdf.set(xlabel='TWR50', ylabel='fraction of seeds ≤ x', xlim=(0, 1), title='ECDF')
+  ecdf.set(xlabel=environment.metric_label, ylabel='fraction of seeds ≤ x', title='ECDF')
+  if bounds:
+    ecdf.set_xlim(*bounds)
   ecdf.legend(loc='lower right', fontsize=8)
   figure.tight_layout()
   figure.savefig(path)
   return path
 
 
-def comparison(results_by_agent, path, metric='twr50'):
-  """ECDFs of every agent and their mean / IQM with 95 % intervals, in one figure."""
+def comparison(results_by_agent, path, metric, metric_range=None):
+  """ECDFs of every agent and their mean / IQM with 95 % intervals, in one figure.
+
+  `metric_range` (low, high) bounds the ECDF's axis when the metric has bounds.
+  """
   figure = _figure(11, 4)
   ecdf, intervals = figure.subplots(1, 2, gridspec_kw={'width_ratios': [3, 2]})
   labels = []
   for position, (name, results) in enumerate(results_by_agent.items()):
-    values = np.array([getattr(result, metric) for result in results])
+    values = np.array([result.value(metric) for result in results], np.float64)
     ordered = np.sort(values)
     ecdf.step(ordered, np.arange(1, len(ordered) + 1) / len(ordered), where='post', label=name)
     stats = statistics.describe_metric(values)
@@ -65,7 +83,9 @@ def comparison(results_by_agent, path, metric='twr50'):
                          color=f'C{position}', capsize=3,
                          label=key.upper() if position == 0 else None)
     labels.append(name)
-  ecdf.set(xlabel=metric, ylabel='fraction of seeds ≤ x', xlim=(0, 1), title='ECDF over seeds')
+  ecdf.set(xlabel=metric, ylabel='fraction of seeds ≤ x', title='ECDF over seeds')
+  if metric_range:
+    ecdf.set_xlim(*metric_range)
   ecdf.legend(loc='lower right', fontsize=8)
   intervals.set_yticks(range(len(labels)), labels, fontsize=8)
   intervals.set(xlabel=f'{metric} (95 % bootstrap CI)', title='mean (o) and IQM (s)')
@@ -75,9 +95,9 @@ def comparison(results_by_agent, path, metric='twr50'):
   return path
 
 
-def gallery_seeds(results):
-  """(label, result) of the best, median and worst flights by TWR50 (then reward)."""
-  ranked = sorted(results, key=lambda r: (r.twr50, r.cumulative_reward, -r.seed))
+def gallery_seeds(results, metric):
+  """(label, result) of the best, median and worst episodes by `metric` (then return)."""
+  ranked = sorted(results, key=lambda r: (r.value(metric), r.cumulative_reward, -r.seed))
   picks = [('best', ranked[-1]), ('median', ranked[len(ranked) // 2]), ('worst', ranked[0])]
   seen, unique = set(), []
   for label, result in picks:
@@ -87,41 +107,56 @@ def gallery_seeds(results):
   return unique
 
 
-def gallery(agent, suite, results, output_dir, checkpoint=None):
+def gallery(agent, suite, results, output_dir, environment, checkpoint=None):
   """Re-flies the best, median and worst seeds and draws each with the environment's renderer.
+
+  Args:
+    agent: the agent spec.
+    suite: the (completed) `Suite` of the results.
+    results: the per-seed results.
+    output_dir: where the pictures go.
+    environment: the `environments.EnvironmentEvaluation`; it must have a flight renderer.
+    checkpoint: for a `run:` agent, the checkpoint flown.
 
   Writes `gallery-<label>-seed<seed>.png` files; returns their paths.
   """
-  from agents.env.balloon.env import BalloonVectorEnv
-  from agents.env.balloon.renderer import FlightRenderer
-  picks = gallery_seeds(results)
+  picks = gallery_seeds(results, environment.metric)
   count = len(picks)
-  env = BalloonVectorEnv(count, max_episode_steps=suite.episode_length, wind=suite.wind)
-  policy = policies_lib.make_policy(agent, count, suite.episode_length, checkpoint)
+  env = environment.slab_constructor(count, suite.episode_length, suite.options)()
+  policy = policies_lib.make_policy(agent, count, suite.episode_length, checkpoint,
+                                    environment.env_id)
   seeds = [result.seed for _, result in picks]
-  observ, _ = env.reset(seed=suite.episode_seeds(seeds))
+  observ, _ = env.reset(seed=environment.episode_seeds(seeds))
   rows = np.arange(count)
   policies_lib.begin_episode(policy, rows, seeds)
-  renderers = [FlightRenderer(env.simulator, row) for row in rows]
+  renderers = [environment.flight_renderer(env, row) for row in rows]
   active = np.ones(count, bool)
   feedback = getattr(policy, 'feedback', None)
-  while active.any():
-    actions = policies_lib.check_actions(policy(observ), count, agent)
-    observ, reward, terminated, truncated, _ = env.step(actions)
-    if feedback is not None:
-      feedback(reward, terminated & active, truncated & active)
-    for row in np.flatnonzero(active):
-      renderers[row].record()
-    active &= ~(terminated | truncated)
-  paths = []
-  for (label, result), renderer in zip(picks, renderers):
-    figure = _figure(12, 4)
-    renderer.draw(figure)
-    figure.suptitle(f'{agent}, {suite.name}: {label} flight, seed {result.seed}, '
-                    f'TWR50 {result.twr50:.3f}', fontsize=10)
-    figure.tight_layout()
-    path = os.path.join(output_dir, f'gallery-{label}-seed{result.seed}.png')
-    figure.savefig(path)
-    paths.append(path)
-  env.close()
-  return paths
+  try:
+    while active.any():
+      actions = policies_lib.check_actions(policy(observ), count, agent,
+                                           env.single_action_space)
+      observ, reward, terminated, truncated, _ = env.step(actions)
+      if feedback is not None:
+        feedback(reward, terminated & active, truncated & active)
+      for row in np.flatnonzero(active):
+        renderers[row].record()
+      active &= ~(terminated | truncated)
+    # The renderers read the slab's simulator (the wind) while drawing: close it after.
+    return [_draw_flight(renderer, agent, suite, label, result, output_dir, environment)
+            for (label, result), renderer in zip(picks, renderers)]
+  finally:
+    env.close()
+
+
+def _draw_flight(renderer, agent, suite, label, result, output_dir, environment):
+  """Draws one flight of the gallery; returns the PNG's path."""
+  figure = _figure(12, 4)
+  renderer.draw(figure)
+  figure.suptitle(f'{agent}, {suite.name}: {label} flight, seed {result.seed}, '
+                  f'{environment.metric_label} {result.value(environment.metric):.3f}',
+                  fontsize=10)
+  figure.tight_layout()
+  path = os.path.join(output_dir, f'gallery-{label}-seed{result.seed}.png')
+  figure.savefig(path)
+  return path

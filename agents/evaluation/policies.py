@@ -1,24 +1,29 @@
 """Everything that can be evaluated, behind one batched policy interface.
 
-A batched policy acts for a batch of B balloons at once:
+A batched policy acts for a batch of B environments at once:
 
     policy.begin_episode(indices, seeds=None)   # rows `indices` start new episodes
-    actions = policy(observations)              # float32 [B, 1099] -> int [B] in {0, 1, 2}
+    actions = policy(observations)              # [B, *observation shape] -> [B, *action shape]
     policy.feedback(rewards, terminated, truncated)   # optional: after every step, [B] each
 
 `begin_episode` may leave out `seeds`; when it accepts them it gets the suite seeds of
 the rows, so a random policy can draw from per-seed streams and a seed's result does
 not depend on which row or batch it was flown in. `make_policy(spec, batch_size)` builds:
 
-- `station_seeker`, `random_walk`, `random`: the baselines (agents/env/balloon/baselines.py);
-- `run:<RUN_DIR>`: a trained run's deterministic policy (latest or `checkpoint`), the
-  algorithm's network and normaliser run as one TensorFlow function on the whole batch;
+- `random`: uniformly random actions of any action space, from a stream per suite seed;
+- the baselines of the environment's evaluation plug-in (the balloon's `station_seeker`
+  and `random_walk`, see `agents.env.balloon.evaluation`);
+- `run:<RUN_DIR>`: a trained run's deterministic policy (the newest checkpoint that
+  reads, or `checkpoint`), the algorithm's network and normaliser run as one TensorFlow
+  function on the whole batch;
 - `savedmodel:<DIR>`: an exported `policy/` SavedModel;
 - `<module>:<factory>`: a user policy. `factory(batch_size=B)` (or `factory()`) returns
   either a batched policy as above, or an agent with BLE's Agent interface
   (`begin_episode(observation)`, `step(reward, observation)`, `end_episode(reward,
   terminal)`), which `BLEAgentAdapter` flies as one agent per row (the factory is then
-  called once per row, with `num_actions=3, observation_shape=(1099,)` when it takes them).
+  called once per row, with `num_actions=N, observation_shape=(...)` when it takes them).
+
+Which environment an agent flies is `resolve_env_id`'s answer.
 """
 
 import importlib
@@ -27,87 +32,63 @@ import os
 
 import numpy as np
 
-from agents.env.balloon import baselines, constants
+from agents import plugins
+from agents.evaluation import environments
 from agents.evaluation.errors import EvaluationError
 
-BASELINES = ('station_seeker', 'random_walk', 'random')
-BALLOON_ENV_ID = constants.BALLOON_ENV_ID
+GENERIC_AGENTS = ('random',)
 
 
-class StationSeeker:
-  """BLE's StationSeeker, stateless."""
+class RandomPolicy:
+  """Uniformly random actions of a Discrete, MultiDiscrete, MultiBinary or Box space.
 
-  def begin_episode(self, indices, seeds=None):
-    del indices, seeds
+  Row i's actions for the whole episode are drawn at `begin_episode` from a generator
+  seeded by (seed, suite seed), so a seed's episode does not depend on its row or batch.
+  """
 
-  def __call__(self, observations):
-    return baselines.station_seeker(observations)
-
-
-class _PerSeedStream:
-  """Per-row draws precomputed at `begin_episode` from a generator seeded by the suite seed."""
-
-  def __init__(self, batch_size, episode_length, seed):
+  def __init__(self, action_space, batch_size, episode_length, seed=0):
+    self._draw = _uniform_draw(action_space)
     self._seed = seed
     self._length = episode_length
     self._step = np.zeros(batch_size, np.intp)
     self._rows = np.arange(batch_size)
     self._fresh = np.random.default_rng([seed, 2 ** 31])  # rows begun without a seed
+    self._actions = np.zeros((batch_size, episode_length, *action_space.shape),
+                             action_space.dtype)
 
-  def _generator(self, suite_seed):
-    if suite_seed is None:
-      return np.random.default_rng(self._fresh.integers(2 ** 63))
-    return np.random.default_rng([self._seed, int(suite_seed)])
+  def begin_episode(self, indices, seeds=None):
+    seeds = [None] * len(indices) if seeds is None else seeds
+    for row, seed in zip(indices, seeds):
+      generator = np.random.default_rng(
+          self._fresh.integers(2 ** 63) if seed is None else [self._seed, int(seed)])
+      self._actions[row] = self._draw(generator, self._length)
+      self._step[row] = 0
 
-  def _next_step(self):
+  def __call__(self, observations):
     step = np.minimum(self._step, self._length - 1)
     self._step += 1
-    return step
+    return self._actions[self._rows, step]
 
 
-class RandomPolicy(_PerSeedStream):
-  """Uniformly random actions, from a stream per suite seed."""
+def _uniform_draw(space):
+  """A function (generator, count) -> `count` uniform actions of `space`.
 
-  def __init__(self, batch_size, episode_length=constants.EPISODE_STEPS, seed=0):
-    super().__init__(batch_size, episode_length, seed)
-    self._actions = np.ones((batch_size, episode_length), np.int64)
-
-  def begin_episode(self, indices, seeds=None):
-    seeds = [None] * len(indices) if seeds is None else seeds
-    for row, seed in zip(indices, seeds):
-      self._actions[row] = self._generator(seed).integers(0, 3, self._length)
-      self._step[row] = 0
-
-  def __call__(self, observations):
-    return self._actions[self._rows, self._next_step()]
-
-
-class RandomWalkPolicy(_PerSeedStream):
-  """BLE's random walk (see `baselines.RandomWalkPolicy`), from a stream per suite seed."""
-
-  def __init__(self, batch_size, episode_length=constants.EPISODE_STEPS, seed=0):
-    super().__init__(batch_size, episode_length, seed)
-    self._noise = np.zeros((batch_size, episode_length))
-    self._target = np.zeros(batch_size)
-
-  def begin_episode(self, indices, seeds=None):
-    seeds = [None] * len(indices) if seeds is None else seeds
-    for row, seed in zip(indices, seeds):
-      generator = self._generator(seed)
-      self._target[row] = generator.uniform(6500.0, 11400.0)
-      self._noise[row] = generator.standard_normal(self._length)
-      self._step[row] = 0
-
-  def __call__(self, observations):
-    step = self._next_step()
-    # The spread of the target's step grows with the time elapsed (BLE's rule).
-    elapsed_s = step * constants.AGENT_STEP_S
-    self._target += elapsed_s * 0.1666 * self._noise[self._rows, step]
-    pressure = constants.COLUMN_MIN_PRESSURE + np.asarray(observations)[:, 0] * (
-        constants.COLUMN_MAX_PRESSURE - constants.COLUMN_MIN_PRESSURE)
-    return np.where(pressure - 100.0 > self._target, constants.UP,
-                    np.where(pressure + 100.0 < self._target, constants.DOWN,
-                             constants.STAY)).astype(np.int64)
+  Raises:
+    EvaluationError: a space the random policy does not draw from (named).
+  """
+  from gymnasium import spaces
+  if isinstance(space, spaces.Discrete):
+    return lambda generator, count: space.start + generator.integers(0, space.n, count)
+  if isinstance(space, spaces.MultiDiscrete):
+    return lambda generator, count: space.start + generator.integers(
+        0, space.nvec, (count, *space.shape))
+  if isinstance(space, spaces.MultiBinary):
+    return lambda generator, count: generator.integers(0, 2, (count, *space.shape))
+  if isinstance(space, spaces.Box) and space.is_bounded():
+    return lambda generator, count: generator.uniform(space.low, space.high,
+                                                      (count, *space.shape))
+  raise EvaluationError(f'the random agent draws from bounded Discrete, MultiDiscrete, '
+                        f'MultiBinary or Box action spaces, not {space}.')
 
 
 class TensorFlowPolicy:
@@ -199,8 +180,12 @@ def describe_agent(spec, checkpoint=None):
 
 
 def split_spec(spec):
-  """('baseline' | 'run' | 'savedmodel' | 'factory', rest) of an agent spec."""
-  if spec in BASELINES:
+  """('baseline' | 'run' | 'savedmodel' | 'factory', rest) of an agent spec.
+
+  Raises:
+    EvaluationError: the spec is none of these (the message lists the baselines).
+  """
+  if spec in GENERIC_AGENTS or environments.baseline_env_id(spec) is not None:
     return 'baseline', spec
   for kind in ('run', 'savedmodel'):
     if spec.startswith(kind + ':'):
@@ -208,16 +193,63 @@ def split_spec(spec):
   module, colon, factory = spec.partition(':')
   if colon and module and factory:
     return 'factory', spec
+  baselines = sorted({name for env_id in plugins.EVALUATION.names()
+                      for name in environments.get(env_id).baselines})
   raise EvaluationError(
-      f'unknown agent {spec!r}; choose station_seeker, random_walk, random, run:<RUN_DIR>, '
-      'savedmodel:<DIR> or <module>:<factory>.')
+      f'unknown agent {spec!r}; choose {", ".join([*baselines, *GENERIC_AGENTS])}, '
+      'run:<RUN_DIR>, savedmodel:<DIR> or <module>:<factory>.')
+
+
+def run_env_id(run_dir):
+  """The Gymnasium id a run trained on, from its config.yaml.
+
+  Raises:
+    EvaluationError: the run directory or its config.yaml is missing or unreadable.
+  """
+  from agents import configs
+  path = os.path.join(run_dir, 'config.yaml')
+  if not os.path.isdir(run_dir):
+    raise EvaluationError(f'run directory {run_dir} does not exist.')
+  if not os.path.exists(path):
+    raise EvaluationError(f'run directory {run_dir} has no config.yaml.')
+  try:
+    config = configs.load_yaml(path)
+  except (OSError, ValueError) as error:  # ConfigError is a ValueError
+    raise EvaluationError(f'run:{run_dir}: {error}') from None
+  return config.get('env') or config.get('environment', {}).get('id')
+
+
+def resolve_env_id(spec, env_id=None):
+  """The environment an agent flies: `env_id`, else the agent's own, else the default.
+
+  The agent's own: a run's environment (`run:`), or the environment whose evaluation
+  plug-in has the baseline. Else the one environment with an evaluation plug-in
+  (`environments.default_env_id`).
+
+  Raises:
+    EvaluationError: an unknown agent, or no environment named and no default one.
+  """
+  kind, rest = split_spec(spec)
+  if env_id:
+    return env_id
+  if kind == 'run':
+    run_dir = os.path.abspath(rest)
+    if os.path.exists(os.path.join(run_dir, 'config.yaml')):
+      return run_env_id(run_dir)
+  elif kind == 'baseline' and rest not in GENERIC_AGENTS:
+    return environments.baseline_env_id(rest)
+  return environments.default_env_id()
 
 
 def resolve_checkpoint(run_dir, checkpoint=None):
-  """The checkpoint prefix to restore: `checkpoint` (name or path) or the latest.
+  """The checkpoint prefix to restore: `checkpoint` (name or path) or the newest that reads.
+
+  A damaged newest checkpoint (a kill during a save, a full disk) is skipped with a
+  warning, as on resume (`agents.tools.checkpoints.newest_readable`).
 
   Raises:
-    EvaluationError: the run directory or the checkpoint does not exist.
+    EvaluationError: the run directory or the checkpoint does not exist, or every
+      checkpoint of the run is damaged.
   """
   if not os.path.isdir(run_dir):
     raise EvaluationError(f'run directory {run_dir} does not exist.')
@@ -231,25 +263,32 @@ def resolve_checkpoint(run_dir, checkpoint=None):
   try:
     path = checkpoints.newest_readable(directory) if os.path.isdir(directory) else None
   except checkpoints.CheckpointError as error:
-    raise EvaluationError(str(error)) from None
+    raise EvaluationError(f'run:{run_dir}: {error}') from None
   if path is None:
     raise EvaluationError(f'run directory {run_dir} has no checkpoint in {directory}.')
   return path
 
 
-def make_policy(spec, batch_size, episode_length=constants.EPISODE_STEPS, checkpoint=None):
+def make_policy(spec, batch_size, episode_length=None, checkpoint=None, env_id=None):
   """The batched policy of an agent spec (see the module docstring).
+
+  Args:
+    spec: the agent spec.
+    batch_size: rows of the batch.
+    episode_length: steps of an episode (None: the environment's default).
+    checkpoint: for `run:`, a checkpoint name or prefix (None: the newest that reads).
+    env_id: the environment flown (None: see `resolve_env_id`).
 
   Raises:
     EvaluationError: an unknown agent, a run without a checkpoint or of another
-      environment, a SavedModel that does not load, or a factory that cannot be imported
-      or does not return a policy.
+      environment, a SavedModel that does not load or takes other observations, or a
+      factory that cannot be imported or does not return a policy.
   """
-  return policy_builder(spec, episode_length, checkpoint)(batch_size)
+  return policy_builder(spec, episode_length, checkpoint, env_id)(batch_size)
 
 
-def policy_builder(spec, episode_length=constants.EPISODE_STEPS, checkpoint=None):
-  """A function `batch_size -> batched policy` for an agent spec.
+def policy_builder(spec, episode_length=None, checkpoint=None, env_id=None):
+  """A function `batch_size -> batched policy` for an agent spec (arguments as `make_policy`).
 
   What is costly to load (a run's checkpoint, a SavedModel, a factory's module) is loaded
   here, once; each call then builds a policy of its own with its own per-row state, so
@@ -259,45 +298,44 @@ def policy_builder(spec, episode_length=constants.EPISODE_STEPS, checkpoint=None
     EvaluationError: as `make_policy`, here or at the first call.
   """
   kind, rest = split_spec(spec)
+  environment = environments.get(resolve_env_id(spec, env_id))
+  episode_length = episode_length or environment.default_episode_length()
   if kind == 'baseline':
-    if rest == 'station_seeker':
-      return lambda batch_size: StationSeeker()
-    cls = RandomPolicy if rest == 'random' else RandomWalkPolicy
-    return lambda batch_size: cls(batch_size, episode_length)
+    if rest in GENERIC_AGENTS:
+      action_space = environment.spaces[1]
+      return lambda batch_size: RandomPolicy(action_space, batch_size, episode_length)
+    if rest not in environment.baselines:
+      raise EvaluationError(f'agent {rest!r} is a baseline of '
+                            f'{environments.baseline_env_id(rest)}, not of {environment.env_id}.')
+    baseline = environment.baselines[rest]
+    return lambda batch_size: baseline(batch_size, episode_length)
   if kind == 'run':
-    model = _run_model(rest, checkpoint)
+    model = _run_model(rest, checkpoint, environment.env_id)
   elif kind == 'savedmodel':
-    model = _saved_model(rest)
+    model = _saved_model(rest, environment)
   else:
     factory = _import_factory(rest)
-    return lambda batch_size: _factory_policy(factory, rest, batch_size)
+    return lambda batch_size: _factory_policy(factory, rest, batch_size, environment)
   recurrent = hasattr(model, 'initial_state')
   return lambda batch_size: TensorFlowPolicy(model, batch_size, recurrent)
 
 
-def _run_model(run_dir, checkpoint):
+def _run_model(run_dir, checkpoint, env_id):
+  """The deterministic policy module of a run's checkpoint (what it exports as policy/).
+
+  For PPO: the network and the observation normaliser, any batch size, in memory.
+  """
   path = resolve_checkpoint(run_dir, checkpoint)
+  trained_on = run_env_id(run_dir)
+  if trained_on != env_id:
+    raise EvaluationError(f'run directory {run_dir} trained on {trained_on}, not {env_id}.')
+  from agents import builders
   try:
-    config, model, observation_space = _restore_policy(run_dir, path)
+    _, algorithm, observation_space, _ = builders.restore_algorithm(
+        run_dir, path, is_training=False)
   except (ValueError, FileNotFoundError) as error:  # ConfigError is a ValueError
     raise EvaluationError(f'run:{run_dir}: {error}') from None
-  env_id = config.get('env') or config.get('environment', {}).get('id')
-  if env_id != BALLOON_ENV_ID:
-    raise EvaluationError(f'run directory {run_dir} trained on {env_id}, not {BALLOON_ENV_ID}.')
-  del observation_space
-  return model
-
-
-def _restore_policy(run_dir, path):
-  """(config, deterministic policy module with `action`, observation space) of a checkpoint.
-
-  The module is what the run exports as its SavedModel (for PPO: the network and the
-  observation normaliser, any batch size), kept in memory.
-  """
-  from agents import builders
-  config, algorithm, observation_space, _ = builders.restore_algorithm(
-      run_dir, path, is_training=False)
-  return config, algorithm.export_policy(observation_space), observation_space
+  return algorithm.export_policy(observation_space)
 
 
 def load_saved_model(path):
@@ -313,10 +351,10 @@ def load_saved_model(path):
   return model
 
 
-def _saved_model(path):
-  """`load_saved_model`, refusing a model that does not take the balloon's observations."""
+def _saved_model(path, environment):
+  """`load_saved_model`, refusing a model that does not take the environment's observations."""
   model = load_saved_model(path)
-  check_observation_shape(model, path, (constants.OBSERVATION_SIZE,), 'the balloon')
+  check_observation_shape(model, path, environment.spaces[0], environment.env_id)
   return model
 
 
@@ -335,8 +373,8 @@ def check_observation_shape(model, path, observation_space, environment):
   expected = tuple(getattr(observation_space, 'shape', observation_space))
   shape = _input_shape(model.action)
   if shape is not None and tuple(shape[1:]) != expected:
-    raise EvaluationError(f'savedmodel:{path} takes observations of shape '
-                          f'{[None, *shape[1:]]}, not {[None, *expected]} ({environment}).')
+    raise EvaluationError(f'savedmodel:{path} takes observations of shape {tuple(shape)}, not '
+                          f'[B, {", ".join(map(str, expected))}] ({environment}).')
 
 
 def _input_shape(function):
@@ -361,13 +399,14 @@ def _import_factory(spec):
   return factory
 
 
-def _factory_policy(factory, spec, batch_size):
-  first = _call_factory(factory, spec, batch_size=batch_size, num_actions=3,
-                        observation_shape=(constants.OBSERVATION_SIZE,))
+def _factory_policy(factory, spec, batch_size, environment):
+  observation_space, action_space = environment.spaces
+  offered = dict(batch_size=batch_size, observation_shape=tuple(observation_space.shape))
+  if hasattr(action_space, 'n'):
+    offered['num_actions'] = int(action_space.n)
+  first = _call_factory(factory, spec, **offered)
   if is_ble_agent(first):
-    rest = [_call_factory(factory, spec, batch_size=batch_size, num_actions=3,
-                          observation_shape=(constants.OBSERVATION_SIZE,))
-            for _ in range(batch_size - 1)]
+    rest = [_call_factory(factory, spec, **offered) for _ in range(batch_size - 1)]
     return BLEAgentAdapter([first, *rest])
   if not (callable(first) and callable(getattr(first, 'begin_episode', None))):
     raise EvaluationError(
@@ -391,25 +430,36 @@ def _call_factory(factory, spec, **offered):
                           f'{error}') from None
 
 
-def check_actions(actions, batch_size, spec):
-  """Actions as int64 [B] in {0, 1, 2}; raises EvaluationError naming the agent otherwise."""
+def check_actions(actions, batch_size, spec, action_space):
+  """Actions as an array [B, *action shape] of the space's dtype.
+
+  Integral floats are accepted for integer spaces.
+
+  Raises:
+    EvaluationError: actions that are not an array, of another shape, or outside an
+      integer action space (naming the agent).
+  """
   try:
     actions = np.asarray(actions)
   except Exception as error:  # noqa: BLE001
     raise EvaluationError(f'--agent {spec} returned actions that are not an array: '
                           f'{error}') from None
-  if actions.shape != (batch_size,):
+  expected = (batch_size, *action_space.shape)
+  if actions.shape != expected:
     raise EvaluationError(f'--agent {spec} returned actions of shape {actions.shape} for '
-                          f'observations [{batch_size}, {constants.OBSERVATION_SIZE}]; '
-                          f'expected ({batch_size},).')
+                          f'{batch_size} observations; expected {expected}.')
+  dtype = np.dtype(action_space.dtype)
+  if dtype.kind not in 'iu':
+    return actions.astype(dtype)
   if actions.dtype.kind == 'f' and np.all(np.isfinite(actions)) and np.all(
       actions == np.round(actions)):
     actions = actions.astype(np.int64)
-  if actions.dtype.kind not in 'iu' or np.any((actions < 0) | (actions > 2)):
+  if actions.dtype.kind not in 'iu' or not all(
+      action_space.contains(row) for row in actions.astype(dtype)):
     bad = actions.ravel()[:5].tolist()
     raise EvaluationError(f'--agent {spec} returned actions {bad}... of dtype {actions.dtype}; '
-                          'expected integers in {0 DOWN, 1 STAY, 2 UP}.')
-  return actions.astype(np.int64)
+                          f'expected actions of {action_space}.')
+  return actions.astype(dtype)
 
 
 def begin_episode(policy, indices, seeds):

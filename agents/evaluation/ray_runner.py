@@ -10,9 +10,10 @@ Ray is an optional extra: `pip install -e '.[ray]'`.
 import os
 import time
 
+from agents.evaluation import environments, runner
 from agents.evaluation import policies as policies_lib
 from agents.evaluation import results as results_lib
-from agents.evaluation import runner
+from agents.evaluation import suites as suites_lib
 from agents.evaluation.errors import EvaluationError
 
 INSTALL_HINT = ("Ray is not installed; install it with `pip install -e '.[ray]'` (or "
@@ -53,7 +54,7 @@ def cluster_cpus(ray):
 
 def run_shards(agent, suite, output_dir, num_shards=None, shard_indices=None, address=None,
                num_cpus=None, slab_size=runner.DEFAULT_SLAB_SIZE, flight_paths=False,
-               checkpoint=None, overwrite=False, progress=True):
+               checkpoint=None, overwrite=False, progress=True, env_id=None):
   """Flies the shards as Ray tasks and writes their files into `output_dir`.
 
   Args:
@@ -68,11 +69,13 @@ def run_shards(agent, suite, output_dir, num_shards=None, shard_indices=None, ad
   ray = init(address, num_cpus)
   num_shards = num_shards or cluster_cpus(ray)
   shard_indices = range(num_shards) if shard_indices is None else shard_indices
+  env_id = policies_lib.resolve_env_id(agent, env_id)
+  suite = suites_lib.complete(suite, environments.get(env_id))
   agent_info = policies_lib.describe_agent(agent, checkpoint)
   os.makedirs(output_dir, exist_ok=True)
   headers, done = {}, {}
   for index in shard_indices:
-    headers[index] = results_lib.header(agent, suite, num_shards, index, agent_info)
+    headers[index] = results_lib.header(agent, suite, num_shards, index, agent_info, env_id)
     done[index] = results_lib.check_output_dir(output_dir, headers[index], overwrite)
     overwrite = False  # the first check removed the other evaluation's files
   remote = ray.remote(num_cpus=1)(runner.fly_shard)
@@ -81,7 +84,7 @@ def run_shards(agent, suite, output_dir, num_shards=None, shard_indices=None, ad
     skip = [result.seed for result in done[index]]
     if len(skip) < len(suite.shard(num_shards, index)):
       pending[remote.remote(agent, suite, num_shards, index, 0, slab_size, flight_paths,
-                            checkpoint, skip)] = index
+                            checkpoint, skip, env_id)] = index
     else:
       results_lib.write_shard(output_dir, headers[index], done[index], complete=True)
   total = sum(len(suite.shard(num_shards, index)) for index in shard_indices)
@@ -109,7 +112,7 @@ def run_shards(agent, suite, output_dir, num_shards=None, shard_indices=None, ad
       if bar is not None:
         flown += sum(result.final_timestep for result in new)
         bar.update(len(new))
-        bar.set_postfix_str(f'{flown / max(time.monotonic() - start, 1e-9):,.0f} balloon steps/s')
+        bar.set_postfix_str(f'{flown / max(time.monotonic() - start, 1e-9):,.0f} steps/s')
   finally:
     for ref in pending:
       ray.cancel(ref, force=True)

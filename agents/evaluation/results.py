@@ -2,13 +2,16 @@
 
 Layout of an output directory:
 
-    shard-00000-of-00004.json   {"format", "agent", "suite", "num_shards", "shard_index",
-                                 "complete", "results": [EvaluationResult, ...]}
+    shard-00000-of-00004.json   {"format", "agent", "agent_info", "env_id", "suite",
+                                 "num_shards", "shard_index", "complete",
+                                 "results": [EvaluationResult, ...]}
     results.json                every seed of the suite, after `combine`
     summary.json                the statistics of `statistics.summarize`
 
 A shard file is rewritten atomically (write, then rename) as seeds finish, so a killed
-evaluation resumes from it and a crashed shard can be re-run alone.
+evaluation resumes from it and a crashed shard can be re-run alone. Files written
+before evaluation took any environment have no "env_id": they are read as the default
+environment's (see `environments.default_env_id`), the balloon's.
 """
 
 import contextlib
@@ -18,53 +21,68 @@ import json
 import os
 import re
 
+from agents.evaluation import environments
 from agents.evaluation import suites as suites_lib
 from agents.evaluation.errors import EvaluationError
 
 FORMAT = 'agents.evaluation/1'
-FLIGHT_PATH_KEYS = ('x', 'y', 'pressure', 'superpressure', 'elapsed_time', 'battery_soc')
 _SHARD_PATTERN = re.compile(r'shard-(\d+)-of-(\d+)\.json$')
+_RUN_KEYS = ('format', 'agent', 'agent_info', 'env_id', 'suite')
 
 
 @dataclasses.dataclass
 class EvaluationResult:
-  """One seed's episode, with BLE's EvaluationResult fields.
+  """One seed's episode: BLE's EvaluationResult, its environment's metrics as fields.
 
   Attributes:
-    seed: the suite seed (the balloon flew episode seed 2**62 + seed).
+    seed: the suite seed (the environment flew its episode seed, see `environments`).
     cumulative_reward: sum of the rewards.
-    time_within_radius: BLE's TWR50: steps within 50 km / steps flown.
-    twr50: the stricter TWR50: steps within 50 km / the suite's episode length (a
-      balloon that dies early counts as outside afterwards).
-    out_of_power, envelope_burst, zeropressure: how the episode terminated, if it did.
     final_timestep: steps flown.
-    flight_path: None, or a dict of per-step lists FLIGHT_PATH_KEYS (x, y in m; pressure,
+    metrics: the environment's per-seed metrics, also readable as attributes (the
+      balloon's `time_within_radius`, `twr50`, `out_of_power`, `envelope_burst`,
+      `zeropressure`; see `agents.env.balloon.evaluation`).
+    flight_path: None, or a dict of per-step lists (the balloon's x, y in m; pressure,
       superpressure in Pa; elapsed_time in s; battery_soc in [0, 1]).
   """
   seed: int
   cumulative_reward: float
-  time_within_radius: float
-  twr50: float
-  out_of_power: bool
-  envelope_burst: bool
-  zeropressure: bool
   final_timestep: int
+  metrics: dict = dataclasses.field(default_factory=dict)
   flight_path: dict = None
 
-  @property
-  def failed(self):
-    """Whether the episode terminated (out of power, burst or zero pressure)."""
-    return self.out_of_power or self.envelope_burst or self.zeropressure
+  def __getattr__(self, name):
+    metrics = self.__dict__.get('metrics') or {}
+    if name in metrics:
+      return metrics[name]
+    raise AttributeError(f'{type(self).__name__} of seed {self.__dict__.get("seed")} has no '
+                         f'field {name!r}; its metrics: {sorted(metrics)}.')
+
+  def value(self, name):
+    """A per-seed field by name: seed, cumulative_reward, final_timestep or a metric.
+
+    Raises:
+      EvaluationError: the result has no such field (the message lists its fields).
+    """
+    try:
+      return getattr(self, name)
+    except AttributeError as error:
+      raise EvaluationError(str(error)) from None
 
   def to_dict(self):
-    data = dataclasses.asdict(self)
-    if data['flight_path'] is None:
-      del data['flight_path']
+    """The JSON fields, in BLE's order: seed, cumulative_reward, metrics, final_timestep."""
+    data = {'seed': self.seed, 'cumulative_reward': self.cumulative_reward, **self.metrics,
+            'final_timestep': self.final_timestep}
+    if self.flight_path is not None:
+      data['flight_path'] = self.flight_path
     return data
 
   @classmethod
   def from_dict(cls, data):
-    return cls(**{field.name: data.get(field.name) for field in dataclasses.fields(cls)})
+    """The result `to_dict` wrote (every field it does not know is a metric)."""
+    data = dict(data)
+    fields = {name: data.pop(name, None) for name in ('seed', 'cumulative_reward',
+                                                      'final_timestep', 'flight_path')}
+    return cls(metrics=data, **fields)
 
 
 def shard_filename(num_shards, shard_index):
@@ -72,10 +90,21 @@ def shard_filename(num_shards, shard_index):
   return f'shard-{shard_index:05d}-of-{num_shards:05d}.json'
 
 
-def header(agent, suite, num_shards, shard_index, agent_info=None):
-  """What identifies a shard file: the agent, the suite and the split."""
+def header(agent, suite, num_shards, shard_index, agent_info=None, env_id=None):
+  """What identifies a shard file: the agent, the environment, the suite and the split.
+
+  The suite is recorded completed for the environment (`suites.complete`).
+  """
+  env_id = env_id or environments.default_env_id()
+  suite = suites_lib.complete(suite, environments.get(env_id))
   return {'format': FORMAT, 'agent': agent, 'agent_info': agent_info or {},
-          'suite': suite.to_dict(), 'num_shards': num_shards, 'shard_index': shard_index}
+          'env_id': env_id, 'suite': suite.to_dict(), 'num_shards': num_shards,
+          'shard_index': shard_index}
+
+
+def env_id_of(data):
+  """The environment of a header (files without one are the default environment's)."""
+  return data.get('env_id') or environments.default_env_id()
 
 
 def write_json(path, data):
@@ -110,6 +139,7 @@ def write_shard(output_dir, shard_header, results, complete):
 
 
 def read_json(path):
+  """The JSON content of a file; EvaluationError naming it when it does not read."""
   try:
     with open(path) as file:
       return json.load(file)
@@ -133,13 +163,14 @@ def load_shard(path):
   if not isinstance(data, dict) or data.get('format') != FORMAT:
     raise EvaluationError(f'{path} is not an evaluation shard ({FORMAT}).')
   results = checked_results(data.pop('results', None), path)
+  data['env_id'] = env_id_of(data)
   return data, results
 
 
-_FIELD_TYPES = {'seed': (int,), 'cumulative_reward': (int, float),
-                'time_within_radius': (int, float), 'twr50': (int, float),
-                'out_of_power': (bool,), 'envelope_burst': (bool,), 'zeropressure': (bool,),
-                'final_timestep': (int,), 'flight_path': (dict, type(None))}
+_FIELD_TYPES = {'seed': (int,), 'cumulative_reward': (int, float), 'final_timestep': (int,),
+                'flight_path': (dict, type(None))}
+# An environment's own per-seed metrics are numbers, flags or null.
+_METRIC_TYPES = (bool, int, float, type(None))
 
 
 def checked_results(items, path):
@@ -157,10 +188,8 @@ def checked_results(items, path):
   for index, item in enumerate(items):
     if not isinstance(item, dict):
       raise EvaluationError(f'{path}: result {index} is not a mapping.')
-    for name, types in _FIELD_TYPES.items():
-      value = item.get(name)
-      if name == 'flight_path' and value is None:
-        continue
+    for name, value in {**dict.fromkeys(_FIELD_TYPES), **item}.items():
+      types = _FIELD_TYPES.get(name, _METRIC_TYPES)
       if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
         raise EvaluationError(f'{path}: result {index} has {name} = {value!r}; expected '
                               f'{" or ".join(kind.__name__ for kind in types)}.')
@@ -171,12 +200,22 @@ def checked_results(items, path):
 def same_run(a, b):
   """Whether two headers describe the same agent on the same suite (any split)."""
   return (a['agent'] == b['agent'] and a.get('agent_info') == b.get('agent_info')
-          and a['suite'] == b['suite'])
+          and env_id_of(a) == env_id_of(b) and a['suite'] == b['suite'])
 
 
 def describe(data):
-  return (f'agent {data["agent"]} on suite {data["suite"]["name"]} '
+  """'agent A on suite S (N seeds)' (with the environment when it is not the default)."""
+  env_id = data.get('env_id')
+  on = f' of {env_id}' if env_id and env_id != _default_or_none() else ''
+  return (f'agent {data["agent"]} on suite {data["suite"]["name"]}{on} '
           f'({data["suite"]["num_seeds"]} seeds)')
+
+
+def _default_or_none():
+  try:
+    return environments.default_env_id()
+  except EvaluationError:
+    return None
 
 
 def check_output_dir(output_dir, shard_header, overwrite=False):
@@ -269,7 +308,7 @@ def combine(output_dir, write=True):
                           f'suite {suite.name}.')
   by_seed = {result.seed: result for result in results}
   ordered = [by_seed[seed] for seed in suite.seeds]
-  run = {key: first[key] for key in ('format', 'agent', 'agent_info', 'suite')}
+  run = {key: first[key] for key in _RUN_KEYS}
   if write:
     write_json(os.path.join(output_dir, 'results.json'),
                dict(run, results=[result.to_dict() for result in ordered]))
@@ -283,8 +322,8 @@ def load_combined(path):
     raise EvaluationError(f'{path} is not an evaluation result file ({FORMAT}).')
   if not all(key in data for key in ('agent', 'agent_info', 'suite')):
     raise EvaluationError(f'{path} lacks its agent or suite.')
-  return ({key: data[key] for key in ('format', 'agent', 'agent_info', 'suite')},
-          checked_results(data.get('results'), path))
+  data['env_id'] = env_id_of(data)
+  return ({key: data[key] for key in _RUN_KEYS}, checked_results(data.get('results'), path))
 
 
 def load(output_dir):

@@ -1,49 +1,34 @@
-"""Flies the seeds of a shard as one batch of balloons, and runs shards into an output dir.
+"""Flies the seeds of a shard as one batch of environments, and runs shards into a dir.
 
-`fly` is the shard code shared by local runs and Ray tasks: slabs of balloons
-(`BalloonVectorEnv`) in worker processes (`BatchEnv`), or in this process with
+`fly` is the shard code shared by local runs and Ray tasks: slabs of environments (the
+environment's own, e.g. the balloon's `BalloonVectorEnv`, or `gymnasium.make` per seed;
+see `environments`) in worker processes (`BatchEnv`), or in this process with
 `workers=0`; the policy acts on a whole batch at once. With two workers or more, two
 batches (fleets) take turns, so the workers step one while the policy acts on the other.
-A balloon that finishes its episode is reset at once with the next seed of the shard,
-so the batches stay full.
+An environment that finishes its episode is reset at once with the next seed of the
+shard, so the batches stay full.
 
 `run_shard` adds the output directory: it refuses another evaluation's results, resumes
 from the seeds this shard already finished, and rewrites the shard file as seeds finish.
 """
 
-import functools
 import os
 import time
 
 import numpy as np
 
-from agents.env.balloon import constants
-from agents.env.balloon.env import BalloonVectorEnv
+from agents.evaluation import environments
 from agents.evaluation import policies as policies_lib
 from agents.evaluation import results as results_lib
 from agents.evaluation import suites as suites_lib
 from agents.evaluation.errors import EvaluationError
 
-DEFAULT_SLAB_SIZE = 1024  # balloons per worker process (bench/evaluation_fleets.py)
+DEFAULT_SLAB_SIZE = 1024  # environments per worker process (bench/evaluation_fleets.py)
 SAVE_EVERY_S = 10.0
 
 
-class FlightPathSlab(BalloonVectorEnv):
-  """A slab whose step infos also carry each balloon's x and y (m), for flight paths."""
-
-  def step(self, actions):
-    observ, reward, terminated, truncated, infos = super().step(actions)
-    infos['x'], infos['y'] = self.simulator.x.copy(), self.simulator.y.copy()
-    return observ, reward, terminated, truncated, infos
-
-
-def _make_slab(num_envs, episode_length, wind, flight_paths):
-  cls = FlightPathSlab if flight_paths else BalloonVectorEnv
-  return cls(num_envs, max_episode_steps=episode_length, wind=wind)
-
-
 def check_sizes(workers, slab_size):
-  """Refuses a negative number of workers or a slab of fewer than one balloon.
+  """Refuses a negative number of workers or a slab of fewer than one environment.
 
   Raises:
     EvaluationError: naming the value.
@@ -56,78 +41,66 @@ def check_sizes(workers, slab_size):
 
 
 def slab_sizes(num_seeds, workers, slab_size=DEFAULT_SLAB_SIZE):
-  """Balloons per slab: a batch of min(num_seeds, slabs * slab_size) split evenly."""
+  """Environments per slab: a batch of min(num_seeds, slabs * slab_size) split evenly."""
   slabs = max(workers, 1)
   batch = min(num_seeds, slabs * slab_size)
   slabs = min(slabs, batch)
   return [batch // slabs + (index < batch % slabs) for index in range(slabs)]
 
 
-def make_batch(suite, sizes, workers, flight_paths=False):
-  """A BatchEnv of balloon slabs: one worker process per slab, or in-process (workers=0)."""
+def make_batch(environment, suite, sizes, workers, flight_paths=False):
+  """A BatchEnv of the environment's slabs: a worker process per slab, or in-process."""
   from agents.tools.batch_env import BatchEnv
-  constructors = [functools.partial(_make_slab, size, suite.episode_length, suite.wind,
-                                    flight_paths) for size in sizes]
+  constructors = [environment.slab_constructor(size, suite.episode_length, suite.options,
+                                               flight_paths) for size in sizes]
   return BatchEnv.from_slab_constructors(constructors, processes=workers > 0)
 
 
 class _Episodes:
-  """Per-row accumulators of the episodes in flight."""
+  """Per-row accumulators of the episodes in flight: return, length, the plug-in's metrics."""
 
-  def __init__(self, batch_size, flight_paths):
+  def __init__(self, batch_size, metrics):
     self.seed = np.full(batch_size, -1, np.int64)
     self.reward = np.zeros(batch_size)
-    self.within = np.zeros(batch_size, np.int64)
     self.steps = np.zeros(batch_size, np.int64)
-    self.paths = [None] * batch_size if flight_paths else None
+    self._metrics = metrics
 
   def start(self, rows, seeds):
     self.seed[rows] = seeds
     self.reward[rows] = 0.0
-    self.within[rows] = 0
     self.steps[rows] = 0
-    if self.paths is not None:
-      for row in rows:
-        self.paths[row] = {key: [] for key in results_lib.FLIGHT_PATH_KEYS}
+    if self._metrics is not None:
+      self._metrics.start(rows)
 
   def record(self, active, reward, infos):
     self.reward += np.where(active, reward, 0.0)
-    # BLE counts the position after every step flown, the last one included.
-    self.within += active & (infos['distance_km'] <= constants.STATION_RADIUS_KM)
     self.steps += active
-    if self.paths is not None:
-      for row in np.flatnonzero(active):
-        path = self.paths[row]
-        for key, info_key in (('x', 'x'), ('y', 'y'), ('pressure', 'pressure'),
-                              ('superpressure', 'superpressure'),
-                              ('elapsed_time', 'time_elapsed_s'),
-                              ('battery_soc', 'battery_soc')):
-          path[key].append(round(float(infos[info_key][row]), 3))
+    if self._metrics is not None:
+      self._metrics.record(active, reward, infos)
 
-  def result(self, row, infos, episode_length):
-    steps = int(self.steps[row])
+  def result(self, row, infos):
+    metrics = {} if self._metrics is None else dict(self._metrics.result(row, infos))
+    flight_path = metrics.pop('flight_path', None)
     return results_lib.EvaluationResult(
         seed=int(self.seed[row]), cumulative_reward=float(self.reward[row]),
-        time_within_radius=float(self.within[row] / max(steps, 1)),
-        twr50=float(self.within[row] / episode_length),
-        out_of_power=bool(infos['out_of_power'][row]),
-        envelope_burst=bool(infos['envelope_burst'][row]),
-        zeropressure=bool(infos['zeropressure'][row]), final_timestep=steps,
-        flight_path=None if self.paths is None else self.paths[row])
+        final_timestep=int(self.steps[row]), metrics=metrics, flight_path=flight_path)
 
 
 class _Fleet:
   """A batch of slabs with its own policy and episodes in flight.
 
   `fly` runs two fleets in turn when it has the workers: while one fleet's workers step
-  (or reset balloons for new seeds), this process computes the other fleet's actions, so
+  (or reset environments for new seeds), this process computes the other fleet's actions, so
   neither side waits for the other.
   """
 
-  def __init__(self, agent, suite, batch, policy, flight_paths, pending):
+  def __init__(self, agent, environment, suite, batch, policy, flight_paths, pending):
     self.agent, self.suite, self.batch, self.policy = agent, suite, batch, policy
+    self.environment = environment
+    self._reset_idle = not environment.steps_finished_episodes
     self.size = len(batch)
-    self.episodes = _Episodes(self.size, flight_paths)
+    self.episodes = _Episodes(self.size, environment.episode_metrics(
+        self.size, suite.episode_length, flight_paths))
     self.active = np.zeros(self.size, bool)
     self.feedback = getattr(policy, 'feedback', None)
     self._pending = pending  # The seeds not yet flown, an iterator shared by all fleets.
@@ -137,14 +110,14 @@ class _Fleet:
 
   @property
   def flying(self):
-    """Whether a balloon of this fleet is still flying or starting."""
+    """Whether an environment of this fleet is still flying or starting."""
     return self._starting is not None or self.active.any()
 
   def advance(self):
     """Collects the fleet's request in flight and sends the next one.
 
     Returns:
-      (the results of the episodes that ended, the balloon steps taken).
+      (the results of the episodes that ended, the environment steps taken).
     """
     if self._starting is not None:
       self._finish_start()
@@ -158,66 +131,82 @@ class _Fleet:
       self.feedback(reward, terminated & active, truncated & active)
     self._observ = observ
     done = np.flatnonzero(active & (terminated | truncated))
-    ended = [self.episodes.result(row, infos, self.suite.episode_length) for row in done]
+    ended = [self.episodes.result(row, infos) for row in done]
     self.active[done] = False
-    if not (len(done) and self._start(done)):
+    # Rows to reset: those that finished a seed, and (for slabs that cannot step a
+    # finished episode, such as Gymnasium's) the idle rows whose filler episode ended.
+    ending = np.flatnonzero(terminated | truncated) if self._reset_idle else done
+    if not (len(ending) and self._start(ending)):
       self._send_step()  # Else the step follows the reset, at the fleet's next turn.
     return ended, steps
 
   def _start(self, rows):
     """Sends the reset of `rows` for the next seeds (fewer if they run out).
 
+    Rows left without a seed stay idle; when the slabs cannot step a finished episode
+    (`_reset_idle`), they are reset unseeded while other rows still fly, and their
+    episodes count for nothing.
+
     Returns:
       Whether a reset was sent.
     """
     seeds = [seed for seed in (next(self._pending, None) for _ in rows) if seed is not None]
-    if not seeds:
+    rows = np.asarray(rows)
+    idle = rows[len(seeds):] if self._reset_idle and (seeds or self.active.any()) else rows[:0]
+    if not seeds and not len(idle):
       return False
-    rows = np.asarray(rows)[:len(seeds)]
-    self.batch.reset_async(rows, self.suite.episode_seeds(seeds))
-    self._starting = (rows, seeds)
+    started = rows[:len(seeds)]
+    self.batch.reset_async(np.concatenate([started, idle]),
+                           self.environment.episode_seeds(seeds) + [None] * len(idle))
+    self._starting = (started, seeds, idle)
     return True
 
   def _finish_start(self):
-    rows, seeds = self._starting
+    started, seeds, idle = self._starting
     self._starting = None
     observ, _ = self.batch.reset_wait()
     if self._observ is None:
       self._observ = np.zeros((self.size,) + observ.shape[1:], observ.dtype)
-    self._observ[rows] = observ
-    self.active[rows] = True
-    self.episodes.start(rows, seeds)
-    policies_lib.begin_episode(self.policy, rows, seeds)
+    self._observ[np.concatenate([started, idle])] = observ
+    self.active[started] = True
+    self.episodes.start(started, seeds)
+    policies_lib.begin_episode(self.policy, started, seeds)
 
   def _send_step(self):
     if self.active.any():
-      self.batch.step_async(policies_lib.check_actions(self.policy(self._observ), self.size,
-                                                       self.agent))
+      self.batch.step_async(policies_lib.check_actions(
+          self.policy(self._observ), self.size, self.agent, self.batch.action_space))
 
 
 def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_paths=False,
-        checkpoint=None, on_results=None, policy=None, fleets=None):
+        checkpoint=None, on_results=None, policy=None, fleets=None, env_id=None):
   """Flies one episode per seed; returns [EvaluationResult] in the order they finished.
 
   Args:
     agent: agent spec (see `policies.make_policy`); also names the agent in errors.
-    suite: the `Suite` (episode length and wind).
+    suite: the `Suite` (completed for the environment here).
     seeds: suite seeds to fly.
     workers: worker processes, one slab each; 0 flies one slab in this process.
-    slab_size: balloons per slab at most.
+    slab_size: environments per slab at most.
     flight_paths: keep each seed's flight path.
     checkpoint: for a `run:` agent, the checkpoint (None: latest).
     on_results: optional function called with each list of newly finished results and
-      the balloon steps taken since the last call.
+      the environment steps taken since the last call.
     policy: an already built batched policy for `agent` (else built here); flies one fleet.
     fleets: how many batches take turns, each with `workers / fleets` of the workers and
       its own policy (see `_Fleet`); default 2 when there are two workers or more and no
       `policy` is given, else 1.
+    env_id: the environment (None: the agent's, see `policies.resolve_env_id`; with a
+      given `policy`, the default environment).
 
   Returns:
     list of EvaluationResult.
   """
   check_sizes(workers, slab_size)
+  environment = environments.get(env_id or (
+      environments.default_env_id() if policy is not None
+      else policies_lib.resolve_env_id(agent)))
+  suite = suites_lib.complete(suite, environment)
   seeds = [int(seed) for seed in seeds]
   if not seeds:
     return []
@@ -228,15 +217,17 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
   sizes = slab_sizes(len(seeds), workers, slab_size)
   groups = [sizes[index::fleets] for index in range(min(fleets, len(sizes)))]
   build = (lambda batch_size: policy) if policy is not None else (
-      policies_lib.policy_builder(agent, suite.episode_length, checkpoint))
+      policies_lib.policy_builder(agent, suite.episode_length, checkpoint,
+                                  environment.env_id))
   policies = [build(sum(group)) for group in groups]
   pending = iter(seeds)
   flying, finished = [], []
   try:
     for group, fleet_policy in zip(groups, policies):
-      batch = make_batch(suite, group, workers, flight_paths)
+      batch = make_batch(environment, suite, group, workers, flight_paths)
       try:
-        flying.append(_Fleet(agent, suite, batch, fleet_policy, flight_paths, pending))
+        flying.append(_Fleet(agent, environment, suite, batch, fleet_policy, flight_paths,
+                             pending))
       except BaseException:
         batch.close()
         raise
@@ -258,7 +249,7 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
 
 
 def fly_shard(agent, suite, num_shards, shard_index, workers=0, slab_size=DEFAULT_SLAB_SIZE,
-              flight_paths=False, checkpoint=None, skip=()):
+              flight_paths=False, checkpoint=None, skip=(), env_id=None):
   """The results of one shard's seeds (minus `skip`): the unit of work of a Ray task.
 
   Returns:
@@ -266,13 +257,16 @@ def fly_shard(agent, suite, num_shards, shard_index, workers=0, slab_size=DEFAUL
   """
   skip = set(skip)
   seeds = [seed for seed in suite.shard(num_shards, shard_index) if seed not in skip]
-  return shard_index, fly(agent, suite, seeds, workers, slab_size, flight_paths, checkpoint)
+  return shard_index, fly(agent, suite, seeds, workers, slab_size, flight_paths, checkpoint,
+                          env_id=env_id)
 
 
 def run_shard(agent, suite, output_dir, num_shards=1, shard_index=0, workers=2,
               slab_size=DEFAULT_SLAB_SIZE, flight_paths=False, checkpoint=None,
-              overwrite=False, progress=True):
+              overwrite=False, progress=True, env_id=None):
   """Flies one shard into `output_dir`, resuming from the seeds it already finished.
+
+  `env_id` is the environment (None: the agent's, see `policies.resolve_env_id`).
 
   Returns:
     the shard's [EvaluationResult], sorted by seed.
@@ -281,8 +275,10 @@ def run_shard(agent, suite, output_dir, num_shards=1, shard_index=0, workers=2,
     EvaluationError: bad input (see `policies.make_policy`, `results.check_output_dir`).
   """
   suites_lib.check_shard(num_shards, shard_index)
+  env_id = policies_lib.resolve_env_id(agent, env_id)
+  suite = suites_lib.complete(suite, environments.get(env_id))
   agent_info = policies_lib.describe_agent(agent, checkpoint)
-  header = results_lib.header(agent, suite, num_shards, shard_index, agent_info)
+  header = results_lib.header(agent, suite, num_shards, shard_index, agent_info, env_id)
   os.makedirs(output_dir, exist_ok=True)
   done = results_lib.check_output_dir(output_dir, header, overwrite)
   seeds = suite.shard(num_shards, shard_index)
@@ -298,14 +294,15 @@ def run_shard(agent, suite, output_dir, num_shards=1, shard_index=0, workers=2,
     if bar is not None:
       bar.update(len(new))
       bar.set_postfix_str(
-          f'{state["steps"] / max(time.monotonic() - state["start"], 1e-9):,.0f} balloon steps/s')
+          f'{state["steps"] / max(time.monotonic() - state["start"], 1e-9):,.0f} steps/s')
     if time.monotonic() - state['saved'] > SAVE_EVERY_S:
       results_lib.write_shard(output_dir, header, results, complete=False)
       state['saved'] = time.monotonic()
 
   try:
     if todo:
-      fly(agent, suite, todo, workers, slab_size, flight_paths, checkpoint, on_results)
+      fly(agent, suite, todo, workers, slab_size, flight_paths, checkpoint, on_results,
+          env_id=env_id)
   finally:
     if results and len(results) > len(done):
       results_lib.write_shard(output_dir, header, results, complete=len(results) == len(seeds))

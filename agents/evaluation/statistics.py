@@ -1,15 +1,17 @@
 """Statistics of per-seed results, from scipy and rliable, not by hand.
 
-- `summarize(results)`: per agent and suite, for the strict TWR50 (steps within 50 km /
-  the suite's episode length) and BLE's (/ steps flown): the mean with a 95 % bootstrap
-  interval (`scipy.stats.bootstrap`, percentile), the interquartile mean
+- `summarize(results, environment)`: per agent and suite, for the environment's headline
+  metric (the balloon: TWR50; any other: the return) and the others it describes (the
+  balloon: BLE's TWR50), and always the return: the mean with a 95 % bootstrap interval
+  (`scipy.stats.bootstrap`, percentile), the interquartile mean
   (`rliable.metrics.aggregate_iqm`, Agarwal et al. 2021) with its bootstrap interval
   over seeds (rliable's stratified bootstrap, which with one task is this bootstrap over
-  runs), the median and the failure counts.
-- `compare_paired(x, y)`: two agents on the same seeds, X minus Y: the mean difference
-  with a paired bootstrap interval, the Wilcoxon signed-rank p-value
-  (`scipy.stats.wilcoxon`), wins / ties / losses, and the probability of improvement
-  P(X > Y) (`rliable.metrics.probability_of_improvement`) with a paired bootstrap interval.
+  runs), the median; and the counts of the flags it names (the balloon's failures).
+- `compare_paired(x, y, metric)`: two agents on the same seeds, X minus Y, on any
+  per-seed metric: the mean difference with a paired bootstrap interval, the Wilcoxon
+  signed-rank p-value (`scipy.stats.wilcoxon`), wins / ties / losses, and the
+  probability of improvement P(X > Y) (`rliable.metrics.probability_of_improvement`)
+  with a paired bootstrap interval.
 
 (rliable's `library.get_interval_estimates` is not used: it imports `arch`, whose
 release in the shared environment fails to import with pandas 3; its metrics are.)
@@ -19,16 +21,12 @@ import numpy as np
 import scipy.stats
 from rliable import metrics as rliable_metrics
 
+from agents.evaluation import environments
 from agents.evaluation.errors import EvaluationError
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
 POI_RESAMPLES = 500
-METRIC_NOTE = {
-    'twr50': 'TWR50 = steps within 50 km / episode length (a balloon that dies early '
-             'counts as outside afterwards)',
-    'time_within_radius': "BLE's TWR50 = steps within 50 km / steps flown",
-}
 
 
 def _random_state(seed):
@@ -64,33 +62,33 @@ def describe_metric(values, seed=0):
   }
 
 
-def summarize(results, seed=0):
+def summarize(results, seed=0, environment=None):
   """The statistics of one agent's results on one suite (see the module docstring).
 
   Args:
     results: list of EvaluationResult.
     seed: seed of the bootstrap resampling.
+    environment: the `environments.EnvironmentEvaluation` of the results (None: the
+      default environment's).
 
   Returns:
-    a JSON-ready dict.
+    a JSON-ready dict: num_seeds, metric (the headline one), one entry per described
+    metric, final_timestep, the flag counts and metric_notes.
   """
   if not results:
     raise EvaluationError('no results to summarize.')
-  twr = np.array([result.twr50 for result in results])
-  ble = np.array([result.time_within_radius for result in results])
-  rewards = np.array([result.cumulative_reward for result in results])
-  failures = {name: int(sum(getattr(result, name) for result in results))
-              for name in ('out_of_power', 'envelope_burst', 'zeropressure')}
-  failures['any'] = int(sum(result.failed for result in results))
-  return {
-      'num_seeds': len(results),
-      'twr50': describe_metric(twr, seed),
-      'time_within_radius': describe_metric(ble, seed),
-      'cumulative_reward': {'mean': float(rewards.mean()), 'median': float(np.median(rewards))},
-      'final_timestep': {'mean': float(np.mean([r.final_timestep for r in results]))},
-      'failures': failures,
-      'metric_notes': METRIC_NOTE,
-  }
+  environment = environment or environments.get(environments.default_env_id())
+  summary = {'num_seeds': len(results), 'metric': environment.metric}
+  for name in environment.described_metrics:
+    summary[name] = describe_metric([result.value(name) for result in results], seed)
+  summary['final_timestep'] = {'mean': float(np.mean([r.final_timestep for r in results]))}
+  for group, flags in environment.counted_flags.items():
+    counts = {name: int(sum(bool(result.value(name)) for result in results)) for name in flags}
+    counts['any'] = int(sum(any(result.value(name) for name in flags) for result in results))
+    summary[group] = counts
+  summary['metric_notes'] = {name: note for name, note in environment.metric_notes.items()
+                             if name in environment.described_metrics}
+  return summary
 
 
 def align(results_x, results_y, names=('X', 'Y')):
@@ -114,11 +112,15 @@ def _probability_of_improvement(x, y):
   return float(rliable_metrics.probability_of_improvement(x[:, None], y[:, None]))
 
 
-def compare_paired(results_x, results_y, metric='twr50', names=('X', 'Y'), seed=0):
-  """Paired statistics of X minus Y on the same seeds (see the module docstring)."""
+def compare_paired(results_x, results_y, metric=None, names=('X', 'Y'), seed=0):
+  """Paired statistics of X minus Y on the same seeds (see the module docstring).
+
+  `metric` is any per-seed field; None is the default environment's headline metric.
+  """
+  metric = metric or environments.get(environments.default_env_id()).metric
   seeds, rx, ry = align(results_x, results_y, names)
-  x = np.array([getattr(result, metric) for result in rx], np.float64)
-  y = np.array([getattr(result, metric) for result in ry], np.float64)
+  x = np.array([result.value(metric) for result in rx], np.float64)
+  y = np.array([result.value(metric) for result in ry], np.float64)
   difference = x - y
   if np.all(difference == 0):
     p_value = 1.0

@@ -4,9 +4,12 @@
 
 Flies (or, with `--results_dir`, reads) the station seeker on `big_eval` with procedural
 wind, ranks the 10,000 seeds hardest first (by TWR50, then cumulative reward, then seed)
-and writes `agents/evaluation/strata.json`: `hardest_strata` is the first 2,000 seeds of
+and writes `agents/env/balloon/strata.json`: `hardest_strata` is the first 2,000 seeds of
 the ranking, ..., `easiest_strata` the last 2,000. BLE ranks its strata the same way on
 its own winds; ours are ranked on our procedural wind, so seed N is not BLE's seed N.
+
+The strata's names, size and file are the balloon's evaluation plug-in's (`strata`,
+`stratum_size`, `strata_path`), found as the plug-in that has the station seeker.
 """
 
 import argparse
@@ -14,12 +17,21 @@ import sys
 
 import numpy as np
 
-from agents.evaluation import api
+from agents.evaluation import environments, suite_runs
 from agents.evaluation import results as results_lib
-from agents.evaluation import suites as suites_lib
 from agents.evaluation.errors import EvaluationError
 
 COMMAND = 'OPENBLAS_NUM_THREADS=1 python -m agents.evaluation.strata'
+RANKING_AGENT = 'station_seeker'
+
+
+def balloon_plugin():
+  """The evaluation plug-in of the environment whose baseline ranks the strata."""
+  env_id = environments.baseline_env_id(RANKING_AGENT)
+  if env_id is None:
+    raise EvaluationError(f'no evaluation plug-in has the {RANKING_AGENT} baseline that '
+                          'ranks the strata.')
+  return environments.get(env_id).plugin
 
 
 def rank(results):
@@ -36,8 +48,10 @@ def ranking(header, results):
   seeds = rank(results)
   by_seed = {result.seed: result for result in results}
   strata = {}
-  for index, name in enumerate(suites_lib.STRATA):
-    members = seeds[index * suites_lib.STRATUM_SIZE:(index + 1) * suites_lib.STRATUM_SIZE]
+  plugin = balloon_plugin()
+  size = plugin.stratum_size
+  for index, name in enumerate(plugin.strata):
+    members = seeds[index * size:(index + 1) * size]
     twr = np.array([by_seed[seed].twr50 for seed in members])
     strata[name] = {'station_seeker_twr50_mean': round(float(twr.mean()), 4),
                     'station_seeker_twr50_range': [float(twr.min()), float(twr.max())]}
@@ -53,12 +67,13 @@ def main(argv=None):
                       help='a finished station_seeker big_eval (else flown into --output_dir)')
   parser.add_argument('--output_dir', default='strata_station_seeker_big_eval')
   parser.add_argument('--workers', type=int, default=2)
-  parser.add_argument('--path', default=suites_lib.STRATA_PATH, help='where to write')
+  parser.add_argument('--path', default=None,
+                      help="where to write (default: the balloon plug-in's strata.json)")
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   try:
     directory = args.results_dir
     if directory is None:
-      api.evaluate('station_seeker', 'big_eval', args.output_dir, workers=args.workers,
+      suite_runs.evaluate('station_seeker', 'big_eval', args.output_dir, workers=args.workers,
                    artifacts=False)
       directory = args.output_dir
     header, results = results_lib.load(directory)
@@ -66,8 +81,9 @@ def main(argv=None):
   except EvaluationError as error:
     print(f'strata: error: {error}', file=sys.stderr)
     return 2
-  results_lib.write_json(args.path, data)
-  print(f'Wrote {args.path}: ' + ', '.join(
+  path = args.path or balloon_plugin().strata_path
+  results_lib.write_json(path, data)
+  print(f'Wrote {path}: ' + ', '.join(
       f'{name} {info["station_seeker_twr50_mean"]:.3f}' for name, info in data['strata'].items()))
   return 0
 

@@ -1,96 +1,110 @@
-"""Evaluation suites: fixed lists of seeded balloon episodes, as BLE's `suites.py` has them.
+"""Evaluation suites: fixed lists of seeded episodes, as BLE's `suites.py` has them.
 
-A suite is a list of suite seeds, an episode length and a wind. BLE's names and sizes:
+A suite is a name, a list of suite seeds and an episode length, plus the options of an
+environment (the balloon's `wind`). BLE's names and sizes, for every environment:
 
-| suite | seeds | steps |
-|---|---|---|
-| `micro_eval` | 0 | 960 |
-| `tiny_eval` | 0–9 | 960 |
-| `small_eval` | 0–99 | 960 |
-| `medium_eval` | 0–999 | 960 |
-| `big_eval` | 0–9,999 | 960 |
-| `hardest_strata` … `easiest_strata` | 2,000 each | 960 |
-| `all_strata` | the 10,000 of the strata, hardest first | 960 |
+| suite | seeds |
+|---|---|
+| `micro_eval` | 0 |
+| `tiny_eval` | 0–9 |
+| `small_eval` | 0–99 |
+| `medium_eval` | 0–999 |
+| `big_eval` | 0–9,999 |
 
-The five strata split `big_eval`'s seeds into fifths by the TWR50 of our station
-seeker on our procedural wind (`strata.json`, next to this module; regenerate it with
-`python -m agents.evaluation.strata`).
-
-Training never flies a suite episode, by construction: suite seed s is flown as the
-episode seed `EVALUATION_SEED_BASE + s` (2**62 + s), and the balloon draws the episodes
-it is reset into without a seed below 2**62 (`simulator.EVALUATION_SEED_BASE`). Explicit
-training seeds (a config's `seed` + i) are small integers, far below.
+An environment's plug-in may name more (the balloon: `hardest_strata` … `easiest_strata`,
+2,000 seeds each, and `all_strata`). The episode length defaults to the environment's
+(the balloon: 960 steps = 48 h; others: the spec's `max_episode_steps`), and the
+environment maps suite seed s to the seed its episode is reset with (the balloon:
+2**62 + s, a space training never draws from; others: s).
 
 Custom suites: `Suite('mine', seeds=range(50), episode_length=480, wind='static')`, or
 from a string with `parse_suite('custom:seeds=0-49,episode_length=480,wind=static')`.
+`complete(suite, environments.get(env_id))` fills in what a suite leaves to its
+environment; `get_suite` returns suites completed.
 """
 
-import dataclasses
-import functools
-import json
-import os
-
-from agents.env.balloon import constants
-from agents.env.balloon.simulator import EVALUATION_SEED_BASE
+from agents.evaluation import environments
 from agents.evaluation.errors import EvaluationError
 
-EPISODE_LENGTH = constants.EPISODE_STEPS
-WINDS = ('procedural', 'static')
-STRATA = ('hardest_strata', 'hard_strata', 'mid_strata', 'easy_strata', 'easiest_strata')
-STRATUM_SIZE = 2000
-STRATA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'strata.json')
-_BLE_SUITES = {'micro_eval': 1, 'tiny_eval': 10, 'small_eval': 100, 'medium_eval': 1000,
-               'big_eval': 10000}
+SEED_LIMIT = 2 ** 62  # suite seeds lie below, so an environment can offset them in 64 bits
+BLE_SUITES = {'micro_eval': 1, 'tiny_eval': 10, 'small_eval': 100, 'medium_eval': 1000,
+              'big_eval': 10000}
 
 
-@dataclasses.dataclass(frozen=True)
 class Suite:
-  """A fixed set of seeded episodes.
+  """A fixed set of seeded episodes; immutable, compared by value.
 
   Attributes:
     name: the suite's name (recorded with every result).
     seeds: suite seeds, distinct non-negative integers below 2**62, in suite order.
-    episode_length: agent steps per episode (960 = 48 h).
-    wind: 'procedural' or 'static'.
+    episode_length: agent steps per episode, or None for the environment's.
+    options: environment-specific options (the balloon's `wind`), also readable as
+      attributes (`suite.wind`).
   """
-  name: str
-  seeds: tuple
-  episode_length: int = EPISODE_LENGTH
-  wind: str = 'procedural'
 
-  def __post_init__(self):
-    seeds = tuple(int(seed) for seed in self.seeds)
-    object.__setattr__(self, 'seeds', seeds)
+  __slots__ = ('name', 'seeds', 'episode_length', 'options')
+
+  def __init__(self, name, seeds, episode_length=None, **options):
+    seeds = tuple(int(seed) for seed in seeds)
+    for key, value in (('name', name), ('seeds', seeds), ('episode_length', episode_length),
+                       ('options', dict(sorted(options.items())))):
+      object.__setattr__(self, key, value)
     if not seeds:
-      raise EvaluationError(f'suite {self.name!r} has no seeds.')
-    bad = [seed for seed in seeds if not 0 <= seed < EVALUATION_SEED_BASE]
+      raise EvaluationError(f'suite {name!r} has no seeds.')
+    bad = [seed for seed in seeds if not 0 <= seed < SEED_LIMIT]
     if bad:
-      raise EvaluationError(f'suite {self.name!r}: seeds must lie in [0, 2**62), got '
+      raise EvaluationError(f'suite {name!r}: seeds must lie in [0, 2**62), got '
                             f'{_abbreviate(bad)}.')
     if len(set(seeds)) != len(seeds):
       repeated = sorted({seed for seed in seeds if seeds.count(seed) > 1})
-      raise EvaluationError(f'suite {self.name!r} repeats seeds {_abbreviate(repeated)}.')
-    if (isinstance(self.episode_length, bool) or not isinstance(self.episode_length, int)
-        or self.episode_length < 1):
-      raise EvaluationError(f'suite {self.name!r}: episode_length must be a positive '
-                            f'integer, got {self.episode_length!r}.')
-    if self.wind not in WINDS:
-      raise EvaluationError(f'suite {self.name!r}: wind must be one of {WINDS}, got '
-                            f'{self.wind!r}.')
+      raise EvaluationError(f'suite {name!r} repeats seeds {_abbreviate(repeated)}.')
+    if episode_length is not None and (
+        isinstance(episode_length, bool) or not isinstance(episode_length, int)
+        or episode_length < 1):
+      raise EvaluationError(f'suite {name!r}: episode_length must be a positive '
+                            f'integer, got {episode_length!r}.')
 
-  def episode_seeds(self, seeds=None):
-    """The balloon's episode seeds of `seeds` (default: the whole suite)."""
-    return [episode_seed(seed) for seed in (self.seeds if seeds is None else seeds)]
+  def __setattr__(self, key, value):
+    raise AttributeError(f'a Suite is immutable; build another (setting {key!r}).')
+
+  def __getattr__(self, key):
+    try:
+      return object.__getattribute__(self, 'options')[key]
+    except KeyError:
+      raise AttributeError(f'suite {self.name!r} has no option {key!r}; its options: '
+                           f'{sorted(self.options)}.') from None
+
+  def __eq__(self, other):
+    return isinstance(other, Suite) and self.to_dict() == other.to_dict()
+
+  def __hash__(self):
+    return hash((self.name, self.seeds, self.episode_length, tuple(self.options.items())))
+
+  def __repr__(self):
+    options = ''.join(f', {key}={value!r}' for key, value in self.options.items())
+    return (f'Suite({self.name!r}, {_abbreviate(self.seeds)}, '
+            f'episode_length={self.episode_length}{options})')
+
+  def __reduce__(self):
+    return (_rebuild, (self.name, self.seeds, self.episode_length, self.options))
+
+  def replace(self, episode_length=None, options=None):
+    """The same suite with its episode length and options replaced (None: kept)."""
+    return Suite(self.name, self.seeds,
+                 self.episode_length if episode_length is None else episode_length,
+                 **(self.options if options is None else options))
 
   def to_dict(self):
     """A JSON-ready description; `Suite.from_dict` reads it back."""
-    return {'name': self.name, 'episode_length': self.episode_length, 'wind': self.wind,
+    return {'name': self.name, 'episode_length': self.episode_length, **self.options,
             'num_seeds': len(self.seeds), 'seeds': list(self.seeds)}
 
   @classmethod
   def from_dict(cls, data):
-    """The suite `to_dict` described."""
-    return cls(data['name'], tuple(data['seeds']), data['episode_length'], data['wind'])
+    """The suite `to_dict` described (its options are the keys it does not know)."""
+    options = {key: value for key, value in data.items()
+               if key not in ('name', 'episode_length', 'num_seeds', 'seeds')}
+    return cls(data['name'], tuple(data['seeds']), data['episode_length'], **options)
 
   def shard(self, num_shards, shard_index):
     """The seeds of one shard: contiguous slices, as BLE's eval.py splits a suite.
@@ -105,9 +119,31 @@ class Suite:
     return self.seeds[start:end]
 
 
-def episode_seed(suite_seed):
-  """The episode seed the balloon is reset with for a suite seed."""
-  return EVALUATION_SEED_BASE + int(suite_seed)
+def _rebuild(name, seeds, episode_length, options):
+  return Suite(name, seeds, episode_length, **options)
+
+
+def complete(suite, environment):
+  """The suite with its environment's episode length and options filled in and checked.
+
+  Args:
+    suite: a `Suite`.
+    environment: an `environments.EnvironmentEvaluation`.
+
+  Raises:
+    EvaluationError: an option the environment does not take, or a bad value (named).
+  """
+  length = suite.episode_length or environment.default_episode_length()
+  return suite.replace(length, environment.check_options(suite.name, suite.options))
+
+
+def episode_seed(suite_seed, env_id=None):
+  """The seed an environment's episode is reset with for a suite seed (the balloon: 2**62 + s).
+
+  `env_id` None is the default environment (see `environments.default_env_id`).
+  """
+  environment = environments.get(env_id or environments.default_env_id())
+  return environment.episode_seeds([suite_seed])[0]
 
 
 def check_shard(num_shards, shard_index):
@@ -120,64 +156,65 @@ def check_shard(num_shards, shard_index):
                           f'{num_shards}, got {shard_index!r}.')
 
 
-@functools.cache
-def strata_ranking():
-  """The 10,000 `big_eval` seeds ranked hardest first, with how they were ranked."""
-  try:
-    with open(STRATA_PATH) as file:
-      data = json.load(file)
-  except FileNotFoundError:
-    raise EvaluationError(f'the strata ranking {STRATA_PATH} is missing; regenerate it with '
-                          '`python -m agents.evaluation.strata`.') from None
-  return data
+def suite_names(env_id=None):
+  """Every named suite of an environment (None: the default one, see `environments`)."""
+  environment = environments.get(env_id or environments.default_env_id())
+  return (*BLE_SUITES, *environment.named_suites)
 
 
-def suite_names():
-  """Every named suite."""
-  return (*_BLE_SUITES, *STRATA, 'all_strata')
+def get_suite(name, env_id=None):
+  """The named suite, or a custom one from `custom:seeds=...,episode_length=...,key=value`.
 
+  Args:
+    name: a suite name (see `suite_names`) or a custom suite.
+    env_id: the environment (its named suites, episode length and options); None: the
+      default one (see `environments.default_env_id`).
 
-def get_suite(name):
-  """The named suite, or a custom one from `custom:seeds=...,episode_length=...,wind=...`.
+  Returns:
+    The `Suite`, completed for its environment (see `complete`).
 
   Raises:
     EvaluationError: an unknown name, or a custom suite that does not parse.
   """
-  if name in _BLE_SUITES:
-    return Suite(name, tuple(range(_BLE_SUITES[name])))
-  if name in STRATA or name == 'all_strata':
-    ranked = strata_ranking()['seeds_hardest_first']
-    if name == 'all_strata':
-      return Suite(name, tuple(ranked))
-    index = STRATA.index(name)
-    return Suite(name, tuple(ranked[index * STRATUM_SIZE:(index + 1) * STRATUM_SIZE]))
-  if isinstance(name, str) and name.startswith('custom'):
-    return parse_suite(name)
-  raise EvaluationError(f'unknown suite {name!r}; choose one of {", ".join(suite_names())}, '
-                        'or custom:seeds=A-B|S1;S2;...,episode_length=N,wind=procedural|static.')
+  environment = environments.get(env_id or environments.default_env_id())
+  if name in BLE_SUITES:
+    suite = Suite(name, range(BLE_SUITES[name]))
+  elif name in environment.named_suites:
+    try:
+      suite = Suite(name, environment.named_suites[name]())
+    except (OSError, ValueError) as error:
+      raise EvaluationError(f'suite {name!r}: {error}') from None
+  elif isinstance(name, str) and name.startswith('custom'):
+    suite = parse_suite(name)
+  else:
+    raise EvaluationError(
+        f'unknown suite {name!r}; choose one of {", ".join(suite_names(environment.env_id))}'
+        ', or custom:seeds=A-B|S1;S2;...,episode_length=N[,option=value...].')
+  return complete(suite, environment)
 
 
 def parse_suite(text):
   """A custom suite from `custom[:key=value,...]`.
 
   Keys: `seeds` (`A-B` inclusive range or `S1;S2;...`; default 0-9), `episode_length`
-  (default 960), `wind` (default procedural), `name` (default the text itself).
+  (default: the environment's), `name` (default the text itself); any other key is an
+  option of the environment (the balloon's `wind`), checked by `complete`.
   """
   _, _, body = text.partition(':')
-  fields = {'seeds': '0-9', 'episode_length': str(EPISODE_LENGTH), 'wind': 'procedural',
-            'name': text}
+  fields = {'seeds': '0-9', 'episode_length': None, 'name': text}
+  options = {}
   for item in filter(None, body.split(',')):
     key, equals, value = item.partition('=')
-    if not equals or key not in fields:
-      raise EvaluationError(f'custom suite {text!r}: expected key=value with a key in '
-                            f'{sorted(fields)}, got {item!r}.')
-    fields[key] = value
+    if not equals or not key:
+      raise EvaluationError(f'custom suite {text!r}: expected key=value, got {item!r}.')
+    (fields if key in fields else options)[key] = value
   try:
     seeds = parse_seeds(fields['seeds'])
-    episode_length = int(fields['episode_length'])
+    episode_length = (None if fields['episode_length'] is None
+                      else int(fields['episode_length']))
   except ValueError as error:
     raise EvaluationError(f'custom suite {text!r}: {error}') from None
-  return Suite(fields['name'], seeds, episode_length, fields['wind'])
+  return Suite(fields['name'], seeds, episode_length, **options)
 
 
 def parse_seeds(text):

@@ -1,7 +1,7 @@
-"""Evaluates balloon agents on suites of seeded episodes (BLE's eval), and plays a run's policy.
+"""Evaluates agents on suites of seeded episodes (BLE's eval), for any Gymnasium environment.
 
-    python -m agents.scripts.evaluate --agent=station_seeker|random_walk|random|run:<RUN_DIR>|
-        savedmodel:<DIR>|<module:factory> --suite=small_eval --output_dir=DIR
+    python -m agents.scripts.evaluate --agent=random|station_seeker|random_walk|run:<RUN_DIR>|
+        savedmodel:<DIR>|<module:factory> --suite=small_eval --output_dir=DIR [--env=ID]
         [--num_shards=K --shard_index=i] [--workers=N] [--ray | --ray_address=ADDR]
         [--flight_paths] [--checkpoint=NAME] [--overwrite] [--nogallery]
     python -m agents.scripts.evaluate combine DIR
@@ -11,108 +11,11 @@ The library is `agents.evaluation`; this is its command line. Bad input (an unkn
 agent or suite, a run without a checkpoint, a shard index out of range, an output
 directory holding another evaluation, a factory that does not import or returns the
 wrong shape) prints one line and exits with code 2.
-
-The building blocks of `visualize` and of the learning benchmark also live here:
-
-  policy = DeterministicPolicy(run_dir)            # latest checkpoint of the run
-  env = builders.make_env(policy.config)
-  for step in play_episode(env, policy, seed=0):   # one Step per environment step
-    ...                                            # step.reward, step.info, step.done
-  actions = policy(observations)                   # or a batch of up to num_agents rows
 """
 
 import argparse
-import collections
 import os
 import sys
-
-import numpy as np
-
-
-class Step(collections.namedtuple('Step', 'observ, reward, terminated, truncated, info')):
-  """One environment step of `play_episode`."""
-
-  __slots__ = ()
-
-  @property
-  def done(self):
-    """Whether the episode ended here (terminated or truncated)."""
-    return bool(self.terminated or self.truncated)
-
-
-class DeterministicPolicy:
-  """The mode of a trained run's policy, for a batch of up to `num_agents` observations.
-
-  Row i of a batch acts as agent i of the algorithm, whose per-agent state (a recurrent
-  network's memory) `begin_episode` clears.
-  """
-
-  def __init__(self, run_dir, checkpoint=None):
-    """Restores the run's algorithm.
-
-    Args:
-      run_dir: run directory with `config.yaml` and `checkpoints/`.
-      checkpoint: checkpoint prefix; None takes the latest.
-
-    Raises:
-      agents.configs.ConfigError: the run has no config.yaml or no checkpoint.
-    """
-    import tensorflow as tf
-
-    from agents import builders
-    self.config, algorithm, observation_space, _ = builders.restore_algorithm(
-        run_dir, checkpoint, is_training=False)
-    self.num_agents = int(self.config['environment']['num_agents'])
-    self._algorithm = algorithm
-
-    @tf.function(input_signature=[tf.TensorSpec([None, *observation_space.shape], tf.float32)])
-    def perform(observations):
-      return algorithm.perform(tf.range(tf.shape(observations)[0]), observations)
-    self._perform = perform
-
-  def begin_episode(self, indices=(0,)):
-    """Starts new episodes for the batch rows `indices`."""
-    self._check_batch(max(indices, default=-1) + 1)
-    self._algorithm.begin_episode(np.asarray(indices, np.int32))
-
-  def __call__(self, observations):
-    """Actions [B, ...] for observations [B, ...], B <= num_agents."""
-    self._check_batch(len(observations))
-    return self._perform(np.asarray(observations, np.float32)).numpy()
-
-  def _check_batch(self, size):
-    if size > self.num_agents:
-      raise ValueError(f'DeterministicPolicy acts for at most num_agents = {self.num_agents} '
-                       f'observations at once (the run\'s per-agent state), got {size}.')
-
-
-def play_episode(env, policy, seed, max_steps=None, on_reset=None):
-  """Plays one episode; yields a `Step` after each environment step.
-
-  Args:
-    env: a Gymnasium environment (one, not a vector).
-    policy: a `DeterministicPolicy`, or any callable observations [B, ...] -> actions
-      [B, ...] with a `begin_episode(indices)` method; the episode is its row 0.
-    seed: seed of the episode's reset.
-    max_steps: stop after this many steps even if the episode goes on (None: play it out).
-    on_reset: optional function (observ, info) called after the reset, before the
-      first step (e.g. to render the first frame).
-  """
-  policy.begin_episode([0])
-  observ, info = env.reset(seed=seed)
-  if on_reset is not None:
-    on_reset(observ, info)
-  length = 0
-  while max_steps is None or length < max_steps:
-    observ, reward, terminated, truncated, info = env.step(policy(observ[None])[0])
-    length += 1
-    step = Step(observ, float(reward), terminated, truncated, info)
-    yield step
-    if step.done:
-      return
-
-
-# ------------------------------------------------------------------ command line
 
 _SUBCOMMANDS = ('combine', 'compare')
 
@@ -143,22 +46,28 @@ def _parser(command):
     parser.add_argument('--output_dir', default=None,
                         help='where comparison.json and comparison.png go (default: the first '
                         'directory)')
-    parser.add_argument('--metric', default='twr50', choices=('twr50', 'time_within_radius'))
+    parser.add_argument('--metric', default=None,
+                        help="a per-seed field (default: the environment's headline metric, "
+                        'the balloon: twr50, else cumulative_reward)')
     return parser
   parser = _Parser(prog='agents.scripts.evaluate', description=__doc__.split('\n')[0])
   parser.add_argument('--agent', required=True,
-                      help='station_seeker, random_walk, random, run:<RUN_DIR>, '
-                      'savedmodel:<DIR> or <module>:<factory>')
+                      help="random, an environment's baseline (the balloon's station_seeker, "
+                      'random_walk), run:<RUN_DIR>, savedmodel:<DIR> or <module>:<factory>')
+  parser.add_argument('--env', default=None,
+                      help="the Gymnasium id flown (default: the run's environment, the "
+                      "baseline's, else the one with an evaluation plug-in, the balloon)")
   parser.add_argument('--suite', default='small_eval',
-                      help='micro_eval, tiny_eval, small_eval, medium_eval, big_eval, '
-                      '*_strata, all_strata, or custom:seeds=A-B,episode_length=N,wind=W')
+                      help="micro_eval, tiny_eval, small_eval, medium_eval, big_eval, the "
+                      "environment's own (the balloon: *_strata, all_strata), or "
+                      'custom:seeds=A-B,episode_length=N[,option=value] (the balloon: wind=W)')
   parser.add_argument('--output_dir', required=True)
   parser.add_argument('--num_shards', type=int, default=None)
   parser.add_argument('--shard_index', type=int, default=None)
   parser.add_argument('--workers', type=int, default=2,
-                      help='worker processes, one slab of balloons each (0: in-process)')
+                      help='worker processes, one slab of environments each (0: in-process)')
   parser.add_argument('--slab_size', type=int, default=None,
-                      help='balloons per slab at most (default: '
+                      help='environments per slab at most (default: '
                       'agents.evaluation.runner.DEFAULT_SLAB_SIZE)')
   parser.add_argument('--ray', action='store_true', help='run the shards as Ray tasks')
   parser.add_argument('--ray_address', default=None, help='Ray cluster address')
@@ -172,18 +81,33 @@ def _parser(command):
 
 
 def _table(rows):
-  """A plain-text table of summaries (TWR50 over the full episode length)."""
-  lines = [f'{"agent":<28} {"suite":<14} {"seeds":>6}  {"TWR50 mean [95% CI]":<24} '
-           f'{"IQM [95% CI]":<24} {"median":>6}  {"BLE TWR50":>9}  {"failures":>8}']
+  """A plain-text table of summaries: the headline metric, then the environment's columns."""
+  from agents.evaluation import environments
+  environment = environments.get(rows[0]['env_id'])
+  label = environment.metric_label
+  extra = environment.table_columns
+  lines = [f'{"agent":<28} {"suite":<14} {"seeds":>6}  {label + " mean [95% CI]":<24} '
+           f'{"IQM [95% CI]":<24} {"median":>6}' + ''.join(
+               f'  {header:>{max(len(header), 8)}}' for header, _, _ in extra)]
   for row in rows:
-    twr, ble = row['twr50'], row['time_within_radius']
+    stats = row[row['table_metric']]
     lines.append(
         f'{row["agent"][:28]:<28} {row["suite"]["name"][:14]:<14} {row["num_seeds"]:>6}  '
-        f'{twr["mean"]:.3f} [{twr["mean_ci95"][0]:.3f}, {twr["mean_ci95"][1]:.3f}]      '
-        f'{twr["iqm"]:.3f} [{twr["iqm_ci95"][0]:.3f}, {twr["iqm_ci95"][1]:.3f}]      '
-        f'{twr["median"]:>6.3f}  {ble["mean"]:>9.3f}  {row["failures"]["any"]:>8}')
-  lines.append('TWR50 = steps within 50 km / episode length; BLE TWR50 = / steps flown.')
+        + f'{_interval(stats["mean"], stats["mean_ci95"]):<24} '
+        + f'{_interval(stats["iqm"], stats["iqm_ci95"]):<24} {_number(stats["median"]):>6}'
+        + ''.join(f'  {_number(row[name][statistic]):>{max(len(header), 8)}}'
+                  for header, name, statistic in extra))
+  lines.append(environment.table_note)
   return '\n'.join(lines)
+
+
+def _number(value):
+  """An int as it is, a float with three decimals."""
+  return str(value) if isinstance(value, int) else f'{value:.3f}'
+
+
+def _interval(point, interval):
+  return f'{_number(point)} [{_number(interval[0])}, {_number(interval[1])}]'
 
 
 def _run(args):
@@ -191,16 +115,15 @@ def _run(args):
   from agents.evaluation import runner
   if args.shard_index is not None and args.num_shards is None:
     raise evaluation.EvaluationError('--shard_index needs --num_shards.')
-  suite = evaluation.get_suite(args.suite)
   outcome = evaluation.evaluate(
-      args.agent, suite, args.output_dir,
+      args.agent, args.suite, args.output_dir,
       num_shards=args.num_shards if args.num_shards is not None else (
           None if (args.ray or args.ray_address) else 1),
       shard_index=args.shard_index, workers=args.workers,
       use_ray=args.ray, ray_address=args.ray_address,
       slab_size=runner.DEFAULT_SLAB_SIZE if args.slab_size is None else args.slab_size,
       flight_paths=args.flight_paths, checkpoint=args.checkpoint, overwrite=args.overwrite,
-      progress=not args.quiet, artifacts=True, gallery=args.gallery)
+      progress=not args.quiet, artifacts=True, gallery=args.gallery, env_id=args.env)
   if outcome['complete']:
     print(_table([outcome['summary']]))
     print(f'Wrote {os.path.join(args.output_dir, "summary.json")}.')
@@ -210,16 +133,16 @@ def _run(args):
 
 
 def _combine(args):
-  from agents.evaluation import api
-  summary = api.finish(args.output_dir, artifacts=True, gallery=args.gallery)
+  from agents.evaluation import suite_runs
+  summary = suite_runs.finish(args.output_dir, artifacts=True, gallery=args.gallery)
   print(_table([summary]))
   print(f'Wrote {os.path.join(args.output_dir, "results.json")} and summary.json.')
 
 
 def _compare(args):
-  from agents.evaluation import api
+  from agents.evaluation import suite_runs
   output_dir = args.output_dir or args.directories[0]
-  comparison = api.compare(args.directories, output_dir, args.metric)
+  comparison = suite_runs.compare(args.directories, output_dir, args.metric)
   print(_table(comparison['agents']))
   for pair in comparison['pairs']:
     low, high = pair['mean_difference_ci95']

@@ -85,8 +85,8 @@ def _plot_infos(trace, rewards, path):
 
 def _run_policy(run_dir, checkpoint):
   """(policy, config) of a training run."""
-  from agents.scripts import evaluate
-  policy = evaluate.DeterministicPolicy(run_dir, checkpoint)
+  from agents.evaluation import play
+  policy = play.DeterministicPolicy(run_dir, checkpoint)
   return policy, policy.config
 
 
@@ -132,7 +132,7 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
     The dict written to episodes.json.
   """
   from agents import builders, configs
-  from agents.scripts import evaluate
+  from agents.evaluation import play
   if num_episodes < 1:
     raise configs.ConfigError(f'--num_episodes must be at least 1, got {num_episodes}.')
   if (run_dir is None) == (savedmodel is None):
@@ -161,7 +161,7 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
   for episode in range(num_episodes):
     frames, trace, rewards = [], {}, []
     render_first = (lambda *_, into=frames: into.append(env.render())) if can_render else None
-    steps = evaluate.play_episode(env, policy, seed + episode, max_steps, on_reset=render_first)
+    steps = play.play_episode(env, policy, seed + episode, max_steps, on_reset=render_first)
     for count, step in enumerate(steps, start=1):
       rewards.append(step.reward)
       for key, value in _numeric_infos(step.info).items():

@@ -5,8 +5,10 @@ import os
 import tempfile
 import unittest
 
+from agents.env.balloon import evaluation as balloon_evaluation
 from agents.evaluation import results, suites
 from agents.evaluation.errors import EvaluationError
+from tests.evaluation.fake_results import balloon_result
 
 
 def _read(path):
@@ -15,7 +17,7 @@ def _read(path):
 
 
 def fake_result(seed, twr=0.5):
-  return results.EvaluationResult(seed, 100.0 + seed, twr, twr, False, False, False, 960)
+  return balloon_result(seed, 100.0 + seed, twr, twr)
 
 
 class CombineTest(unittest.TestCase):
@@ -43,8 +45,9 @@ class CombineTest(unittest.TestCase):
     with open(path) as file:
       data = json.load(file)
     for field, value, expected in (('seed', '1; import os', 'int'),
-                                   ('twr50', None, 'int or float'),
-                                   ('out_of_power', 1, 'bool'),
+                                   ('cumulative_reward', None, 'int or float'),
+                                   ('twr50', 'high', 'bool or int or float or NoneType'),
+                                   ('out_of_power', 'yes', 'bool or int or float or NoneType'),
                                    ('flight_path', [1], 'dict or NoneType')):
       with self.subTest(field=field):
         broken = json.loads(json.dumps(data))
@@ -76,9 +79,29 @@ class CombineTest(unittest.TestCase):
 
   def test_flight_path_round_trips(self):
     result = fake_result(1)
-    result.flight_path = {key: [1.0, 2.0] for key in results.FLIGHT_PATH_KEYS}
+    result.flight_path = {key: [1.0, 2.0] for key in balloon_evaluation.FLIGHT_PATH_KEYS}
     self.assertEqual(results.EvaluationResult.from_dict(
         json.loads(json.dumps(result.to_dict()))), result)
+
+  def test_balloon_fields_keep_bles_names_and_order(self):
+    self.assertEqual(list(fake_result(3).to_dict()), [
+        'seed', 'cumulative_reward', 'time_within_radius', 'twr50', 'out_of_power',
+        'envelope_burst', 'zeropressure', 'final_timestep'])
+    self.assertEqual(fake_result(3, twr=0.25).twr50, 0.25)
+    with self.assertRaisesRegex(EvaluationError, "no field 'twr60'.*twr50"):
+      fake_result(3).value('twr60')
+
+  def test_reads_a_results_file_written_before_the_environment_was_recorded(self):
+    # Format 1 as the balloon-only evaluation wrote it: no env_id in the header.
+    suite = suites.get_suite('micro_eval')
+    old = {'format': results.FORMAT, 'agent': 'station_seeker', 'agent_info': {'kind':
+           'baseline'}, 'suite': suite.to_dict(), 'results': [fake_result(0).to_dict()]}
+    self.assertEqual(set(suite.to_dict()), {'name', 'episode_length', 'wind', 'num_seeds',
+                                            'seeds'})
+    results.write_json(os.path.join(self.dir, 'results.json'), old)
+    header, loaded = results.load(self.dir)
+    self.assertEqual(header['env_id'], balloon_evaluation.constants.BALLOON_ENV_ID)
+    self.assertEqual(loaded, [fake_result(0)])
 
 
 class OutputDirTest(unittest.TestCase):

@@ -7,6 +7,7 @@ import unittest
 import numpy as np
 
 from agents.env.balloon import baselines
+from agents.env.balloon import evaluation as balloon_evaluation
 from agents.evaluation import policies, results, runner, suites
 from agents.evaluation.errors import EvaluationError
 from tests.evaluation import fake_agents
@@ -49,7 +50,8 @@ class FlyTest(unittest.TestCase):
 
   def test_results_match_the_environment_flown_directly(self):
     flown = by_seed(runner.fly('station_seeker', SHORT, SHORT.seeds, workers=0))
-    direct = baselines.evaluate(baselines.StationSeekerPolicy(), SHORT.episode_seeds(),
+    direct = baselines.evaluate(baselines.StationSeekerPolicy(),
+                                [suites.episode_seed(seed) for seed in SHORT.seeds],
                                 steps=SHORT.episode_length)
     for index, seed in enumerate(SHORT.seeds):
       # BatchEnv carries rewards as float32.
@@ -60,10 +62,37 @@ class FlyTest(unittest.TestCase):
   def test_flight_paths(self):
     flown = runner.fly('station_seeker', SHORT, [0, 1], workers=0, flight_paths=True)
     for result in flown:
-      self.assertEqual(set(result.flight_path), set(results.FLIGHT_PATH_KEYS))
+      self.assertEqual(set(result.flight_path), set(balloon_evaluation.FLIGHT_PATH_KEYS))
       self.assertEqual(len(result.flight_path['x']), result.final_timestep)
       distance = np.hypot(result.flight_path['x'], result.flight_path['y']) / 1000.0
       self.assertAlmostEqual(float((distance <= 50.0).mean()), result.time_within_radius)
+
+  def test_any_gymnasium_environment(self):
+    suite = suites.Suite('cartpole', range(7))
+    one_slab = by_seed(runner.fly('random', suite, suite.seeds, workers=0, slab_size=3,
+                                  env_id='CartPole-v1'))
+    # Slabs of Gymnasium environments cannot step an ended episode: idle rows are reset.
+    refilled = by_seed(runner.fly('random', suite, suite.seeds, workers=2, slab_size=2,
+                                  env_id='CartPole-v1'))
+    self.assertEqual(one_slab, refilled)
+    self.assertEqual(sorted(one_slab), list(suite.seeds))
+    for result in one_slab.values():
+      # CartPole pays 1 per step; the generic result has no environment metrics.
+      self.assertEqual((result.cumulative_reward, result.metrics),
+                       (float(result.final_timestep), {}))
+      self.assertLess(result.final_timestep, 500)
+    with self.assertRaisesRegex(EvaluationError, 'keeps no flight paths'):
+      runner.fly('random', suite, [0], workers=0, flight_paths=True, env_id='CartPole-v1')
+
+  def test_random_draws_any_action_space(self):
+    import gymnasium
+    box = gymnasium.spaces.Box(-2.0, 2.0, (3,), np.float32)
+    policy = policies.RandomPolicy(box, 2, episode_length=4)
+    policy.begin_episode([0, 1], seeds=[5, 5])
+    actions = policy(np.zeros((2, 1)))
+    self.assertEqual(actions.shape, (2, 3))
+    np.testing.assert_array_equal(actions[0], actions[1])  # same seed, same stream
+    self.assertTrue(np.all(np.abs(actions) <= 2.0))
 
   def test_ble_agent_through_the_adapter(self):
     adapter = policies.make_policy('tests.evaluation.fake_agents:BLEStyleAgent', 2)

@@ -5,14 +5,15 @@ import unittest
 import numpy as np
 import scipy.stats
 
-from agents.evaluation import statistics
+from agents.evaluation import environments, statistics
 from agents.evaluation.errors import EvaluationError
 from agents.evaluation.results import EvaluationResult
+from tests.evaluation.fake_results import balloon_result
 
 
 def make_results(twr, failed=()):
-  return [EvaluationResult(seed, 10.0 * value, value, value, seed in failed, False, False,
-                           960) for seed, value in enumerate(twr)]
+  return [balloon_result(seed, 10.0 * value, value, value, seed in failed)
+          for seed, value in enumerate(twr)]
 
 
 class SummarizeTest(unittest.TestCase):
@@ -40,6 +41,18 @@ class SummarizeTest(unittest.TestCase):
   def test_one_seed_has_a_degenerate_interval(self):
     stats = statistics.summarize(make_results([0.25]))['twr50']
     self.assertEqual(stats['mean_ci95'], [0.25, 0.25])
+
+  def test_any_environment_summarizes_its_return(self):
+    returns = np.arange(1.0, 21.0)
+    results = [EvaluationResult(seed, value, 100) for seed, value in enumerate(returns)]
+    summary = statistics.summarize(results, environment=environments.get('CartPole-v1'))
+    self.assertEqual((summary['metric'], summary['num_seeds']), ('cumulative_reward', 20))
+    stats = summary['cumulative_reward']
+    self.assertAlmostEqual(stats['mean'], 10.5)
+    self.assertTrue(stats['mean_ci95'][0] < 10.5 < stats['mean_ci95'][1])
+    self.assertNotIn('failures', summary)
+    pair = statistics.compare_paired(results, results[::-1], 'final_timestep')
+    self.assertEqual(pair['ties'], 20)
 
   def test_nothing_to_summarize(self):
     with self.assertRaises(EvaluationError):

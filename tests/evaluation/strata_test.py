@@ -7,13 +7,14 @@ import unittest
 
 import numpy as np
 
+from agents.env.balloon import evaluation as balloon_evaluation
 from agents.evaluation import results, strata, suites
 from agents.evaluation.errors import EvaluationError
+from tests.evaluation.fake_results import balloon_result
 
 
 def _results(twr):
-  return [results.EvaluationResult(seed, float(value), value, value, False, False, False, 960)
-          for seed, value in enumerate(twr)]
+  return [balloon_result(seed, float(value), value, value) for seed, value in enumerate(twr)]
 
 
 class StrataTest(unittest.TestCase):
@@ -36,7 +37,7 @@ class StrataTest(unittest.TestCase):
     self.assertEqual(data['seeds_hardest_first'], list(np.argsort(twr, kind='stable')))
     means = [info['station_seeker_twr50_mean'] for info in data['strata'].values()]
     self.assertEqual(means, sorted(means))
-    self.assertEqual(list(data['strata']), list(suites.STRATA))
+    self.assertEqual(list(data['strata']), list(balloon_evaluation.STRATA))
 
   def test_refuses_another_agent(self):
     header = results.header('random', suites.get_suite('big_eval'), 1, 0)

@@ -1,10 +1,16 @@
-"""Tests for agents/evaluation/suites.py, including the seed space training never flies."""
+"""Tests for agents/evaluation/suites.py, including the seed space training never flies.
+
+The balloon's suites (wind, strata, seed offset) come from its evaluation plug-in
+(agents/env/balloon/evaluation.py); other environments have BLE's names with their own
+episode length.
+"""
 
 import unittest
 
 import numpy as np
 
 from agents.env.balloon import env as env_lib
+from agents.env.balloon import evaluation as balloon_evaluation
 from agents.env.balloon.simulator import EVALUATION_SEED_BASE
 from agents.evaluation import suites
 from agents.evaluation.errors import EvaluationError
@@ -20,14 +26,34 @@ class NamedSuitesTest(unittest.TestCase):
       self.assertEqual((suite.episode_length, suite.wind), (960, 'procedural'))
 
   def test_strata_partition_big_eval_hardest_first(self):
-    strata = [suites.get_suite(name) for name in suites.STRATA]
+    strata = [suites.get_suite(name) for name in balloon_evaluation.STRATA]
     self.assertEqual([len(s.seeds) for s in strata], [2000] * 5)
     every = suites.get_suite('all_strata').seeds
     self.assertEqual(sum((s.seeds for s in strata), ()), every)
     self.assertEqual(sorted(every), list(range(10000)))
     means = [info['station_seeker_twr50_mean']
-             for info in suites.strata_ranking()['strata'].values()]
+             for info in balloon_evaluation.strata_ranking()['strata'].values()]
     self.assertEqual(means, sorted(means))
+
+  def test_any_environment_has_bles_names_with_its_own_episode_length(self):
+    suite = suites.get_suite('tiny_eval', 'CartPole-v1')
+    self.assertEqual((suite.seeds, suite.episode_length, suite.options),
+                     (tuple(range(10)), 500, {}))
+    self.assertNotIn('hardest_strata', suites.suite_names('CartPole-v1'))
+    self.assertEqual(suites.episode_seed(7, 'CartPole-v1'), 7)
+    with self.assertRaisesRegex(EvaluationError, 'option wind=static .*CartPole-v1'):
+      suites.get_suite('custom:wind=static', 'CartPole-v1')
+    with self.assertRaisesRegex(EvaluationError, 'unknown suite .*hardest_strata'):
+      suites.get_suite('hardest_strata', 'CartPole-v1')
+
+  def test_suites_compare_and_pickle_by_value(self):
+    import pickle
+    suite = suites.Suite('mine', range(3), 40, wind='static')
+    self.assertEqual(pickle.loads(pickle.dumps(suite)), suite)
+    self.assertEqual(suites.Suite.from_dict(suite.to_dict()), suite)
+    self.assertNotEqual(suite, suites.Suite('mine', range(3), 40))
+    with self.assertRaises(AttributeError):
+      suite.name = 'other'
 
   def test_unknown_suite_is_named(self):
     with self.assertRaisesRegex(EvaluationError, "unknown suite 'huge_eval'.*small_eval"):
@@ -73,7 +99,8 @@ class TrainingNeverFliesASuiteSeedTest(unittest.TestCase):
 
   def test_every_named_suite_flies_reserved_episode_seeds(self):
     for name in suites.suite_names():
-      seeds = np.array(suites.get_suite(name).episode_seeds(), dtype=object)
+      seeds = np.array([suites.episode_seed(seed) for seed in suites.get_suite(name).seeds],
+                       dtype=object)
       self.assertTrue(all(EVALUATION_SEED_BASE <= seed < 2 ** 63 for seed in seeds), name)
     self.assertEqual(suites.episode_seed(7), 2 ** 62 + 7)
 

@@ -9,10 +9,11 @@ import unittest
 
 import numpy as np
 
+from agents.env.balloon import constants
 from agents.env.balloon.env import BalloonVectorEnv
 from agents.evaluation import policies, runner, suites
 from agents.evaluation.errors import EvaluationError
-from agents.scripts import evaluate
+from agents.evaluation.play import DeterministicPolicy
 from tests.scripts import tiny_run
 
 
@@ -68,9 +69,9 @@ class TrainedPolicyTest(unittest.TestCase):
   def test_the_batch_acts_as_the_training_graph_does(self):
     run_dir = tiny_balloon_run()
     slab = BalloonVectorEnv(2)
-    observations, _ = slab.reset(seed=suites.get_suite('tiny_eval').episode_seeds([5, 6]))
+    observations, _ = slab.reset(seed=[suites.episode_seed(5), suites.episode_seed(6)])
     batched = policies.make_policy(f'run:{run_dir}', 8)
-    trained = evaluate.DeterministicPolicy(run_dir)  # algorithm.perform, as in training
+    trained = DeterministicPolicy(run_dir)  # algorithm.perform, as in training
     trained.begin_episode([0, 1])
     np.testing.assert_array_equal(batched(np.tile(observations, (4, 1)))[:2],
                                   trained(observations))
@@ -78,7 +79,8 @@ class TrainedPolicyTest(unittest.TestCase):
   def test_a_run_of_another_environment_is_refused(self):
     run_dir, _ = tiny_run.tiny_run()  # CartPole
     with self.assertRaisesRegex(EvaluationError, 'trained on CartPole-v1'):
-      policies.make_policy(f'run:{run_dir}', 2)
+      policies.make_policy(f'run:{run_dir}', 2, env_id=constants.BALLOON_ENV_ID)
+    # A SavedModel names no environment: it flies the default one, the balloon.
     with self.assertRaisesRegex(EvaluationError, r'shape \(None, 4\)'):
       policies.make_policy(f'savedmodel:{os.path.join(run_dir, "policy")}', 2)
 
@@ -112,8 +114,8 @@ class TrainedPolicyTest(unittest.TestCase):
       with self.assertRaisesRegex(configs.ConfigError, message):
         training.train(config, run_dir, quiet=True)
     config = tiny_run.tiny_config('cartpole', **{'loop.eval_every': 64,
-                                                 'loop.eval_suite': 'tiny_eval'})
-    with self.assertRaisesRegex(configs.ConfigError, 'needs the balloon'):
+                                                 'loop.eval_suite': 'custom:wind=static'})
+    with self.assertRaisesRegex(configs.ConfigError, 'option wind=static'):
       training.train(config, run_dir, quiet=True)
     self.assertFalse(os.path.exists(run_dir))
 

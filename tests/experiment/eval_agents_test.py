@@ -41,6 +41,22 @@ class EvalAgentsTest(unittest.TestCase):
     self.assertEqual(search.default_objective(experiment.config).__name__,
                      'twr50_on_tiny_eval')
 
+  @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
+  def test_a_cartpole_experiment_flies_the_suite(self):
+    overrides = {key: value for key, value in _TINY_BALLOON.items()
+                 if key != 'environment.processes'}
+    experiment = manager.ExperimentManager(
+        'cartpole', n_fit=2, fit_budget=64, output_dir=tempfile.mkdtemp(), seed=0,
+        overrides=overrides, parallelization='inline', quiet=True)
+    experiment.fit()
+    frame = experiment.eval_agents('custom:seeds=0-2,episode_length=50', workers=0)
+    self.assertEqual(list(frame['fit']), [0, 0, 0, 1, 1, 1])
+    self.assertEqual(list(frame['seed']), [0, 1, 2] * 2)
+    # CartPole pays 1 per step: the return is the episode's length.
+    self.assertEqual(list(frame['cumulative_reward']), list(frame['final_timestep'].astype(float)))
+    self.assertTrue((frame['final_timestep'] <= 50).all())
+    self.assertNotIn('twr50', frame)
+
 
 if __name__ == '__main__':
   unittest.main()

@@ -21,8 +21,8 @@ class VisualizeFaultsTest(unittest.TestCase):
                              '--config=balloon', '--outdir', outdir])
     self.assertEqual(code, 2, stderr.getvalue())
     self.assertEqual(len(stderr.getvalue().strip().splitlines()), 1, stderr.getvalue())
-    self.assertIn('takes observations of shape [None, 4], not [None, 1099] (the environment '
-                  "of config 'balloon')", stderr.getvalue())
+    self.assertIn('takes observations of shape (None, 4), not [B, 1099] (the environment of '
+                  "config 'balloon')", stderr.getvalue())
     self.assertFalse(os.path.exists(outdir))
 
 

@@ -7,77 +7,8 @@ import os
 import tempfile
 import unittest
 
-import gymnasium
-import numpy as np
-
-from agents import builders
 from agents.scripts import evaluate
 from tests.scripts import tiny_run
-
-
-class _ConstantPolicy:
-
-  def __init__(self, action):
-    self.action, self.episodes, self.observations = action, 0, []
-
-  def begin_episode(self, indices):
-    self.began_row_zero = list(indices) == [0]
-    self.episodes += 1
-
-  def __call__(self, observations):
-    self.observations.append(observations[0])
-    return [self.action] * len(observations)
-
-
-class PlayEpisodeTest(unittest.TestCase):
-
-  def test_plays_until_done_and_reports_every_step(self):
-    env = gymnasium.make('CartPole-v1')
-    policy = _ConstantPolicy(1)
-    resets = []
-    steps = list(evaluate.play_episode(env, policy, seed=3,
-                                       on_reset=lambda observ, info: resets.append(observ)))
-    self.assertEqual(policy.episodes, 1)
-    self.assertTrue(policy.began_row_zero)
-    self.assertEqual(len(resets), 1)
-    self.assertTrue(steps[-1].done)
-    self.assertFalse(any(step.done for step in steps[:-1]))
-    self.assertEqual(len(policy.observations), len(steps))
-    self.assertTrue((policy.observations[0] == resets[0]).all())
-    self.assertEqual(sum(step.reward for step in steps), float(len(steps)))
-    # The same seed replays the same episode.
-    again = list(evaluate.play_episode(env, _ConstantPolicy(1), seed=3))
-    self.assertEqual(len(again), len(steps))
-    env.close()
-
-  def test_max_steps_cuts_the_episode(self):
-    env = gymnasium.make('CartPole-v1')
-    steps = list(evaluate.play_episode(env, _ConstantPolicy(0), seed=0, max_steps=3))
-    self.assertEqual(len(steps), 3)
-    env.close()
-
-
-class DeterministicPolicyTest(unittest.TestCase):
-
-  def test_a_batch_acts_row_by_row_like_single_observations(self):
-    run_dir, _ = tiny_run.tiny_run()
-    policy = evaluate.DeterministicPolicy(run_dir)
-    env = builders.make_env(policy.config)
-    observations = np.stack([env.reset(seed=seed)[0] for seed in range(policy.num_agents)])
-    env.close()
-    policy.begin_episode(range(policy.num_agents))
-    batch = policy(observations)
-    self.assertEqual(len(batch), policy.num_agents)
-    singles = [policy(observation[None])[0] for observation in observations]
-    np.testing.assert_array_equal(batch, singles)
-
-  def test_a_batch_larger_than_num_agents_is_refused(self):
-    run_dir, _ = tiny_run.tiny_run()
-    policy = evaluate.DeterministicPolicy(run_dir)
-    too_many = np.zeros((policy.num_agents + 1, 4), np.float32)
-    with self.assertRaisesRegex(ValueError, 'num_agents'):
-      policy(too_many)
-
 
 SHORT_SUITE = 'custom:seeds=0-3,episode_length=12'
 
@@ -168,6 +99,48 @@ class CommandLineTest(unittest.TestCase):
              for name in os.listdir(self.seeker)}
     self.assertEqual(before, after)
     self.assertFalse(os.path.exists(os.path.join(self.root, 'f', 'shard-00000-of-00001.json')))
+
+
+class CartPoleTest(unittest.TestCase):
+  """Any Gymnasium environment: a CartPole run on a suite, its mean return with intervals."""
+
+  def test_a_cartpole_run_on_tiny_eval(self):
+    run_dir, _ = tiny_run.tiny_run()
+    output_dir = os.path.join(tempfile.mkdtemp(), 'cartpole')
+    code, out, err = run_cli(f'--agent=run:{run_dir}', '--suite=tiny_eval',
+                             f'--output_dir={output_dir}', '--workers=0', '--quiet')
+    self.assertEqual(code, 0, err)
+    self.assertIn('return mean [95% CI]', out)
+    self.assertIn('no flight renderer', out)
+    with open(os.path.join(output_dir, 'summary.json')) as file:
+      summary = json.load(file)
+    self.assertEqual((summary['env_id'], summary['num_seeds'], summary['table_metric']),
+                     ('CartPole-v1', 10, 'cumulative_reward'))
+    self.assertEqual(summary['suite']['episode_length'], 500)
+    stats = summary['cumulative_reward']
+    self.assertTrue(stats['mean_ci95'][0] <= stats['mean'] <= stats['mean_ci95'][1])
+    self.assertTrue(stats['iqm_ci95'][0] <= stats['iqm'] <= stats['iqm_ci95'][1])
+    self.assertIn(f'{stats["mean"]:.3f} [{stats["mean_ci95"][0]:.3f}, '
+                  f'{stats["mean_ci95"][1]:.3f}]', out)
+    self.assertTrue(os.path.exists(os.path.join(output_dir,
+                                                'cumulative_reward_distribution.png')))
+    # The random agent on the same seeds, then the paired comparison on the return.
+    random_dir = os.path.join(os.path.dirname(output_dir), 'random')
+    code, _, err = run_cli('--agent=random', '--env=CartPole-v1', '--suite=tiny_eval',
+                           f'--output_dir={random_dir}', '--workers=0', '--quiet')
+    self.assertEqual(code, 0, err)
+    code, out, err = run_cli('compare', output_dir, random_dir)
+    self.assertEqual(code, 0, err)
+    with open(os.path.join(output_dir, 'comparison.json')) as file:
+      comparison = json.load(file)
+    self.assertEqual((comparison['metric'], comparison['pairs'][0]['num_seeds']),
+                     ('cumulative_reward', 10))
+
+  def test_a_balloon_baseline_on_cartpole_is_refused(self):
+    code, _, err = run_cli('--agent=station_seeker', '--env=CartPole-v1', '--suite=micro_eval',
+                           f'--output_dir={tempfile.mkdtemp()}', '--workers=0', '--quiet')
+    self.assertEqual(code, 2)
+    self.assertIn("'station_seeker' is a baseline of BalloonLearningEnvironment-v0", err)
 
 
 if __name__ == '__main__':

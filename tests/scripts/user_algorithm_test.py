@@ -16,7 +16,8 @@ import unittest
 import numpy as np
 import tensorflow as tf
 
-from agents.scripts import evaluate, export
+from agents.evaluation import play
+from agents.scripts import export
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGE = 'user_algorithms_for_test'
@@ -69,7 +70,7 @@ class UserAlgorithmTest(unittest.TestCase):
     observ = np.random.default_rng(0).normal(size=(2, 4)).astype(np.float32)
     loaded = tf.saved_model.load(outdir)  # Kept: its functions reference its variables.
     actions = loaded.action(observ).numpy()
-    policy = evaluate.DeterministicPolicy(run_dir)
+    policy = play.DeterministicPolicy(run_dir)
     policy.begin_episode([0, 1])
     # The exported policy and the restored one act alike: greedily, from the same weights.
     np.testing.assert_array_equal(actions, policy(observ))

@@ -22,3 +22,5 @@ def register():
   plugins.SEARCH_SPACES.register('balloon', 'agents.env.balloon.search:BALLOON_SPACE')
   plugins.SEARCH_OBJECTIVES.register(constants.BALLOON_ENV_ID,
                                      'agents.env.balloon.search:twr50_objective')
+  plugins.EVALUATION.register(constants.BALLOON_ENV_ID,
+                              'agents.env.balloon.evaluation:BALLOON_EVALUATION')

@@ -1,0 +1,236 @@
+"""The balloon's evaluation plug-in: its slabs, seeds, wind, strata, metrics and baselines.
+
+Registered by the balloon's plug-in as `agents.plugins.EVALUATION[BALLOON_ENV_ID]`
+(`BALLOON_EVALUATION` below), so `agents.evaluation`, which names no environment, flies
+the balloon BLE's way:
+
+- slabs: `BalloonVectorEnv` slabs (with `FlightPathSlab` when flight paths are kept),
+  one per worker process, for a suite's episode length and wind;
+- seeds: suite seed s is flown as episode seed `EVALUATION_SEED_BASE + s` (2**62 + s),
+  a space the balloon never draws training episodes from;
+- suites: the option `wind` ('procedural' or 'static'), and the five difficulty strata
+  of `big_eval` (`strata.json`, next to this module; `python -m agents.evaluation.strata`
+  regenerates it) besides BLE's named suites, which every environment has;
+- metrics: BLE's EvaluationResult fields per seed, `time_within_radius` (steps within
+  50 km / steps flown), `twr50` (/ the suite's episode length, the headline metric),
+  `out_of_power`, `envelope_burst`, `zeropressure`, and the flight path when asked;
+- baselines: `station_seeker` and `random_walk`, batched, from per-seed streams;
+- pictures: each flight drawn by `renderer.FlightRenderer`.
+
+Nothing here imports `agents.evaluation` (a layer above the environments): the plug-in
+is a plain object whose attributes `agents.evaluation.environments` reads.
+"""
+
+import functools
+import json
+import os
+
+import numpy as np
+
+from agents.env.balloon import baselines, constants
+from agents.env.balloon.env import BalloonVectorEnv
+from agents.env.balloon.simulator import EVALUATION_SEED_BASE
+
+WINDS = ('procedural', 'static')
+STRATA = ('hardest_strata', 'hard_strata', 'mid_strata', 'easy_strata', 'easiest_strata')
+STRATUM_SIZE = 2000
+STRATA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'strata.json')
+FLIGHT_PATH_KEYS = ('x', 'y', 'pressure', 'superpressure', 'elapsed_time', 'battery_soc')
+FAILURES = ('out_of_power', 'envelope_burst', 'zeropressure')
+# Flight-path keys and the step infos they are read from.
+_PATH_INFOS = (('x', 'x'), ('y', 'y'), ('pressure', 'pressure'),
+               ('superpressure', 'superpressure'), ('elapsed_time', 'time_elapsed_s'),
+               ('battery_soc', 'battery_soc'))
+
+
+def episode_seed(suite_seed):
+  """The episode seed the balloon is reset with for a suite seed (2**62 + seed)."""
+  return EVALUATION_SEED_BASE + int(suite_seed)
+
+
+def check_options(options):
+  """The suite options completed with their defaults: {'wind': ...}.
+
+  Raises:
+    ValueError: an unknown option, or a wind that is not one of WINDS (named key=value).
+  """
+  unknown = sorted(set(options) - {'wind'})
+  if unknown:
+    raise ValueError(f'option {unknown[0]}={options[unknown[0]]} is not one of the '
+                     "balloon's suite options ['wind'].")
+  wind = options.get('wind', 'procedural')
+  if wind not in WINDS:
+    raise ValueError(f'wind must be one of {WINDS}, got {wind!r}.')
+  return {'wind': wind}
+
+
+@functools.cache
+def strata_ranking():
+  """The 10,000 `big_eval` seeds ranked hardest first, with how they were ranked.
+
+  Raises:
+    FileNotFoundError: strata.json is missing (the message says how to regenerate it).
+  """
+  try:
+    with open(STRATA_PATH) as file:
+      return json.load(file)
+  except FileNotFoundError:
+    raise FileNotFoundError(f'the strata ranking {STRATA_PATH} is missing; regenerate it '
+                            'with `python -m agents.evaluation.strata`.') from None
+
+
+def strata_seeds(name):
+  """The seeds of a stratum (or of `all_strata`, hardest first)."""
+  ranked = strata_ranking()['seeds_hardest_first']
+  if name == 'all_strata':
+    return tuple(ranked)
+  index = STRATA.index(name)
+  return tuple(ranked[index * STRATUM_SIZE:(index + 1) * STRATUM_SIZE])
+
+
+class FlightPathSlab(BalloonVectorEnv):
+  """A slab whose step infos also carry each balloon's x and y (m), for flight paths."""
+
+  def step(self, actions):
+    observ, reward, terminated, truncated, infos = super().step(actions)
+    infos['x'], infos['y'] = self.simulator.x.copy(), self.simulator.y.copy()
+    return observ, reward, terminated, truncated, infos
+
+
+def make_slab(num_envs, episode_length, options, flight_paths=False):
+  """A slab of `num_envs` balloons for a suite (BLE's reward, the suite's wind)."""
+  cls = FlightPathSlab if flight_paths else BalloonVectorEnv
+  return cls(num_envs, max_episode_steps=episode_length, wind=check_options(options)['wind'])
+
+
+class EpisodeMetrics:
+  """BLE's per-seed metrics of the episodes in flight, one row per balloon of the batch."""
+
+  def __init__(self, batch_size, episode_length, flight_paths=False):
+    self._episode_length = episode_length
+    self._within = np.zeros(batch_size, np.int64)
+    self._steps = np.zeros(batch_size, np.int64)
+    self._paths = [None] * batch_size if flight_paths else None
+
+  def start(self, rows):
+    """Episodes begin at batch rows `rows`."""
+    self._within[rows] = 0
+    self._steps[rows] = 0
+    if self._paths is not None:
+      for row in rows:
+        self._paths[row] = {key: [] for key in FLIGHT_PATH_KEYS}
+
+  def record(self, active, reward, infos):
+    """One step of the batch; `active` marks the rows that flew it."""
+    del reward
+    # BLE counts the position after every step flown, the last one included.
+    self._within += active & (infos['distance_km'] <= constants.STATION_RADIUS_KM)
+    self._steps += active
+    if self._paths is not None:
+      for row in np.flatnonzero(active):
+        path = self._paths[row]
+        for key, info_key in _PATH_INFOS:
+          path[key].append(round(float(infos[info_key][row]), 3))
+
+  def result(self, row, infos):
+    """The metrics of the episode that ended at `row` (infos: those of its last step)."""
+    steps = int(self._steps[row])
+    metrics = {
+        'time_within_radius': float(self._within[row] / max(steps, 1)),
+        'twr50': float(self._within[row] / self._episode_length),
+        **{name: bool(infos[name][row]) for name in FAILURES},
+    }
+    if self._paths is not None:
+      metrics['flight_path'] = self._paths[row]
+    return metrics
+
+
+class StationSeeker:
+  """BLE's StationSeeker for a batch, stateless."""
+
+  def __init__(self, batch_size=None, episode_length=None):
+    del batch_size, episode_length
+
+  def begin_episode(self, indices, seeds=None):
+    del indices, seeds
+
+  def __call__(self, observations):
+    return baselines.station_seeker(observations)
+
+
+class RandomWalk:
+  """BLE's random walk (see `baselines.RandomWalkPolicy`), from a stream per suite seed.
+
+  Row i's target and noise are drawn at `begin_episode` from a generator seeded by the
+  suite seed, so a seed's flight does not depend on the row or batch it is flown in.
+  """
+
+  def __init__(self, batch_size, episode_length=constants.EPISODE_STEPS, seed=0):
+    self._seed = seed
+    self._length = episode_length
+    self._step = np.zeros(batch_size, np.intp)
+    self._rows = np.arange(batch_size)
+    self._fresh = np.random.default_rng([seed, 2 ** 31])  # rows begun without a seed
+    self._noise = np.zeros((batch_size, episode_length))
+    self._target = np.zeros(batch_size)
+
+  def begin_episode(self, indices, seeds=None):
+    seeds = [None] * len(indices) if seeds is None else seeds
+    for row, seed in zip(indices, seeds):
+      generator = np.random.default_rng(
+          self._fresh.integers(2 ** 63) if seed is None else [self._seed, int(seed)])
+      self._target[row] = generator.uniform(6500.0, 11400.0)
+      self._noise[row] = generator.standard_normal(self._length)
+      self._step[row] = 0
+
+  def __call__(self, observations):
+    step = np.minimum(self._step, self._length - 1)
+    self._step += 1
+    # The spread of the target's step grows with the time elapsed (BLE's rule).
+    elapsed_s = step * constants.AGENT_STEP_S
+    self._target += elapsed_s * 0.1666 * self._noise[self._rows, step]
+    pressure = constants.COLUMN_MIN_PRESSURE + np.asarray(observations)[:, 0] * (
+        constants.COLUMN_MAX_PRESSURE - constants.COLUMN_MIN_PRESSURE)
+    return np.where(pressure - 100.0 > self._target, constants.UP,
+                    np.where(pressure + 100.0 < self._target, constants.DOWN,
+                             constants.STAY)).astype(np.int64)
+
+
+def flight_renderer(slab, row):
+  """The renderer of balloon `row` of a slab: `record()` after each step, `draw(figure)`."""
+  from agents.env.balloon.renderer import FlightRenderer
+  return FlightRenderer(slab.simulator, row)
+
+
+class BalloonEvaluation:
+  """The balloon's evaluation plug-in (the shape `agents.plugins.EVALUATION` documents)."""
+
+  metric = 'twr50'
+  metric_label = 'TWR50'
+  metric_range = (0.0, 1.0)
+  metric_notes = {
+      'twr50': 'TWR50 = steps within 50 km / episode length (a balloon that dies early '
+               'counts as outside afterwards)',
+      'time_within_radius': "BLE's TWR50 = steps within 50 km / steps flown",
+  }
+  described_metrics = ('twr50', 'time_within_radius')
+  counted_flags = {'failures': FAILURES}
+  table_columns = (('BLE TWR50', 'time_within_radius', 'mean'), ('failures', 'failures', 'any'))
+  table_note = 'TWR50 = steps within 50 km / episode length; BLE TWR50 = / steps flown.'
+  training_row = {'ble_twr50': ('time_within_radius', 'mean'), 'failures': ('failures', 'any')}
+  distribution = (('twr50', 'TWR50 (/ episode length)'),
+                  ('time_within_radius', "BLE's TWR50 (/ steps flown)"))
+  episode_length = constants.EPISODE_STEPS
+  steps_finished_episodes = True  # a finished balloon stays put when its slab steps
+  flight_path_keys = FLIGHT_PATH_KEYS
+  strata, stratum_size, strata_path = STRATA, STRATUM_SIZE, STRATA_PATH
+  named_suites = {name: functools.partial(strata_seeds, name) for name in (*STRATA, 'all_strata')}
+  baselines = {'station_seeker': StationSeeker, 'random_walk': RandomWalk}
+  episode_seed = staticmethod(episode_seed)
+  check_options = staticmethod(check_options)
+  make_slab = staticmethod(make_slab)
+  episode_metrics = EpisodeMetrics
+  flight_renderer = staticmethod(flight_renderer)
+
+
+BALLOON_EVALUATION = BalloonEvaluation()

@@ -1,0 +1,195 @@
+"""How an environment is evaluated: its plug-in (`agents.plugins.EVALUATION`), or the default.
+
+Every Gymnasium environment can be evaluated: `gymnasium.make(id,
+max_episode_steps=episode_length)` per seed, in slabs (one per worker process, through
+`BatchEnv`), reset with the suite seed itself, and scored by the return and the length
+of each episode, the return being the headline metric. An environment's plug-in
+replaces or adds to each of these (see `agents.plugins.EVALUATION` for its attributes):
+the balloon flies vectorised slabs from episode seeds 2**62 + s, adds TWR50 and its
+failure flags, and ranks by TWR50.
+
+    environment = environments.get('CartPole-v1')
+    environment.metric                      # 'cumulative_reward'
+    suite = environment.complete(Suite('mine', range(5)))   # episode length 500
+
+Which environment an agent flies: the caller's `env_id`; else the run's environment
+(`run:<RUN_DIR>`); else the environment whose plug-in has the baseline (`station_seeker`);
+else the one environment with an evaluation plug-in, when exactly one has one.
+"""
+
+import functools
+
+import numpy as np
+
+from agents import plugins
+from agents.evaluation.errors import EvaluationError
+
+RETURN_NOTE = 'return = the sum of the rewards of an episode'
+
+
+def _generic_slab(env_id, num_envs, episode_length):
+  """A slab of `num_envs` environments `gymnasium.make(env_id)`, autoreset off."""
+  import gymnasium
+
+  from agents.tools import slab as slab_lib
+  constructor = functools.partial(gymnasium.make, env_id, max_episode_steps=episode_length)
+  return slab_lib.make_sync_slab([constructor] * num_envs)
+
+
+class EnvironmentEvaluation:
+  """An environment's evaluation: its plug-in's attributes, or the generic defaults.
+
+  Args:
+    env_id: the Gymnasium id.
+    plugin: the environment's evaluation plug-in, or None.
+  """
+
+  def __init__(self, env_id, plugin=None):
+    self.env_id = env_id
+    self.plugin = plugin
+    self.metric = self._get('metric', 'cumulative_reward')
+    self.metric_label = self._get('metric_label', 'return' if self.metric ==
+                                  'cumulative_reward' else self.metric)
+    self.metric_range = self._get('metric_range', None)
+    self.metric_notes = {'cumulative_reward': RETURN_NOTE, **self._get('metric_notes', {})}
+    # Summarised with intervals; the return always is.
+    self.described_metrics = tuple(dict.fromkeys(
+        (self.metric, *self._get('described_metrics', ()), 'cumulative_reward')))
+    self.counted_flags = dict(self._get('counted_flags', {}))
+    self.table_columns = tuple(self._get('table_columns', ()))
+    self.table_note = self._get('table_note', f'{self.metric_label}: '
+                                f'{self.metric_notes.get(self.metric, self.metric)}.')
+    self.training_row = dict(self._get('training_row', {}))
+    self.distribution = tuple(self._get('distribution', ((self.metric, self.metric_label),)))
+    self.flight_path_keys = tuple(self._get('flight_path_keys', ()))
+    self.named_suites = dict(self._get('named_suites', {}))
+    self.baselines = dict(self._get('baselines', {}))
+    # Whether its slabs may step an environment whose episode ended (the balloon's may;
+    # Gymnasium's with autoreset off may not, so the runner resets idle ones).
+    self.steps_finished_episodes = bool(self._get('steps_finished_episodes', False))
+
+  def _get(self, name, default):
+    return getattr(self.plugin, name, default) if self.plugin is not None else default
+
+  def __repr__(self):
+    return f'EnvironmentEvaluation({self.env_id!r})'
+
+  @property
+  def has_flight_renderer(self):
+    """Whether the plug-in draws flights (the gallery of an evaluation)."""
+    return self._get('flight_renderer', None) is not None
+
+  def default_episode_length(self):
+    """Suites' episode length when none is given: the plug-in's, else the spec's limit.
+
+    Raises:
+      EvaluationError: neither says one (the environment has no time limit).
+    """
+    length = self._get('episode_length', None)
+    if length is not None:
+      return int(length)
+    spec = self.spec()
+    if spec.max_episode_steps:
+      return int(spec.max_episode_steps)
+    raise EvaluationError(f'environment {self.env_id} has no max_episode_steps; give the '
+                          'suite an episode_length (custom:...,episode_length=N).')
+
+  def spec(self):
+    """The Gymnasium spec of the environment.
+
+    Raises:
+      EvaluationError: the id is not registered with Gymnasium.
+    """
+    import gymnasium
+    try:
+      return gymnasium.spec(self.env_id)
+    except gymnasium.error.Error as error:
+      raise EvaluationError(f'environment {self.env_id!r} is not a registered Gymnasium '
+                            f'environment: {error}') from None
+
+  def check_options(self, suite_name, options):
+    """The suite options completed by the plug-in; EvaluationError naming a bad one."""
+    check = self._get('check_options', None)
+    if check is None:
+      if options:
+        key = sorted(options)[0]
+        raise EvaluationError(f'suite {suite_name!r}: option {key}={options[key]} is not an '
+                              f'option of {self.env_id}, which has none.')
+      return {}
+    try:
+      return dict(check(dict(options)))
+    except ValueError as error:
+      raise EvaluationError(f'suite {suite_name!r}: {error}') from None
+
+  def episode_seeds(self, seeds):
+    """The reset seeds of suite seeds (the plug-in's mapping, else the seeds themselves)."""
+    mapping = self._get('episode_seed', None)
+    return [int(seed) if mapping is None else mapping(seed) for seed in seeds]
+
+  def slab_constructor(self, num_envs, episode_length, options, flight_paths=False):
+    """A picklable constructor of one slab of `num_envs` environments for a suite."""
+    make_slab = self._get('make_slab', None)
+    if make_slab is None:
+      return functools.partial(_generic_slab, self.env_id, num_envs, episode_length)
+    return functools.partial(make_slab, num_envs, episode_length, dict(options), flight_paths)
+
+  def episode_metrics(self, batch_size, episode_length, flight_paths=False):
+    """The plug-in's per-episode metrics of a batch (start, record, result), or None.
+
+    Raises:
+      EvaluationError: flight paths asked of an environment that keeps none.
+    """
+    if flight_paths and not self.flight_path_keys:
+      raise EvaluationError(f'environment {self.env_id} keeps no flight paths; drop '
+                            '--flight_paths.')
+    factory = self._get('episode_metrics', None)
+    return None if factory is None else factory(batch_size, episode_length, flight_paths)
+
+  def flight_renderer(self, slab, row):
+    """The plug-in's renderer of row `row` of a slab (see `has_flight_renderer`)."""
+    return self.plugin.flight_renderer(slab, row)
+
+  @functools.cached_property
+  def spaces(self):
+    """(observation_space, action_space) of one environment, built once."""
+    import gymnasium
+    self.spec()
+    env = gymnasium.make(self.env_id)
+    try:
+      return env.observation_space, env.action_space
+    finally:
+      env.close()
+
+
+@functools.cache
+def get(env_id):
+  """The `EnvironmentEvaluation` of a Gymnasium id (its plug-in's, or the generic one)."""
+  if not isinstance(env_id, str) or not env_id:
+    raise EvaluationError(f'an environment is a Gymnasium id, got {env_id!r}.')
+  return EnvironmentEvaluation(env_id, plugins.EVALUATION.find(env_id))
+
+
+def default_env_id():
+  """The environment flown when neither the caller nor the agent names one.
+
+  Raises:
+    EvaluationError: no environment, or several, registers an evaluation plug-in.
+  """
+  names = plugins.EVALUATION.names()
+  if len(names) != 1:
+    raise EvaluationError(f'name the environment to evaluate on (--env=<Gymnasium id>); '
+                          f'environments with an evaluation plug-in: {names}.')
+  return names[0]
+
+
+def baseline_env_id(name):
+  """The environment whose plug-in has the baseline `name`, or None."""
+  for env_id in plugins.EVALUATION.names():
+    if name in get(env_id).baselines:
+      return env_id
+  return None
+
+
+def mean_of(values):
+  """The mean of a list as a float (0 for none), for per-seed fields."""
+  return float(np.mean(values)) if len(values) else 0.0

@@ -1,0 +1,88 @@
+"""Tests for agents/evaluation/environments.py: each environment's plug-in, or the default."""
+
+import unittest
+
+import numpy as np
+
+from agents import plugins
+from agents.env.balloon import constants
+from agents.env.balloon import evaluation as balloon_evaluation
+from agents.evaluation import environments, runner, statistics, suites
+from agents.evaluation.errors import EvaluationError
+
+
+class _PaidSteps:
+  """A third-party plug-in's metric: the steps that paid a positive reward."""
+
+  def __init__(self, batch_size, episode_length, flight_paths):
+    del episode_length, flight_paths
+    self._paid = np.zeros(batch_size, np.int64)
+
+  def start(self, rows):
+    self._paid[rows] = 0
+
+  def record(self, active, reward, infos):
+    del infos
+    self._paid += active & (np.asarray(reward) > 0)
+
+  def result(self, row, infos):
+    del infos
+    return {'paid_steps': int(self._paid[row])}
+
+
+class _CartPoleEvaluation:
+  metric = 'paid_steps'
+  episode_length = 30
+  episode_metrics = _PaidSteps
+
+
+class _Registered:
+  """Registers a plug-in for CartPole for the duration of a test."""
+
+  def __enter__(self):
+    plugins.EVALUATION.register('CartPole-v1', _CartPoleEvaluation())
+    environments.get.cache_clear()
+
+  def __exit__(self, *exc_info):
+    plugins.EVALUATION.unregister('CartPole-v1')
+    environments.get.cache_clear()
+
+
+class EnvironmentEvaluationTest(unittest.TestCase):
+
+  def test_the_balloon_plugs_in_through_the_registry(self):
+    environment = environments.get(constants.BALLOON_ENV_ID)
+    self.assertIs(environment.plugin, balloon_evaluation.BALLOON_EVALUATION)
+    self.assertEqual((environment.metric, environment.default_episode_length()),
+                     ('twr50', 960))
+    self.assertEqual(environment.episode_seeds([7]), [2 ** 62 + 7])
+    self.assertEqual(environments.default_env_id(), constants.BALLOON_ENV_ID)
+    self.assertEqual(environments.baseline_env_id('station_seeker'), constants.BALLOON_ENV_ID)
+    self.assertIsNone(environments.baseline_env_id('random'))
+
+  def test_an_environment_without_a_plugin_gets_the_defaults(self):
+    environment = environments.get('CartPole-v1')
+    self.assertIsNone(environment.plugin)
+    self.assertEqual((environment.metric, environment.default_episode_length()),
+                     ('cumulative_reward', 500))
+    self.assertEqual(environment.episode_seeds([7]), [7])
+    self.assertFalse(environment.has_flight_renderer)
+    with self.assertRaisesRegex(EvaluationError, "'NoSuchEnv-v9' is not a registered"):
+      environments.get('NoSuchEnv-v9').default_episode_length()
+
+  def test_a_third_party_plugin_adds_its_metric(self):
+    with _Registered():
+      suite = suites.get_suite('micro_eval', 'CartPole-v1')
+      self.assertEqual(suite.episode_length, 30)
+      flown = runner.fly('random', suite, suite.seeds, workers=0, env_id='CartPole-v1')
+      self.assertEqual(flown[0].paid_steps, flown[0].final_timestep)
+      summary = statistics.summarize(flown, environment=environments.get('CartPole-v1'))
+      self.assertEqual(summary['metric'], 'paid_steps')
+      self.assertEqual(summary['paid_steps']['mean'], flown[0].final_timestep)
+      # Two environments with plug-ins: an agent naming none must say which.
+      with self.assertRaisesRegex(EvaluationError, r'--env=.*CartPole-v1'):
+        environments.default_env_id()
+
+
+if __name__ == '__main__':
+  unittest.main()
