@@ -100,13 +100,13 @@ class QRDQN(algorithm.InGraphAlgorithm):
   Config = config_lib.QRDQNConfig
   NetworkConfig = config_lib.NetworkConfig
 
-  def __init__(self, batch_size, observation_space, action_space, config=None,
+  def __init__(self, num_envs, observation_space, action_space, config=None,
                network_config=None, *, seed=0, is_training=None, name='qrdqn',
                **hyperparameters):
     """Creates the networks, the replay memory, Adam and the counters.
 
     Args:
-      batch_size: number of environments B.
+      num_envs: number of environments B.
       observation_space: gymnasium Box of one environment (flattened).
       action_space: gymnasium Discrete of one environment.
       config: a `QRDQNConfig`; None takes the defaults.
@@ -125,9 +125,8 @@ class QRDQN(algorithm.InGraphAlgorithm):
       raise ConfigError(f'QR-DQN needs a discrete action space, got {action_space}.')
     config = dataclasses.replace(config or config_lib.QRDQNConfig(), **hyperparameters)
     network_config = network_config or config_lib.NetworkConfig()
-    config_lib.check_replay(batch_size, dataclasses.asdict(config))
+    config_lib.check_replay(num_envs, dataclasses.asdict(config))
     self.config = config
-    self._batch_size = batch_size
     self._observ_size = int(np.prod(observation_space.shape))
     self._num_actions = int(action_space.n)
     # The network scores actions 0..n-1; the space's actions start at `start`.
@@ -140,7 +139,7 @@ class QRDQN(algorithm.InGraphAlgorithm):
     self.online_network = make_network('online')
     self.target_network = make_network('target')
     self.memory = replay.ReplayMemory(
-        config_lib.rows_per_env(batch_size, config.replay_capacity), batch_size,
+        config_lib.rows_per_env(num_envs, config.replay_capacity), num_envs,
         self._observ_size, tf.as_dtype(config.replay_dtype))
     self.optimizer = adam.Adam(self.online_network.trainable_variables, config.learning_rate,
                                config.max_grad_norm or None, epsilon=config.adam_epsilon)
