@@ -42,3 +42,16 @@ def for_config(name):
     raise KeyError(f"No search space is declared for config {name!r}; declared: "
                    f'{sorted(SEARCH_SPACES)}. Pass search_space=... instead.')
   return SEARCH_SPACES[name]
+
+
+# QR-DQN (agents/algorithms/qrdqn): the replay ratio, the return horizon and the
+# target network's lag are what its learning is most sensitive to.
+SEARCH_SPACES['cartpole_qrdqn'] = {
+    'algorithm.learning_rate': LogUniform(3e-4, 3e-3),
+    'algorithm.n_step': Int(1, 5),
+    'algorithm.num_quantiles': Categorical([10, 25, 51]),
+    'algorithm.gradient_steps': Int(4, 32),
+    'algorithm.target_update_period': Categorical([10, 100, 1000]),
+    'algorithm.epsilon_decay_steps': Int(4_000, 20_000, log=True),
+    'algorithm.double_q': Categorical([False, True]),
+}
