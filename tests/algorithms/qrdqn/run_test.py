@@ -99,13 +99,27 @@ class RunTest(unittest.TestCase):
     self.assertEqual(os.listdir(logdir), [])
 
 
-class SearchSpaceTest(unittest.TestCase):
+class ExperimentTest(unittest.TestCase):
 
   def test_the_declared_space_is_valid_for_the_config(self):
     from agents.experiment import search_space, search_spaces, training_api
     space = search_space.check(search_spaces.for_config('cartpole_qrdqn'),
                                training_api.resolve('cartpole_qrdqn'))
     self.assertIn('algorithm.n_step', space)
+
+  def test_the_manager_fits_and_searches_its_declared_space(self):
+    from agents.experiment import manager
+    output_dir = tempfile.mkdtemp(prefix='qrdqn-experiment-')
+    self.addCleanup(shutil.rmtree, output_dir)
+    overrides = {key: value for key, value in TINY.items() if key != 'loop.steps'}
+    experiment = manager.ExperimentManager('cartpole_qrdqn', n_fit=1, fit_budget=64,
+                                           output_dir=output_dir, seed=0, overrides=overrides,
+                                           parallelization='inline', quiet=True)
+    experiment.fit()
+    frame = experiment.get_writer_data()
+    self.assertIn('loss', set(frame['tag']))
+    best = experiment.optimize_hyperparams(n_trials=2, n_fit=1, fit_fraction=1.0)
+    self.assertIn('algorithm.n_step', best)
 
 
 if __name__ == '__main__':
