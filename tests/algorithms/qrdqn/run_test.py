@@ -3,10 +3,12 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 import numpy as np
 import tensorflow as tf
@@ -72,6 +74,24 @@ class RunTest(unittest.TestCase):
     env.close()
     self.assertGreater(len(steps), 0)
     del observation_space
+
+  def test_ctrl_c_saves_a_checkpoint_with_the_replay_memory(self):
+    run_dir = tempfile.mkdtemp(prefix='qrdqn-interrupt-')
+    self.addCleanup(shutil.rmtree, run_dir)
+    original = training._ProgressReporter.__call__  # pylint: disable=protected-access
+    calls = []
+
+    def interrupting_call(reporter, row):
+      calls.append(row['step'])
+      if len(calls) == 3:
+        signal.raise_signal(signal.SIGINT)
+      return original(reporter, row)
+
+    with mock.patch.object(training._ProgressReporter, '__call__', interrupting_call):
+      result = training.train(_tiny(**{'loop.steps': 10_000}), run_dir, quiet=True)
+    self.assertTrue(result['interrupted'])
+    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
+    self.assertEqual(int(algorithm.env_steps.numpy()), result['step'])
 
   def test_bad_inputs_exit_2_with_one_line_and_write_nothing(self):
     cases = {
