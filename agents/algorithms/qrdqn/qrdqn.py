@@ -166,10 +166,14 @@ class QRDQN(algorithm.InGraphAlgorithm):
   def _flatten_observ(self, observ):
     return tf.reshape(tf.cast(observ, tf.float32), [-1, self._observ_size])
 
+  def quantiles(self, observ, network=None):
+    """float32 [N, A, num_quantiles] of raw observations (online network by default)."""
+    network = network or self.online_network
+    return network(self._flatten_observ(observ))
+
   def q_values(self, observ, network=None):
     """float32 [N, A]: the mean of each action's quantiles (online network by default)."""
-    network = network or self.online_network
-    return tf.reduce_mean(network(self._flatten_observ(observ)), axis=2)
+    return tf.reduce_mean(self.quantiles(observ, network), axis=2)
 
   def greedy_action(self, observ):
     """int32 [N]: the environment's action of highest Q-value."""
@@ -321,6 +325,4 @@ class ExportedPolicy(tf.Module):
     spec = tf.TensorSpec([None, *observation_space.shape], tf.float32, name='observ')
     self.action = tf.function(qrdqn.greedy_action, input_signature=(spec,))
     self.q_values = tf.function(qrdqn.q_values, input_signature=(spec,))
-    self.quantiles = tf.function(
-        lambda observ: qrdqn.online_network(qrdqn._flatten_observ(observ)),  # pylint: disable=protected-access
-        input_signature=(spec,))
+    self.quantiles = tf.function(qrdqn.quantiles, input_signature=(spec,))
