@@ -10,8 +10,8 @@ What does not carry over to 256 balloons stepping together is adapted:
 
 - replay ratio: BLE takes a gradient step of 32 every 4 transitions (8 samples
   per transition); here 4 gradient steps of 256 per batch step of 256
-  balloons (4 samples per transition); the update still takes about 64 % of
-  a step (910 steps/s against 2,490 without it, docs/algorithms_qrdqn.md);
+  balloons (4 samples per transition); the update still takes 55-64 % of a
+  step (2,220 steps/s against 4,910 without it, docs/algorithms_qrdqn.md);
 - replay capacity: BLE's 2M transitions of 1099 floats would take 4.4 GB in
   float16; here 64,000 transitions (250 rows per balloon), stored as float16
   (features lie within [-1, 1.25] on random flights, where float16 rounds by
