@@ -28,6 +28,9 @@ ALGORITHMS = {
     'ppo': Entry('agents.algorithms.ppo.ppo:PPO', 'agents.algorithms.ppo.config:PPOConfig',
                  'agents.algorithms.ppo.config:NetworkConfig'),
     'random': Entry('agents.algorithms.random_agent:RandomAgent'),
+    'qrdqn': Entry('agents.algorithms.qrdqn.qrdqn:QRDQN',
+                   'agents.algorithms.qrdqn.config:QRDQNConfig',
+                   'agents.algorithms.qrdqn.config:NetworkConfig'),
 }
 
 

@@ -63,6 +63,31 @@ def cartpole():
   })
 
 
+def cartpole_qrdqn():
+  """CartPole-v1 with QR-DQN: off-policy, 8 environments, half a gradient step per transition."""
+  return merge(sections.defaults_of('qrdqn'), {
+      'environment': {'id': 'CartPole-v1'},
+      'network': {'hidden_layers': [256, 256]},
+      'algorithm': {
+          'num_quantiles': 25,
+          'n_step': 3,
+          'learning_rate': 2.3e-3,
+          'batch_size': 64,
+          'replay_capacity': 100_000,
+          'learning_starts': 1_000,
+          # 16 gradient steps every 4 batch steps of 8 environments: half a
+          # gradient step per transition (rl-zoo's QR-DQN ratio on CartPole).
+          'update_every': 4,
+          'gradient_steps': 16,
+          'target_update_period': 10,
+          'epsilon_decay_steps': 8_000,
+          'epsilon_end': 0.04,
+      },
+      'loop': {'steps': 60_000, 'steps_per_call': 64, 'log_every': 4_096,
+               'checkpoint_every': 20_480, 'eval_every': 5_120, 'eval_steps': 8_000},
+  })
+
+
 CONFIGS = plugins.CONFIGS
-for _config in (default, pendulum, cartpole):
+for _config in (default, pendulum, cartpole, cartpole_qrdqn):
   CONFIGS.register(_config.__name__, _config)

@@ -22,9 +22,23 @@ _PPO = {
     'algorithm.clip_ratio': Uniform(0.1, 0.3, when={'algorithm.policy_objective': 'clipped'}),
 }
 
+# QR-DQN (agents/algorithms/qrdqn): the replay ratio, the return horizon and the
+# target network's lag are what its learning is most sensitive to.
+_QRDQN = {
+    'algorithm.learning_rate': LogUniform(3e-4, 3e-3),
+    'algorithm.n_step': Int(1, 5),
+    'algorithm.num_quantiles': Categorical([10, 25, 51]),
+    'algorithm.gradient_steps': Int(4, 32),
+    'algorithm.target_update_period': Categorical([10, 100, 1000]),
+    'algorithm.epsilon_decay_steps': Int(4_000, 20_000, log=True),
+    'algorithm.double_q': Categorical([False, True]),
+}
+
+
 SEARCH_SPACES = plugins.SEARCH_SPACES
 for _name in ('default', 'pendulum', 'cartpole'):
   SEARCH_SPACES.register(_name, _PPO)
+SEARCH_SPACES.register('cartpole_qrdqn', _QRDQN)
 
 
 def for_config(name):

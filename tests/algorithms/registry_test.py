@@ -18,10 +18,14 @@ class RegistryTest(unittest.TestCase):
     # The entry's declarations are the ones the class carries.
     self.assertEqual(registry.declarations('ppo'), (ppo.PPO.Config, ppo.PPO.NetworkConfig))
     self.assertEqual(registry.declarations('random'), (None, None))
+    from agents.algorithms.qrdqn import qrdqn
+    self.assertIs(registry.lookup('qrdqn'), qrdqn.QRDQN)
+    self.assertEqual(registry.declarations('qrdqn'), (qrdqn.QRDQN.Config,
+                                                      qrdqn.QRDQN.NetworkConfig))
 
   def test_import_paths_and_bad_names(self):
     self.assertIs(registry.lookup('agents.algorithms.ppo.ppo:PPO'), ppo.PPO)
-    with self.assertRaisesRegex(ConfigError, "one of \\['ppo', 'random'\\]"):
+    with self.assertRaisesRegex(ConfigError, "one of \\['ppo', 'qrdqn', 'random'\\]"):
       registry.lookup('pp0')
     with self.assertRaisesRegex(ConfigError, 'cannot import'):
       registry.declarations('no_such_package.module:Agent')

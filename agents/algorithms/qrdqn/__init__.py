@@ -1,0 +1,1 @@
+"""QR-DQN: distributional, off-policy, value-based; see `qrdqn.py`."""

@@ -1,0 +1,146 @@
+"""QR-DQN through the public surface: the train CLI, resume, export, evaluation, refusals."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+import numpy as np
+import tensorflow as tf
+
+from agents import builders, configs, training
+from agents.scripts import evaluate, export
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+
+TINY = {'environment.num_agents': 2, 'algorithm.replay_capacity': 512,
+        'algorithm.learning_starts': 32, 'algorithm.batch_size': 16,
+        'algorithm.gradient_steps': 2, 'network.hidden_layers': [16], 'loop.steps': 128,
+        'loop.steps_per_call': 16, 'loop.log_every': 64, 'loop.checkpoint_every': 64,
+        'loop.eval_every': 0}
+
+
+def _tiny(**overrides):
+  return configs.resolve('cartpole_qrdqn', dict(TINY, **overrides))
+
+
+def _train_cli(logdir, *flags):
+  env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL='3')
+  command = [sys.executable, '-m', 'agents.scripts.train', '--config=cartpole_qrdqn',
+             f'--logdir={logdir}', '--timestamp=t', '--quiet', *flags]
+  return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+
+
+class RunTest(unittest.TestCase):
+
+  def test_trains_resumes_with_its_replay_memory_and_exports_the_greedy_policy(self):
+    run_dir = tempfile.mkdtemp(prefix='qrdqn-run-')
+    self.addCleanup(shutil.rmtree, run_dir)
+    self.assertEqual(training.train(_tiny(**{'loop.steps': 64}), run_dir, quiet=True)['step'],
+                     64)
+    _, first, _, _ = builders.restore_algorithm(run_dir)
+    self.assertEqual(int(first.env_steps.numpy()), 64)
+    self.assertGreater(int(first.num_updates.numpy()), 0)
+    result = training.train(_tiny(), run_dir, quiet=True)
+    self.assertEqual(result['step'], 128)
+    _, algorithm, observation_space, _ = builders.restore_algorithm(run_dir)
+    # The memory came back with the checkpoint: the cursors count every transition.
+    self.assertEqual(int(algorithm.env_steps.numpy()), 128)
+    self.assertGreaterEqual(int(np.sum(algorithm.memory.cursor.numpy())), 128)
+    with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
+      rows = [json.loads(line) for line in file]
+    update = [row for row in rows if row['phase'] == 'update'][-1]
+    for key in ('loss', 'q_mean', 'epsilon', 'replay_size'):
+      self.assertIn(key, update)
+
+    outdir = os.path.join(tempfile.mkdtemp(), 'policy')
+    self.addCleanup(shutil.rmtree, os.path.dirname(outdir))
+    self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir]), 0)
+    loaded = tf.saved_model.load(outdir)
+    observ = np.random.default_rng(0).normal(size=(2, 4)).astype(np.float32)
+    greedy = np.argmax(algorithm.q_values(observ).numpy(), axis=1)
+    np.testing.assert_array_equal(loaded.action(observ).numpy(), greedy)
+    policy = evaluate.DeterministicPolicy(run_dir)
+    policy.begin_episode([0, 1])
+    np.testing.assert_array_equal(policy(observ), greedy)
+    env = builders.make_env(policy.config)
+    steps = list(evaluate.play_episode(env, policy, seed=0))
+    env.close()
+    self.assertGreater(len(steps), 0)
+    del observation_space
+
+  def test_ctrl_c_saves_a_checkpoint_with_the_replay_memory(self):
+    run_dir = tempfile.mkdtemp(prefix='qrdqn-interrupt-')
+    self.addCleanup(shutil.rmtree, run_dir)
+    original = training._ProgressReporter.__call__  # pylint: disable=protected-access
+    calls = []
+
+    def interrupting_call(reporter, row):
+      calls.append(row['step'])
+      if len(calls) == 3:
+        signal.raise_signal(signal.SIGINT)
+      return original(reporter, row)
+
+    with mock.patch.object(training._ProgressReporter, '__call__', interrupting_call):
+      result = training.train(_tiny(**{'loop.steps': 10_000}), run_dir, quiet=True)
+    self.assertTrue(result['interrupted'])
+    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
+    self.assertEqual(int(algorithm.env_steps.numpy()), result['step'])
+
+  def test_bad_inputs_exit_2_with_one_line_and_write_nothing(self):
+    cases = {
+        'algorithm.replay_capacity=8': 'algorithm.replay_capacity',
+        'algorithm.epsilon_start=1.5': 'algorithm.epsilon_start',
+        'algorithm.epsilon_end=-0.1': 'algorithm.epsilon_end',
+        'algorithm.segment_length=16': 'algorithm.segment_length',
+    }
+    for override, culprit in cases.items():
+      with self.subTest(override):
+        logdir = tempfile.mkdtemp(prefix='qrdqn-bad-')
+        self.addCleanup(shutil.rmtree, logdir)
+        result = _train_cli(logdir, '--set', override)
+        self.assertEqual(result.returncode, 2, result.stderr[-2000:])
+        self.assertIn(culprit, result.stderr)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertEqual(os.listdir(logdir), [])
+
+  def test_continuous_action_space_is_refused_at_build_time(self):
+    logdir = tempfile.mkdtemp(prefix='qrdqn-box-')
+    self.addCleanup(shutil.rmtree, logdir)
+    result = _train_cli(logdir, '--set', 'environment.id=Pendulum-v1')
+    self.assertEqual(result.returncode, 2, result.stderr[-2000:])
+    self.assertIn('QR-DQN needs a discrete action space', result.stderr)
+    self.assertEqual(os.listdir(logdir), [])
+
+
+class ExperimentTest(unittest.TestCase):
+
+  def test_the_declared_space_is_valid_for_the_config(self):
+    from agents.experiment import search_space, search_spaces, training_api
+    space = search_space.check(search_spaces.for_config('cartpole_qrdqn'),
+                               training_api.resolve('cartpole_qrdqn'))
+    self.assertIn('algorithm.n_step', space)
+
+  def test_the_manager_fits_and_searches_its_declared_space(self):
+    from agents.experiment import manager
+    output_dir = tempfile.mkdtemp(prefix='qrdqn-experiment-')
+    self.addCleanup(shutil.rmtree, output_dir)
+    overrides = {key: value for key, value in TINY.items() if key != 'loop.steps'}
+    experiment = manager.ExperimentManager('cartpole_qrdqn', n_fit=1, fit_budget=64,
+                                           output_dir=output_dir, seed=0, overrides=overrides,
+                                           parallelization='inline', quiet=True)
+    experiment.fit()
+    frame = experiment.get_writer_data()
+    self.assertIn('loss', set(frame['tag']))
+    best = experiment.optimize_hyperparams(n_trials=2, n_fit=1, fit_fraction=1.0)
+    self.assertIn('algorithm.n_step', best)
+
+
+if __name__ == '__main__':
+  unittest.main()
