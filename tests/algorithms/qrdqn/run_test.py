@@ -14,7 +14,8 @@ import numpy as np
 import tensorflow as tf
 
 from agents import builders, configs, training
-from agents.scripts import evaluate, export
+from agents.evaluation import play
+from agents.scripts import export
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -66,11 +67,11 @@ class RunTest(unittest.TestCase):
     observ = np.random.default_rng(0).normal(size=(2, 4)).astype(np.float32)
     greedy = np.argmax(algorithm.q_values(observ).numpy(), axis=1)
     np.testing.assert_array_equal(loaded.action(observ).numpy(), greedy)
-    policy = evaluate.DeterministicPolicy(run_dir)
+    policy = play.DeterministicPolicy(run_dir)
     policy.begin_episode([0, 1])
     np.testing.assert_array_equal(policy(observ), greedy)
     env = builders.make_env(policy.config)
-    steps = list(evaluate.play_episode(env, policy, seed=0))
+    steps = list(play.play_episode(env, policy, seed=0))
     env.close()
     self.assertGreater(len(steps), 0)
     del observation_space
