@@ -216,7 +216,7 @@ an object whose attributes, each optional, replace or add to that (see
 
 SEARCH_SPACES = Registry('search space')
 """Hyperparameter search spaces of named configs: config name -> a space (the plain-mapping
-form of `agents.experiment.search_space`, so that declaring one imports nothing)."""
+form of `agents.experiment.search_distributions`, so that declaring one imports nothing)."""
 
 SEARCH_OBJECTIVES = Registry('search objective')
 """Default search objectives: Gymnasium id -> `factory(config)` returning an objective,

@@ -2,15 +2,21 @@
 
     from agents.experiment import ExperimentManager, compare
 
-See `manager.py` for the manager, `search.py` and `search_space.py` for the
-Optuna search, `comparison.py` for the statistics, and `training_api.py` for
+See `manager.py` for the manager, `search.py` and `search_distributions.py` for the
+Optuna search, `comparison.py` for the statistics, and `configs_and_training.py` for
 the one place where this package meets configs and training.
 """
 
 from agents.experiment.comparison import compare, compare_scores
 from agents.experiment.manager import ExperimentError, ExperimentManager
 from agents.experiment.manifest import NotAnExperimentError
-from agents.experiment.search_space import Categorical, Int, LogUniform, SearchSpaceError, Uniform
+from agents.experiment.search_distributions import (
+    Categorical,
+    Int,
+    LogUniform,
+    SearchSpaceError,
+    Uniform,
+)
 
 __all__ = [
     'Categorical', 'ExperimentError', 'ExperimentManager', 'Int', 'LogUniform',

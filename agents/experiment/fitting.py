@@ -3,7 +3,7 @@
 Each fit is a `FitSpec`: an index, a run directory and a resolved config. The
 worker body, `run_fit`, is the same everywhere (local processes, Ray tasks,
 in-process profiling): it limits the threads, then trains or resumes the run
-through `training_api.train`.
+through `configs_and_training.train`.
 
 `run_fits_locally` starts one `spawn` process per fit, at most `max_workers`
 at a time. A fit that raises or dies is reported with its index and the others
@@ -81,8 +81,8 @@ def run_fit(spec, quiet=True):
   """
   if 'tensorflow' not in _imported_modules():
     threads_lib.apply(spec.threads)
-  from agents.experiment import training_api
-  result = training_api.train(spec.config, spec.run_dir, quiet=quiet)
+  from agents.experiment import configs_and_training
+  result = configs_and_training.train(spec.config, spec.run_dir, quiet=quiet)
   status = INTERRUPTED if result['interrupted'] else FINISHED
   score = result.get('mean_score')
   return FitOutcome(spec.index, status, int(result['step']),

@@ -24,7 +24,7 @@ import pstats
 
 import numpy as np
 
-from agents.experiment import fitting, manifest, training_api, writer_data
+from agents.experiment import configs_and_training, fitting, manifest, writer_data
 from agents.experiment import threads as threads_lib
 from agents.tools import directory_lock
 
@@ -32,7 +32,7 @@ _LOG = logging.getLogger(__name__)
 
 PARALLELIZATIONS = ('process', 'ray', 'inline')
 # Config keys that may differ between a manager and the experiment already in its directory.
-_RESUMABLE_KEYS = (training_api.BUDGET_KEY,)
+_RESUMABLE_KEYS = (configs_and_training.BUDGET_KEY,)
 
 
 class ExperimentError(ValueError):
@@ -89,7 +89,7 @@ class ExperimentManager:
 
     Raises:
       ExperimentError: a bad argument, or the directory holds another experiment.
-      training_api.ConfigError: an unknown config, key or value (named).
+      configs_and_training.ConfigError: an unknown config, key or value (named).
     """
     if isinstance(n_fit, bool) or not isinstance(n_fit, (int, np.integer)) or n_fit < 1:
       raise ExperimentError(f'n_fit must be an int >= 1, got {n_fit!r}.')
@@ -102,16 +102,16 @@ class ExperimentManager:
       raise ExperimentError(
           f'overrides_per_fit has {len(overrides_per_fit)} entries; n_fit is {n_fit}.')
     self.config_name = config if isinstance(config, str) and \
-        not training_api.is_yaml_path(config) else None
+        not configs_and_training.is_yaml_path(config) else None
     self.overrides = dict(overrides or {})
-    self.config = training_api.resolve(config, self.overrides)
+    self.config = configs_and_training.resolve(config, self.overrides)
     if fit_budget is None:
-      fit_budget = training_api.get(self.config, training_api.BUDGET_KEY)
+      fit_budget = configs_and_training.get(self.config, configs_and_training.BUDGET_KEY)
     self.fit_budget = _check_budget(fit_budget, 'fit_budget')
     self.n_fit = int(n_fit)
     self.overrides_per_fit = [dict(item) for item in overrides_per_fit] \
         if overrides_per_fit is not None else None
-    self.name = name or training_api.label(config)
+    self.name = name or configs_and_training.label(config)
     if os.sep in self.name or self.name in ('', '.', '..'):
       raise ExperimentError(f'name must be a plain folder name, got {self.name!r}.')
     self.output_dir = os.path.abspath(os.path.expanduser(output_dir))
@@ -154,11 +154,11 @@ class ExperimentManager:
   def fit_config(self, index, budget=None):
     """The resolved config of fit `index`: base config, its overrides, its seed, the budget."""
     overrides = dict(self.overrides_per_fit[index]) if self.overrides_per_fit else {}
-    overrides[training_api.SEED_KEY] = self.fits[index]['seed']
-    overrides[training_api.BUDGET_KEY] = budget or self.fit_budget
+    overrides[configs_and_training.SEED_KEY] = self.fits[index]['seed']
+    overrides[configs_and_training.BUDGET_KEY] = budget or self.fit_budget
     try:
-      return training_api.resolve(self.config, overrides)
-    except training_api.ConfigError as error:
+      return configs_and_training.resolve(self.config, overrides)
+    except configs_and_training.ConfigError as error:
       raise type(error)(f'Fit {index}: {error}') from error
 
   def _adopt(self, previous):
@@ -166,11 +166,11 @@ class ExperimentManager:
     mine = self._manifest_data()
     differences = [key for key in ('n_fit', 'seed_entropy', 'overrides_per_fit')
                    if previous.get(key) != mine[key]]
-    old_config = _dotted(manifest.plain(_without(training_api.migrate(previous.get('config', {})),
-                                                 _RESUMABLE_KEYS)))
+    previous_config = configs_and_training.migrate(previous.get('config', {}))
+    old_config = _dotted(manifest.plain(_without(previous_config, _RESUMABLE_KEYS)))
     new_config = _dotted(manifest.plain(_without(self.config, _RESUMABLE_KEYS)))
     # A key declared since the experiment was saved, left at its default, changes nothing.
-    declared = training_api.defaults(self.config)
+    declared = configs_and_training.defaults(self.config)
     for key in set(new_config) - set(old_config):
       if key in declared and new_config[key] == declared[key]:
         old_config[key] = new_config[key]
@@ -470,5 +470,5 @@ def _dotted(mapping, prefix=''):
 
 def _without(config, dotted_keys):
   for key in dotted_keys:
-    config = training_api.without(config, key)
+    config = configs_and_training.without(config, key)
   return config

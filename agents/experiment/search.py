@@ -1,6 +1,6 @@
 """Hyperparameter search of an experiment with Optuna, resumable, with pruning.
 
-Each trial samples a point of the search space (`search_space.py`), then
+Each trial samples a point of the search space (`search_distributions.py`), then
 trains `n_fit` fits of the config with those values as a small experiment of
 its own under `<experiment>/trials/trial-<hash of the values>/`. The fits run
 in chunks of `fit_fraction` of the budget, resuming the same run directories;
@@ -24,8 +24,7 @@ import signal
 import threading
 
 from agents import plugins
-from agents.experiment import fitting, search_spaces, training_api
-from agents.experiment import search_space as search_space_lib
+from agents.experiment import configs_and_training, fitting, search_distributions, search_spaces
 
 SAMPLERS = ('tpe', 'random', 'grid', 'cmaes')
 PRUNERS = ('none', 'median', 'halving')
@@ -57,7 +56,7 @@ def mean_final_score(manager):
 def default_objective(config):
   """The objective the environment registers (`plugins.SEARCH_OBJECTIVES`, by its id; the
   balloon's: TWR50 on 'tiny_eval'), else `mean_final_score`."""
-  factory = plugins.SEARCH_OBJECTIVES.find(training_api.get(config, 'environment.id'))
+  factory = plugins.SEARCH_OBJECTIVES.find(configs_and_training.get(config, 'environment.id'))
   return factory(config) if factory is not None else mean_final_score
 
 
@@ -74,7 +73,7 @@ def make_sampler(name, space, seed):
   if name == 'random':
     return optuna.samplers.RandomSampler(seed=seed)
   if name == 'grid':
-    return optuna.samplers.GridSampler(search_space_lib.grid(space), seed=seed)
+    return optuna.samplers.GridSampler(search_distributions.grid(space), seed=seed)
   if name == 'cmaes':
     try:
       import cmaes  # noqa: F401  (Optuna's CMA-ES sampler needs it)
@@ -185,7 +184,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     objective: callable(trial_manager) -> float to maximise; defaults to
       `mean_final_score` (for balloon configs, TWR50 on 'tiny_eval' when the
       evaluation API is present).
-    search_space: search space (see `search_space.py`); defaults to the one
+    search_space: search space (see `search_distributions.py`); defaults to the one
       declared for the config's name in `search_spaces.py`.
     budget: training steps per fit; defaults to the manager's fit_budget.
 
@@ -196,7 +195,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
 
   Raises:
     SearchError: bad arguments, or no trial completed.
-    search_space.SearchSpaceError: the space is empty or names an unknown key.
+    search_distributions.SearchSpaceError: the space is empty or names an unknown key.
     KeyboardInterrupt: after a Ctrl-C, with every fit checkpointed.
   """
   import optuna
@@ -208,7 +207,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     except KeyError as error:
       raise SearchError(error.args[0]) from error
   label = f'config {manager.config_name!r}' if manager.config_name else 'the config'
-  space = search_space_lib.check(search_space, manager.config, label)
+  space = search_distributions.check(search_space, manager.config, label)
   if n_trials is None and timeout is None:
     raise SearchError('Give n_trials, timeout, or both; otherwise the search never ends.')
   if n_trials is not None and (not isinstance(n_trials, int) or n_trials < 1):
@@ -238,7 +237,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     study_name = f'{manager.name}-search-{len(existing) + 1}'
   study = optuna.create_study(storage=storage, study_name=study_name, direction='maximize',
                               sampler=sampler_object, pruner=pruner_object, load_if_exists=True)
-  study.set_user_attr('search_space', search_space_lib.to_plain(space))
+  study.set_user_attr('search_space', search_distributions.to_plain(space))
   study.set_user_attr('budget', budget)
   study.set_user_attr('n_fit', n_fit)
   if continue_previous:
@@ -248,7 +247,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
   per_trial_workers = max(1, (manager.max_workers or os.cpu_count() or 1) // n_workers)
 
   def run_trial(trial):
-    params = search_space_lib.sample(trial, space)
+    params = search_distributions.sample(trial, space)
     # A trial is an experiment of the manager's own class (no import of the manager
     # module here: it imports this one).
     child = type(manager)(
@@ -286,9 +285,10 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     raise SearchError(f'No trial of study {study_name!r} completed; see the failed trials '
                       f'with optuna-dashboard {storage}.')
   best = dict(manager.study['best_params'])
-  config = training_api.resolve(manager.config, dict(best, **{training_api.BUDGET_KEY: budget}))
+  config = configs_and_training.resolve(
+      manager.config, dict(best, **{configs_and_training.BUDGET_KEY: budget}))
   path = os.path.join(manager.directory, BEST_CONFIG_NAME)
-  training_api.save_yaml(config, path)
+  configs_and_training.save_yaml(config, path)
   if not manager.quiet:
     print(summary_table(study).to_string(index=False))
     print(f'Best value {manager.study["best_value"]:.4g} with {best}; config written to {path}')
@@ -322,11 +322,11 @@ def _run_study(study, run_trial, n_trials, timeout, n_workers, quiet):
 
 def trial_values(study, trial):
   """A trial's values in config terms (list-valued choices are stored by index)."""
-  space = search_space_lib.parse(study.user_attrs['search_space'])
+  space = search_distributions.parse(study.user_attrs['search_space'])
   values = {}
   for key, value in trial.params.items():
     distribution = space.get(key)
-    if isinstance(distribution, search_space_lib.Categorical) and \
+    if isinstance(distribution, search_distributions.Categorical) and \
         value not in distribution.choices and isinstance(value, int):
       value = distribution.choices[value]
     values[key] = value

@@ -1,4 +1,4 @@
-"""The hyperparameter search spaces of the named configs (format: `search_space.py`).
+"""The hyperparameter search spaces of the named configs (format: `search_distributions.py`).
 
 `optimize_hyperparams` searches `SEARCH_SPACES[config name]` unless given a
 space. Keys are dotted config keys; the ranges stay where the configs are
@@ -9,7 +9,7 @@ configs' spaces are declared here, an environment's configs' by the environment
 """
 
 from agents import plugins
-from agents.experiment.search_space import Categorical, Int, LogUniform, Uniform
+from agents.experiment.search_distributions import Categorical, Int, LogUniform, Uniform
 
 _PPO = {
     'algorithm.learning_rate': LogUniform(1e-4, 3e-3),

@@ -187,11 +187,18 @@ def main(argv=None):
   for name in ('tensorflow', 'absl'):
     logging.getLogger(name).setLevel(logging.WARNING)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-  from agents.experiment import comparison, manifest, plots, search, search_space, training_api
+  from agents.experiment import (
+    comparison,
+    configs_and_training,
+    manifest,
+    plots,
+    search,
+    search_distributions,
+  )
   from agents.experiment import manager as manager_lib
-  bad_input = (UsageError, training_api.ConfigError, manager_lib.ExperimentError,
+  bad_input = (UsageError, configs_and_training.ConfigError, manager_lib.ExperimentError,
                manifest.NotAnExperimentError, search.SearchError,
-               search_space.SearchSpaceError, comparison.ComparisonError,
+               search_distributions.SearchSpaceError, comparison.ComparisonError,
                plots.NothingToPlotError)
   try:
     return run(args)

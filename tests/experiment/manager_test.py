@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from agents import configs
-from agents.experiment import fitting, manager, manifest, training_api
+from agents.experiment import configs_and_training, fitting, manager, manifest
 from tests.experiment import crashing_env, tiny
 
 
@@ -41,15 +41,15 @@ class BadInputTest(unittest.TestCase):
     output_dir = tempfile.mkdtemp()
     with self.assertRaisesRegex(manager.ExperimentError, 'n_fit must be an int >= 1, got 0'):
       _tiny_manager(output_dir, n_fit=0)
-    with self.assertRaisesRegex(training_api.ConfigError, "Unknown config 'pendulm'"):
+    with self.assertRaisesRegex(configs_and_training.ConfigError, "Unknown config 'pendulm'"):
       manager.ExperimentManager('pendulm', output_dir=output_dir)
-    with self.assertRaisesRegex(training_api.ConfigError, 'learning_rat'):
+    with self.assertRaisesRegex(configs_and_training.ConfigError, 'learning_rat'):
       _tiny_manager(output_dir, overrides={'algorithm.learning_rat': 1e-3})
     with self.assertRaisesRegex(manager.ExperimentError, 'overrides_per_fit has 1 entries'):
       _tiny_manager(output_dir, overrides_per_fit=[{}])
-    with self.assertRaisesRegex(training_api.ConfigError, 'Fit 1: .*discount'):
+    with self.assertRaisesRegex(configs_and_training.ConfigError, 'Fit 1: .*discount'):
       _tiny_manager(output_dir, overrides_per_fit=[{}, {'algorithm.discount': 'high'}])
-    with self.assertRaisesRegex(training_api.ConfigError, "Fit 0: .*'NoSuchEnv-v0'"):
+    with self.assertRaisesRegex(configs_and_training.ConfigError, "Fit 0: .*'NoSuchEnv-v0'"):
       _tiny_manager(output_dir, overrides_per_fit=[{'environment.id': 'NoSuchEnv-v0'}, {}])
     with self.assertRaisesRegex(manager.ExperimentError, 'parallelization'):
       _tiny_manager(output_dir, parallelization='threads')
@@ -116,9 +116,9 @@ class FitTest(unittest.TestCase):
       self.assertEqual(os.path.dirname(run_dir), os.path.join(self.output_dir, 'pendulum'))
       for name in ('config.yaml', 'metrics.jsonl', 'checkpoints', 'policy'):
         self.assertTrue(os.path.exists(os.path.join(run_dir, name)), name)
-      config = training_api.load_yaml(os.path.join(run_dir, 'config.yaml'))
-      self.assertEqual(training_api.get(config, 'seed'), seeds[index])
-      self.assertEqual(training_api.get(config, 'network.policy_layers'), [8])
+      config = configs_and_training.load_yaml(os.path.join(run_dir, 'config.yaml'))
+      self.assertEqual(configs_and_training.get(config, 'seed'), seeds[index])
+      self.assertEqual(configs_and_training.get(config, 'network.policy_layers'), [8])
 
   def test_writer_data(self):
     frame = self.manager.get_writer_data()

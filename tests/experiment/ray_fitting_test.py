@@ -6,7 +6,7 @@ import unittest
 from unittest import mock
 
 from agents.experiment import fitting, manager, ray_fitting
-from agents.experiment.search_space import LogUniform
+from agents.experiment.search_distributions import LogUniform
 from tests.experiment import tiny
 
 try:

@@ -6,8 +6,8 @@ import unittest
 
 import optuna
 
-from agents.experiment import manager, search, training_api
-from agents.experiment.search_space import Categorical, LogUniform
+from agents.experiment import configs_and_training, manager, search
+from agents.experiment.search_distributions import Categorical, LogUniform
 from tests.experiment import tiny
 
 _SPACE = {
@@ -39,9 +39,9 @@ class SearchTest(unittest.TestCase):
       experiment.optimize_hyperparams(n_trials=1, pruner='hyperband', search_space=_SPACE)
     with self.assertRaisesRegex(search.SearchError, 'n_fit must be an int >= 1'):
       experiment.optimize_hyperparams(n_trials=1, n_fit=0, search_space=_SPACE)
-    with self.assertRaisesRegex(search.search_space_lib.SearchSpaceError, 'empty'):
+    with self.assertRaisesRegex(search.search_distributions.SearchSpaceError, 'empty'):
       experiment.optimize_hyperparams(n_trials=1, search_space={})
-    with self.assertRaisesRegex(search.search_space_lib.SearchSpaceError, 'entropy_cof'):
+    with self.assertRaisesRegex(search.search_distributions.SearchSpaceError, 'entropy_cof'):
       experiment.optimize_hyperparams(
           n_trials=1, search_space={'algorithm.entropy_cof': LogUniform(1e-3, 1e-2)})
 
@@ -69,10 +69,10 @@ class SearchTest(unittest.TestCase):
     complete = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
     # Intermediate values at both chunk budgets, for the pruner.
     self.assertEqual(sorted(complete[0].intermediate_values), [64, 128])
-    config = training_api.load_yaml(os.path.join(experiment.directory, 'best_config.yaml'))
-    self.assertEqual(training_api.get(config, 'algorithm.policy_objective'),
+    config = configs_and_training.load_yaml(os.path.join(experiment.directory, 'best_config.yaml'))
+    self.assertEqual(configs_and_training.get(config, 'algorithm.policy_objective'),
                      best['algorithm.policy_objective'])
-    self.assertEqual(training_api.get(config, 'loop.steps'), 128)
+    self.assertEqual(configs_and_training.get(config, 'loop.steps'), 128)
     # The manifest records the study; a loaded manager continues it.
     loaded = manager.ExperimentManager.load(experiment.directory, quiet=True)
     self.assertEqual(loaded.study['study_name'], record['study_name'])

@@ -2,7 +2,7 @@
 
 Registered by the balloon's plug-in (`agents.plugins.SEARCH_SPACES`,
 `SEARCH_OBJECTIVES`). Spaces are in the plain-mapping form of
-`agents.experiment.search_space`, so declaring them imports nothing.
+`agents.experiment.search_distributions`, so declaring them imports nothing.
 """
 
 BALLOON_SPACE = {

@@ -1,30 +1,32 @@
-"""Tests of agents/experiment/search_space.py: the format, its checks and sampling."""
+"""Tests of agents/experiment/search_distributions.py: the format, its checks and sampling."""
 
 import unittest
 
 import optuna
 
-from agents.experiment import search_space, search_spaces, training_api
-from agents.experiment.search_space import Categorical, Int, LogUniform, Uniform
+from agents.experiment import configs_and_training, search_distributions, search_spaces
+from agents.experiment.search_distributions import Categorical, Int, LogUniform, Uniform
 
 
 def _pendulum():
-  return training_api.resolve('pendulum')
+  return configs_and_training.resolve('pendulum')
 
 
 class CheckTest(unittest.TestCase):
 
   def test_declared_spaces_are_valid(self):
     for name in search_spaces.SEARCH_SPACES.names():  # the balloon's registered one too
-      space = search_space.check(search_spaces.for_config(name), training_api.resolve(name))
+      space = search_distributions.check(search_spaces.for_config(name),
+                                         configs_and_training.resolve(name))
       self.assertIn('algorithm.learning_rate', space)
 
   def test_a_network_kinds_own_keys_are_hyperparameters_of_its_configs(self):
     space = {'network.column_stride': Categorical([2, 4])}
     self.assertIn('network.column_stride',
-                  search_space.check(space, training_api.resolve('balloon'), 'balloon'))
-    with self.assertRaisesRegex(search_space.SearchSpaceError, 'not a hyperparameter'):
-      search_space.check(space, _pendulum(), 'pendulum')
+                  search_distributions.check(space, configs_and_training.resolve('balloon'),
+                                             'balloon'))
+    with self.assertRaisesRegex(search_distributions.SearchSpaceError, 'not a hyperparameter'):
+      search_distributions.check(space, _pendulum(), 'pendulum')
 
   def test_bad_spaces_name_the_culprit(self):
     config = _pendulum()
@@ -45,8 +47,8 @@ class CheckTest(unittest.TestCase):
     ]
     for space, message in cases:
       with self.subTest(message=message):
-        with self.assertRaisesRegex(search_space.SearchSpaceError, message):
-          search_space.check(space, config, 'pendulum')
+        with self.assertRaisesRegex(search_distributions.SearchSpaceError, message):
+          search_distributions.check(space, config, 'pendulum')
 
   def test_unknown_config_name_has_no_space(self):
     with self.assertRaisesRegex(KeyError, "No search space is declared for config 'walker'"):
@@ -54,16 +56,16 @@ class CheckTest(unittest.TestCase):
 
   def test_plain_form_round_trips(self):
     space = search_spaces.for_config('pendulum')
-    plain = search_space.to_plain(space)
+    plain = search_distributions.to_plain(space)
     self.assertEqual(plain['algorithm.learning_rate'],
                      {'type': 'log_uniform', 'low': 1e-4, 'high': 3e-3})
-    self.assertEqual(search_space.parse(plain), search_space.parse(space))
+    self.assertEqual(search_distributions.parse(plain), search_distributions.parse(space))
 
 
 class SampleTest(unittest.TestCase):
 
   def test_conditional_keys_follow_their_condition(self):
-    space = search_space.check({
+    space = search_distributions.check({
         'algorithm.policy_objective': Categorical(['kl_penalty', 'clipped']),
         'algorithm.clip_ratio': Uniform(0.1, 0.3, when={'algorithm.policy_objective': 'clipped'}),
         'algorithm.update_epochs': Int(2, 4),
@@ -74,7 +76,7 @@ class SampleTest(unittest.TestCase):
     seen = set()
     for _ in range(20):
       trial = study.ask()
-      params = search_space.sample(trial, space)
+      params = search_distributions.sample(trial, space)
       study.tell(trial, 0.0)
       clipped = params['algorithm.policy_objective'] == 'clipped'
       self.assertEqual('algorithm.clip_ratio' in params, clipped)
@@ -82,19 +84,21 @@ class SampleTest(unittest.TestCase):
       self.assertIn(params['algorithm.update_epochs'], (2, 3, 4))
       self.assertTrue(1e-4 <= params['algorithm.learning_rate'] <= 1e-3)
       seen.add(clipped)
-      training_api.resolve(_pendulum(), params)  # Every sample is a valid config.
+      configs_and_training.resolve(_pendulum(), params)  # Every sample is a valid config.
     self.assertEqual(seen, {True, False})
 
   def test_grid_needs_values_for_floats(self):
-    space = search_space.parse({'algorithm.update_epochs': Int(2, 4),
-                                'algorithm.policy_objective': Categorical(['a', 'b'])})
-    self.assertEqual(search_space.grid(space), {'algorithm.update_epochs': [2, 3, 4],
-                                                'algorithm.policy_objective': ['a', 'b']})
-    with self.assertRaisesRegex(search_space.SearchSpaceError, 'needs grid='):
-      search_space.grid(search_space.parse({'algorithm.learning_rate': LogUniform(1e-4, 1e-3)}))
-    space = search_space.parse({'algorithm.learning_rate': LogUniform(1e-4, 1e-3,
-                                                                      grid=[1e-4, 1e-3])})
-    self.assertEqual(search_space.grid(space), {'algorithm.learning_rate': [1e-4, 1e-3]})
+    space = search_distributions.parse({'algorithm.update_epochs': Int(2, 4),
+                                        'algorithm.policy_objective': Categorical(['a', 'b'])})
+    self.assertEqual(search_distributions.grid(space),
+                     {'algorithm.update_epochs': [2, 3, 4],
+                      'algorithm.policy_objective': ['a', 'b']})
+    with self.assertRaisesRegex(search_distributions.SearchSpaceError, 'needs grid='):
+      search_distributions.grid(
+          search_distributions.parse({'algorithm.learning_rate': LogUniform(1e-4, 1e-3)}))
+    space = search_distributions.parse(
+        {'algorithm.learning_rate': LogUniform(1e-4, 1e-3, grid=[1e-4, 1e-3])})
+    self.assertEqual(search_distributions.grid(space), {'algorithm.learning_rate': [1e-4, 1e-3]})
 
 
 if __name__ == '__main__':

@@ -3,7 +3,7 @@
 A search space maps dotted config keys to distributions, in the order they are
 sampled:
 
-    from agents.experiment.search_space import Categorical, Int, LogUniform, Uniform
+    from agents.experiment.search_distributions import Categorical, Int, LogUniform, Uniform
 
     {
         'algorithm.learning_rate': LogUniform(1e-4, 3e-3),
@@ -30,7 +30,7 @@ The same space can be written as plain mappings, e.g. in YAML:
 
 import dataclasses
 
-from agents.experiment import training_api
+from agents.experiment import configs_and_training
 
 
 class SearchSpaceError(ValueError):
@@ -150,7 +150,7 @@ def check(space, config, config_label='the config'):
   """
   space = parse(space)
   for position, (key, distribution) in enumerate(space.items()):
-    if not training_api.has_key(config, key):
+    if not configs_and_training.has_key(config, key):
       raise SearchSpaceError(f"Search space key '{key}' is not a hyperparameter of "
                              f'{config_label}.')
     if isinstance(distribution, Categorical):
@@ -168,8 +168,8 @@ def check(space, config, config_label='the config'):
       values = [distribution.low, distribution.high] + list(distribution.grid or [])
     for value in values:
       try:
-        training_api.resolve(config, {key: value})
-      except training_api.ConfigError as error:
+        configs_and_training.resolve(config, {key: value})
+      except configs_and_training.ConfigError as error:
         raise SearchSpaceError(f"Search space key '{key}': value {value!r} is not accepted "
                                f'by {config_label}: {error}') from error
     earlier = list(space)[:position]
