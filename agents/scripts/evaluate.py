@@ -13,22 +13,12 @@ directory holding another evaluation, a factory that does not import or returns 
 wrong shape) prints one line and exits with code 2.
 """
 
-import argparse
 import os
 import sys
 
+from agents.tools.command_line import OneLineArgumentParser as _Parser
+
 _SUBCOMMANDS = ('combine', 'compare')
-
-
-class _Parser(argparse.ArgumentParser):
-  """An argument parser whose errors are one line and exit code 2."""
-
-  def error(self, message):
-    raise _UsageError(f'{self.prog}: error: {message}')
-
-
-class _UsageError(Exception):
-  pass
 
 
 def _parser(command):
@@ -163,11 +153,12 @@ def main(argv=None):
   from agents.evaluation import EvaluationError
   try:
     args = _parser(command).parse_args(argv)
+  except SystemExit as exit_:  # A bad flag (one line on stderr already) or --help.
+    return exit_.code
+  try:
     {'run': _run, 'combine': _combine, 'compare': _compare}[command](args)
-  except (_UsageError, EvaluationError) as error:
-    message = ' '.join(str(error).split())
-    prefix = '' if isinstance(error, _UsageError) else 'evaluate: error: '
-    print(prefix + message, file=sys.stderr)
+  except EvaluationError as error:
+    print('evaluate: error: ' + ' '.join(str(error).split()), file=sys.stderr)
     return 2
   except KeyboardInterrupt:
     print('evaluate: interrupted; finished seeds are saved, run the same command to resume.',

@@ -17,21 +17,14 @@ exit code 2; Ctrl-C or SIGTERM: every running fit saves a checkpoint, exit code
 130. A fit whose experiment process dies (even by SIGKILL) saves and stops too.
 """
 
-import argparse
 import logging
 import os
 import sys
 
 from agents.configs import parse_override
+from agents.tools import command_line
 
 _PROG = 'agents.scripts.experiment'
-
-
-class _OneLineArgumentParser(argparse.ArgumentParser):
-  """Reports a bad flag as one line and exits with code 2."""
-
-  def error(self, message):
-    self.exit(2, f'{self.prog}: error: {message}\n')
 
 
 class UsageError(ValueError):
@@ -70,9 +63,9 @@ def _add_experiment_flags(parser):
 
 
 def parse_args(argv):
-  parser = _OneLineArgumentParser(prog=_PROG, description=__doc__.split('\n')[0])
+  parser = command_line.OneLineArgumentParser(prog=_PROG, description=__doc__.split('\n')[0])
   commands = parser.add_subparsers(dest='command', required=True,
-                                   parser_class=_OneLineArgumentParser)
+                                   parser_class=command_line.OneLineArgumentParser)
   fit = commands.add_parser('fit', help='Train n_fit seeds of a config in parallel.')
   _add_experiment_flags(fit)
   optimize = commands.add_parser('optimize', help='Search hyperparameters with Optuna.')

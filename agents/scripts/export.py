@@ -11,18 +11,13 @@ a run without a checkpoint, or an outdir that is a file or not writable is one
 line on stderr and exit code 2.
 """
 
-import argparse
 import os
 import sys
 
 from agents import builders, configs, training
+from agents.tools import command_line
 
 _PROG = 'agents.scripts.export'
-
-
-class _OneLineArgumentParser(argparse.ArgumentParser):
-  def error(self, message):
-    self.exit(2, f'{self.prog}: error: {message}\n')
 
 
 def _check_outdir(outdir):
@@ -38,7 +33,7 @@ def _check_outdir(outdir):
 
 def main(argv=None):
   """Command line: export the latest (or given) checkpoint of a run; returns the exit code."""
-  parser = _OneLineArgumentParser(prog=_PROG, description=__doc__.split('\n')[0])
+  parser = command_line.OneLineArgumentParser(prog=_PROG, description=__doc__.split('\n')[0])
   parser.add_argument('--logdir', required=True, help='Run directory.')
   parser.add_argument('--outdir', default=None, help='Where to write; default RUN_DIR/policy.')
   parser.add_argument('--checkpoint', default=None, help='Checkpoint prefix; default latest.')

@@ -11,7 +11,6 @@ extends a finished run). Any bad input (flag, config, key, value, path) is one
 line on stderr and exit code 2, before anything is built or written.
 """
 
-import argparse
 import contextlib
 import datetime
 import glob
@@ -21,20 +20,14 @@ import shutil
 import sys
 
 from agents import configs
-from agents.tools import directory_lock, interrupts
+from agents.tools import command_line, directory_lock, interrupts
 
 _PROG = 'agents.scripts.train'
 
 
-class _OneLineArgumentParser(argparse.ArgumentParser):
-  """Reports a bad flag as one line and exits with code 2."""
-
-  def error(self, message):
-    self.exit(2, f'{self.prog}: error: {message}\n')
-
-
 def parse_args(argv):
-  parser = _OneLineArgumentParser(prog=_PROG, description='Train an agent with a config.')
+  parser = command_line.OneLineArgumentParser(prog=_PROG,
+                                              description='Train an agent with a config.')
   parser.add_argument('--logdir', required=True, help='Base directory of the runs.')
   parser.add_argument('--config', required=True,
                       help=f'One of {sorted(configs.CONFIGS)}, or the path of a YAML config.')

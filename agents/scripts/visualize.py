@@ -23,7 +23,6 @@ The balloon always flies with BLE's reward here, as in evaluation: a run trained
 with the shaped `progress_reward` is shown with that shaping switched off.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -31,11 +30,7 @@ import sys
 import numpy as np
 
 from agents.env.balloon.constants import BALLOON_ENV_ID
-
-
-class _OneLineArgumentParser(argparse.ArgumentParser):
-  def error(self, message):
-    self.exit(2, f'{self.prog}: error: {message}\n')
+from agents.tools import command_line
 
 
 def _video_writer_format(requested):
@@ -201,8 +196,8 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
 
 def main(argv=None):
   """Console entry point `agents-visualize`; returns the exit code."""
-  parser = _OneLineArgumentParser(prog='agents.scripts.visualize', description=__doc__.split(
-      '\n')[0])
+  parser = command_line.OneLineArgumentParser(prog='agents.scripts.visualize',
+                                              description=__doc__.split('\n')[0])
   parser.add_argument('--logdir', default=None, help='Run directory <logdir>/<time>-<config>.')
   parser.add_argument('--savedmodel', default=None,
                       help='Exported policy to fly instead of a run (agents.scripts.export).')
