@@ -30,7 +30,11 @@ def import_ray():
 
 
 def init(address=None, num_cpus=None):
-  """Connects to the cluster at `address`, or starts a local instance; returns ray."""
+  """Connects to the cluster at `address`, or starts a local instance; returns ray.
+
+  The package's one start-up of Ray (experiment fits start it here too): workers get
+  one BLAS thread each (a task may set its own) and this process's PYTHONPATH.
+  """
   ray = import_ray()
   if not ray.is_initialized():
     env_vars = {'OPENBLAS_NUM_THREADS': '1', 'OMP_NUM_THREADS': '1'}

@@ -8,8 +8,6 @@ system the driver sees (always true on one machine; on a cluster, a shared
 `output_dir`). Ray is an optional extra: `pip install 'batchppo-agents[ray]'`.
 """
 
-import os
-
 from agents.experiment import fitting
 from agents.experiment import threads as threads_lib
 
@@ -29,16 +27,14 @@ def import_ray():
 
 
 def ensure_ray(address=None, num_cpus=None):
-  """Connects to Ray at `address`, or starts a local instance, unless already connected."""
-  ray = import_ray()
-  if not ray.is_initialized():
-    environment = {}
-    if os.environ.get('PYTHONPATH'):
-      environment['PYTHONPATH'] = os.environ['PYTHONPATH']
-    ray.init(address=address, num_cpus=None if address else num_cpus,
-             include_dashboard=False, log_to_driver=False,
-             runtime_env={'env_vars': environment} if environment else None)
-  return ray
+  """Connects to Ray at `address`, or starts a local instance, unless already connected.
+
+  Ray starts as for an evaluation (`agents.evaluation.ray_runner.init`, the package's
+  one start-up of Ray); each fit's task then sets its own thread limits.
+  """
+  import_ray()  # Says which extra to install when Ray is missing.
+  from agents.evaluation import ray_runner
+  return ray_runner.init(address, num_cpus)
 
 
 def _run_fit_task(spec):
