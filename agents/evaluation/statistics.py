@@ -35,28 +35,21 @@ def _random_state(seed):
 
 def bootstrap_interval(values, statistic, seed=0, resamples=RESAMPLES):
   """A 95 % percentile bootstrap interval [low, high] of a vectorised statistic."""
-  values = np.asarray(values, np.float64)
-  if len(values) < 2 or np.all(values == values[0]):
-    point = float(statistic(values, axis=-1))
-    return [point, point]
-  result = scipy.stats.bootstrap((values,), statistic, n_resamples=resamples,
-                                 confidence_level=CONFIDENCE, method='percentile',
-                                 random_state=_random_state(seed), vectorized=True)
-  return [float(result.confidence_interval.low), float(result.confidence_interval.high)]
+  return samples_interval((values,), statistic, seed, resamples)
 
 
 def _iqm(values, axis=-1):
   return scipy.stats.trim_mean(values, 0.25, axis=axis)
 
 
-def describe_metric(values, seed=0):
+def describe_metric(values, seed=0, resamples=RESAMPLES):
   """Mean (with CI), IQM (with CI), median and std of one metric over seeds."""
   values = np.asarray(values, np.float64)
   return {
       'mean': float(values.mean()),
-      'mean_ci95': bootstrap_interval(values, np.mean, seed),
+      'mean_ci95': bootstrap_interval(values, np.mean, seed, resamples),
       'iqm': float(rliable_metrics.aggregate_iqm(values[:, None])),
-      'iqm_ci95': bootstrap_interval(values, _iqm, seed),
+      'iqm_ci95': bootstrap_interval(values, _iqm, seed, resamples),
       'median': float(np.median(values)),
       'std': float(values.std(ddof=1)) if len(values) > 1 else 0.0,
   }
@@ -146,3 +139,50 @@ def compare_paired(results_x, results_y, metric=None, names=('X', 'Y'), seed=0):
       'probability_of_improvement': _probability_of_improvement(x, y),
       'probability_of_improvement_ci95': poi_interval,
   }
+
+
+def samples_interval(samples, statistic, seed=0, resamples=RESAMPLES, confidence=CONFIDENCE,
+                     paired=False, vectorized=True):
+  """A percentile bootstrap interval [low, high] of a statistic of one or more samples.
+
+  Independent samples are resampled each on its own (rliable's stratified bootstrap,
+  one stratum per sample, e.g. the fits of two experiments); paired ones together
+  (e.g. two agents on the same seeds). Samples that cannot vary (fewer than 2 values,
+  or all equal) give the statistic's value as both ends.
+
+  Args:
+    samples: a sequence of 1-D arrays.
+    statistic: `statistic(*samples, axis=-1)` when `vectorized`, else
+      `statistic(*samples)`, returning a number.
+    seed: seed of the resampling.
+    resamples: bootstrap resamples.
+    confidence: the interval's confidence level.
+    paired: resample the samples together (same length), not each on its own.
+    vectorized: whether `statistic` takes `axis`.
+  """
+  samples = tuple(np.asarray(sample, np.float64) for sample in samples)
+  if all(len(sample) < 2 or np.all(sample == sample[0]) for sample in samples):
+    point = float(statistic(*samples, axis=-1) if vectorized else statistic(*samples))
+    return [point, point]
+  result = scipy.stats.bootstrap(samples, statistic, n_resamples=resamples,
+                                 confidence_level=confidence, method='percentile',
+                                 paired=paired, vectorized=vectorized,
+                                 random_state=_random_state(seed))
+  return [float(result.confidence_interval.low), float(result.confidence_interval.high)]
+
+
+def probability_of_improvement(x, y, seed=0, resamples=POI_RESAMPLES, paired=False):
+  """P(X > Y) of two samples of scores (rliable) and its percentile bootstrap interval.
+
+  Args:
+    x, y: 1-D arrays of scores, e.g. the final scores of two experiments' fits
+      (independent), or two agents' scores on the same seeds (`paired=True`).
+    seed, resamples, paired: as in `samples_interval`.
+
+  Returns:
+    (probability, [low, high]).
+  """
+  x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+  interval = samples_interval((x, y), _probability_of_improvement, seed, resamples,
+                              paired=paired, vectorized=False)
+  return _probability_of_improvement(x, y), interval

@@ -6,7 +6,7 @@ two independent samples. `compare` returns, for every pair, the difference of
 means with a confidence interval and an adjusted p-value from one of:
 
 - 'permutation': `scipy.stats.permutation_test` on the difference of means,
-  with a bootstrap interval (`scipy.stats.bootstrap`);
+  with a bootstrap interval;
 - 'welch': Welch's t-test (`scipy.stats.ttest_ind(equal_var=False)`) and its
   t interval;
 - 'tukey': Tukey's HSD over all experiments (`scipy.stats.tukey_hsd`), whose
@@ -17,10 +17,10 @@ means with a confidence interval and an adjusted p-value from one of:
 P-values of 'permutation' and 'welch' are adjusted over the pairs with
 Benjamini-Hochberg (`scipy.stats.false_discovery_control`). Each pair also gets
 rliable's probability of improvement, and each experiment its interquartile
-mean (IQM), both with stratified-bootstrap 95 % percentile intervals
-(`rliable.metrics` for the statistics, `scipy.stats.bootstrap` for the
-intervals, each experiment resampled on its own: rliable's own bootstrap
-module imports `arch`, which fails to import with pandas 3).
+mean (IQM), both with stratified-bootstrap 95 % percentile intervals (each
+experiment resampled on its own). The bootstrap, the IQM and the probability of
+improvement are the evaluation's (`agents.evaluation.statistics`), imported at
+first use: every fit's worker process imports this package and needs no evaluation.
 """
 
 import collections
@@ -125,7 +125,7 @@ def compare_scores(scores, method='permutation', alpha=0.05, n_resamples=10_000,
         interval = result.confidence_interval(1 - alpha)
         rows.append(dict(p_value=result.pvalue, ci_low=interval.low, ci_high=interval.high))
       else:
-        rows.append(_permutation(a, b, alpha, n_resamples, rng))
+        rows.append(_permutation(a, b, alpha, n_resamples, rng, seed))
     p_values = np.array([row['p_value'] for row in rows])
     adjusted = scipy.stats.false_discovery_control(p_values) if len(rows) > 1 else p_values
     for row, value in zip(rows, adjusted):
@@ -150,16 +150,17 @@ def compare_scores(scores, method='permutation', alpha=0.05, n_resamples=10_000,
   return Comparison(pairs_frame[columns], _experiments(scores, names, reps, seed))
 
 
-def _permutation(a, b, alpha, n_resamples, rng):
+def _permutation(a, b, alpha, n_resamples, rng, seed):
+  from agents.evaluation import statistics
+
   def difference(x, y, axis=-1):
     return np.mean(x, axis=axis) - np.mean(y, axis=axis)
   test = scipy.stats.permutation_test((a, b), difference, permutation_type='independent',
                                       n_resamples=n_resamples, vectorized=True,
                                       alternative='two-sided', random_state=rng)
-  interval = scipy.stats.bootstrap((a, b), difference, n_resamples=n_resamples,
-                                   confidence_level=1 - alpha, method='percentile',
-                                   vectorized=True, random_state=rng).confidence_interval
-  return dict(p_value=test.pvalue, ci_low=interval.low, ci_high=interval.high)
+  low, high = statistics.samples_interval((a, b), difference, seed, n_resamples,
+                                          confidence=1 - alpha)
+  return dict(p_value=test.pvalue, ci_low=low, ci_high=high)
 
 
 def _adastop(scores, names, pairs, alpha, n_resamples, seed):
@@ -185,48 +186,23 @@ def _adastop(scores, names, pairs, alpha, n_resamples, seed):
 
 
 def _probability_of_improvement(scores, names, pairs, reps, seed):
-  from rliable import metrics
-  rng = np.random.default_rng(seed)
-
-  def statistic(x, y, axis=-1):
-    x, y = np.moveaxis(x, axis, -1), np.moveaxis(y, axis, -1)
-    flat_x, flat_y = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
-    values = [metrics.probability_of_improvement(a[:, None], b[:, None])
-              for a, b in zip(flat_x, flat_y)]
-    return np.reshape(values, x.shape[:-1])
-
+  from agents.evaluation import statistics
   points, lows, highs = [], [], []
   for i, j in pairs:
-    a, b = scores[names[i]], scores[names[j]]
-    points.append(float(metrics.probability_of_improvement(a[:, None], b[:, None])))
-    low, high = _bootstrap((a, b), statistic, reps, rng)
+    point, (low, high) = statistics.probability_of_improvement(
+        scores[names[i]], scores[names[j]], seed=seed, resamples=reps)
+    points.append(point)
     lows.append(low)
     highs.append(high)
   return dict(prob_improvement=points, poi_low=lows, poi_high=highs)
 
 
-def _bootstrap(samples, statistic, reps, rng):
-  """Percentile interval of 95 %, each sample resampled on its own (stratified by experiment)."""
-  interval = scipy.stats.bootstrap(samples, statistic, n_resamples=reps, confidence_level=0.95,
-                                   method='percentile', vectorized=True,
-                                   random_state=rng).confidence_interval
-  return float(interval.low), float(interval.high)
-
-
 def _experiments(scores, names, reps, seed):
-  from rliable import metrics
-  rng = np.random.default_rng(seed)
-
-  def iqm(x, axis=-1):
-    x = np.moveaxis(x, axis, -1)
-    flat = x.reshape(-1, x.shape[-1])
-    return np.reshape([metrics.aggregate_iqm(row[:, None]) for row in flat], x.shape[:-1])
-
+  from agents.evaluation import statistics
   rows = []
   for name in names:
-    values = scores[name]
-    low, high = _bootstrap((values,), iqm, reps, rng)
-    rows.append(dict(name=name, fits=len(values), mean=float(values.mean()),
-                     std=float(values.std(ddof=1)), iqm=float(iqm(values)), iqm_low=low,
-                     iqm_high=high))
+    described = statistics.describe_metric(scores[name], seed=seed, resamples=reps)
+    rows.append(dict(name=name, fits=len(scores[name]), mean=described['mean'],
+                     std=described['std'], iqm=described['iqm'],
+                     iqm_low=described['iqm_ci95'][0], iqm_high=described['iqm_ci95'][1]))
   return pd.DataFrame(rows)

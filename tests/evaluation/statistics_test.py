@@ -90,5 +90,36 @@ class ComparePairedTest(unittest.TestCase):
       statistics.compare_paired(make_results([0.1, 0.2]), make_results([0.1, 0.2, 0.3]))
 
 
+
+class IndependentSamplesTest(unittest.TestCase):
+  """The bootstrap and the probability of improvement of independent samples (the
+  experiment's comparison of fits uses them)."""
+
+  def test_each_sample_is_resampled_on_its_own(self):
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(1.0, 1.0, 12), rng.normal(0.0, 1.0, 7)  # Different sizes: unpaired.
+
+    def difference(a, b, axis=-1):
+      return np.mean(a, axis=axis) - np.mean(b, axis=axis)
+    low, high = statistics.samples_interval((x, y), difference, seed=3, resamples=1000)
+    self.assertLess(low, x.mean() - y.mean())
+    self.assertGreater(high, x.mean() - y.mean())
+    self.assertEqual(statistics.samples_interval((x, y), difference, seed=3, resamples=1000),
+                     [low, high])
+
+  def test_samples_that_cannot_vary_give_a_point(self):
+    self.assertEqual(statistics.samples_interval(([2.0, 2.0], [1.0]), lambda a, b, axis:
+                                                 np.mean(a, axis) - np.mean(b, axis)),
+                     [1.0, 1.0])
+
+  def test_probability_of_improvement(self):
+    value, interval = statistics.probability_of_improvement([3.0, 4.0, 5.0], [0.0, 1.0])
+    self.assertEqual((value, interval), (1.0, [1.0, 1.0]))
+    x, y = [0.2, 0.6, 0.4, 0.9], [0.3, 0.5, 0.1]
+    value, (low, high) = statistics.probability_of_improvement(x, y, resamples=200)
+    self.assertAlmostEqual(value, np.mean([[a > b] for a in x for b in y]))
+    self.assertTrue(low <= value <= high)
+
+
 if __name__ == '__main__':
   unittest.main()
