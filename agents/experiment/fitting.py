@@ -18,14 +18,13 @@ import dataclasses
 import multiprocessing
 import os
 import queue as queue_lib
-import select
 import signal
 import sys
 import threading
-import time
 import traceback
 
 from agents.experiment import threads as threads_lib
+from agents.tools import parent_watch
 
 FINISHED = 'finished'
 INTERRUPTED = 'interrupted'
@@ -109,29 +108,12 @@ def _redirect_output(run_dir):
   os.close(log)
 
 
-def _interrupt_when_parent_dies(parent_pid, poll_seconds=1.0):
-  """Starts a daemon thread that SIGINTs this process when `parent_pid` exits.
-
-  The fit then saves a checkpoint and stops, as after a Ctrl-C, instead of
-  training on as an orphan nobody collects.
-  """
-  def watch():
-    try:
-      select.select([os.pidfd_open(parent_pid)], [], [])  # Readable once the parent exits.
-    except ProcessLookupError:
-      pass  # Already gone.
-    except (AttributeError, OSError):  # No pidfd here: poll the parent id.
-      while os.getppid() == parent_pid:
-        time.sleep(poll_seconds)
-    os.kill(os.getpid(), signal.SIGINT)
-
-  threading.Thread(target=watch, name='parent-watch', daemon=True).start()
-
-
 def _worker_main(spec, results):
   """Entry point of a fit's process: own process group, output to fit.log, then the fit."""
   os.setpgid(0, 0)
-  _interrupt_when_parent_dies(os.getppid())
+  # If the experiment process dies (even by SIGKILL), the fit saves and stops as after a
+  # Ctrl-C instead of training on as an orphan nobody collects.
+  parent_watch.ParentWatch(os.getppid(), lambda: os.kill(os.getpid(), signal.SIGINT)).start()
   _redirect_output(spec.run_dir)
   try:
     outcome = run_fit(spec)

@@ -7,15 +7,16 @@ goes back to the parent with its traceback; the worker keeps serving.
 
 A worker never outlives its parent. When the parent exits while the worker is
 idle, the worker's read sees the request pipe close. When the parent dies while
-the worker is busy inside a long or hung `env.step`, a watchdog thread notices
-(the request pipe hangs up, or the parent's pidfd becomes readable), unlinks the
+the worker is busy inside a long or hung `env.step`, a watchdog thread
+(`agents.tools.parent_watch`) notices (the request pipe hangs up, or the parent's
+pidfd becomes readable), unlinks the
 shared-memory blocks the worker mapped (the parent that created them is gone),
 and ends the process. The forkserver and the resource tracker then exit by
 themselves, since nothing holds them any more.
 """
 
+import functools
 import os
-import select
 import signal
 import threading
 import traceback
@@ -26,6 +27,7 @@ import gymnasium
 import numpy as np
 
 from agents import plugins
+from agents.tools import parent_watch
 from agents.tools import slab as slab_lib
 from agents.tools.transport import channel as channel_lib
 from agents.tools.transport import shared_block, wire
@@ -53,7 +55,10 @@ def run(reader, writer, constructor_bytes, parent_pid, registry):
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   channel = channel_lib.Channel(reader, writer, blocking=True)
   blocks = []  # The shared-memory blocks mapped, newest last.
-  watchdog = Watchdog(channel.fileno(), parent_pid, blocks)
+  # The request pipe hangs up when the parent's end closes (the kernel closes it when
+  # the parent dies); the parent's pid tells even when another process holds the pipe.
+  watchdog = parent_watch.ParentWatch(parent_pid, functools.partial(_orphaned, blocks),
+                                      hangup_fd=channel.fileno(), name='parent-watchdog')
   watchdog.start()
   install_registry(registry)
   slab, fast_step, fast_reset = None, None, None
@@ -108,58 +113,11 @@ def run(reader, writer, constructor_bytes, parent_pid, registry):
     channel.close()
 
 
-class Watchdog:
-  """Ends the worker when its parent dies, even while the environment is busy.
-
-  A daemon thread sleeps in one `poll` on the request pipe (it hangs up when the
-  parent's end closes, which the kernel does when the parent dies) and, on Linux, on
-  a pidfd of the parent (readable when it exits, even if some other process still
-  holds the pipe). Elsewhere it checks the parent's pid twice a second. Costs
-  nothing while the parent lives.
-  """
-
-  def __init__(self, request_fd, parent_pid, blocks):
-    self._request_fd = request_fd
-    self._parent_pid = parent_pid
-    self._blocks = blocks
-    self._stopped = False
-    self._thread = threading.Thread(target=self._watch, name='parent-watchdog', daemon=True)
-
-  def start(self):
-    self._thread.start()
-
-  def stop(self):
-    """Disarms the watchdog: the worker is leaving on its own."""
-    self._stopped = True
-
-  def _watch(self):
-    poller = select.poll()
-    poller.register(self._request_fd, 0)  # POLLHUP and POLLERR are always reported.
-    timeout = 500
-    try:
-      poller.register(os.pidfd_open(self._parent_pid), select.POLLIN)
-      timeout = None
-    except ProcessLookupError:
-      self._orphaned()
-    except (AttributeError, OSError):
-      pass  # No pidfd here: fall back to checking the pid.
-    while True:
-      events = poller.poll(timeout)
-      if self._stopped:
-        return
-      if any(fd != self._request_fd or event & (select.POLLHUP | select.POLLERR)
-             for fd, event in events):
-        self._orphaned()
-      if events and all(event & select.POLLNVAL for _, event in events):
-        return  # The worker closed its pipe: it is leaving on its own.
-      if timeout is not None and not _pid_alive(self._parent_pid):
-        self._orphaned()
-
-  def _orphaned(self):
-    if self._stopped:
-      return
-    _release(self._blocks, unlink=True)
-    os._exit(ORPHAN_EXIT_CODE)
+def _orphaned(blocks):
+  """The watchdog's end of a worker whose parent died: unlink its blocks (the parent that
+  created them is gone) and exit."""
+  _release(blocks, unlink=True)
+  os._exit(ORPHAN_EXIT_CODE)
 
 
 def install_registry(registry):
@@ -236,16 +194,6 @@ def _release_unlocked(blocks, unlink):
         pass
     shared_block.close_quietly(memory)
   del blocks[:]
-
-
-def _pid_alive(pid):
-  try:
-    os.kill(pid, 0)
-  except ProcessLookupError:
-    return False
-  except PermissionError:
-    return True
-  return True
 
 
 def make_fast_step(slab, views):
