@@ -40,10 +40,12 @@ setuptools.setup(
         # Ray: experiment fits and searches (parallelization='ray') and evaluation shards
         # (python -m agents.scripts.evaluate --ray).
         'ray': ['ray>=2.9'],
-        # Everything the test suite and the linter need.
-        'test': ['ruff>=0.6', 'import-linter>=2.0', 'scipy>=1.11', 'matplotlib>=3.7', 'imageio>=2.30',
-                 'imageio-ffmpeg>=0.4', 'pygame>=2.1', 'pandas>=2.0', 'optuna>=4.0',
-                 'rliable>=1.0', 'adastop>=0.1', 'ray>=2.9'],
+        # Everything the test suite, the linters (ruff; import-linter's layer contracts)
+        # and the documentation build need.
+        'test': ['ruff>=0.6', 'import-linter>=2.13', 'scipy>=1.11', 'matplotlib>=3.7',
+                 'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1', 'pandas>=2.0',
+                 'optuna>=4.0', 'rliable>=1.0', 'adastop>=0.1', 'ray>=2.9', 'mkdocs>=1.5',
+                 'mkdocs-material>=9.0', 'mkdocstrings[python]>=0.24'],
         # Peers that the benchmarks compare against.
         'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
     },

@@ -1,4 +1,5 @@
-"""Registers the balloon environment with Gymnasium.
+"""Registers the package's environments with Gymnasium (each registers itself; today the
+balloon, in `agents/env/balloon/registration.py`).
 
 `register_all()` runs on `import agents.env`; setup.py also declares it as the
 `gymnasium.envs` entry point for tools that load Gymnasium plugins (Gymnasium 1.x itself
@@ -8,9 +9,7 @@ made with its 960-step TimeLimit, and `gymnasium.make_vec(..., num_envs=B)` buil
 vectorised slab (`BalloonVectorEnv`) directly through the vector entry point.
 """
 
-import gymnasium
-
-from agents.env.balloon import constants
+from agents.env.balloon import registration as balloon_registration
 from agents.env.balloon.constants import BALLOON_ENV_ID
 
 __all__ = ['BALLOON_ENV_ID', 'register_all']
@@ -18,11 +17,5 @@ __all__ = ['BALLOON_ENV_ID', 'register_all']
 
 def register_all():
   """Registers every environment of the package; calling it again changes nothing."""
-  if BALLOON_ENV_ID in gymnasium.registry:
-    return
-  gymnasium.register(
-      id=BALLOON_ENV_ID,
-      entry_point='agents.env.balloon.env:BalloonEnv',
-      vector_entry_point='agents.env.balloon.env:BalloonVectorEnv',
-      max_episode_steps=constants.EPISODE_STEPS,
-  )
+  # Each environment registers itself, so that its plug-in needs nothing from here.
+  balloon_registration.register()

@@ -6,13 +6,12 @@ importing it.
 """
 
 from agents import plugins
-from agents.env import registration
-from agents.env.balloon import constants
+from agents.env.balloon import constants, registration
 
 
 def register():
   """Registers the balloon's entries; calling it again changes nothing."""
-  registration.register_all()  # its Gymnasium id, for processes that never import agents.env
+  registration.register()  # its Gymnasium id, for processes that never import agents.env
   plugins.NETWORKS.register('column', plugins.NetworkEntry(
       'agents.env.balloon.column_network:ColumnPolicy',
       'agents.env.balloon.column_network_config:ColumnNetworkConfig'))
