@@ -9,7 +9,7 @@ from unittest import mock
 
 from agents import builders, configs, plugins, training
 from agents.configs import migration
-from tests.scripts import tiny_run
+from tests.helpers import tiny_run
 
 
 def _rows(run_dir):

@@ -13,7 +13,7 @@ from agents.algorithms import random_agent
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import in_graph_batch_env
 from agents.tools import loop as loop_lib
-from tests.tools import mock_environment
+from tests.helpers import mock_environment
 
 
 def _batch(action_space, durations=([2], [3], [4])):

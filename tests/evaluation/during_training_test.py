@@ -7,7 +7,7 @@ import unittest
 
 from agents import plugins
 from agents.evaluation import during_training
-from tests.scripts import tiny_run
+from tests.helpers import tiny_run
 
 
 class SuiteEvaluatorTest(unittest.TestCase):

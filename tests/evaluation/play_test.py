@@ -7,7 +7,7 @@ import numpy as np
 
 from agents import builders
 from agents.evaluation.play import DeterministicPolicy, play_episode
-from tests.scripts import tiny_run
+from tests.helpers import tiny_run
 
 
 class _ConstantPolicy:

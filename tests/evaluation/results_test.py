@@ -8,7 +8,7 @@ import unittest
 from agents.env.balloon import evaluation as balloon_evaluation
 from agents.evaluation import results, suites
 from agents.evaluation.errors import EvaluationError
-from tests.evaluation.fake_results import balloon_result
+from tests.helpers.fake_results import balloon_result
 
 
 def _read(path):

@@ -10,7 +10,7 @@ from agents.env.balloon import baselines
 from agents.env.balloon import evaluation as balloon_evaluation
 from agents.evaluation import policies, results, runner, suites
 from agents.evaluation.errors import EvaluationError
-from tests.evaluation import fake_agents
+from tests.helpers import fake_agents
 
 SHORT = suites.Suite('short', range(6), episode_length=20)
 
@@ -95,7 +95,7 @@ class FlyTest(unittest.TestCase):
     self.assertTrue(np.all(np.abs(actions) <= 2.0))
 
   def test_ble_agent_through_the_adapter(self):
-    adapter = policies.make_policy('tests.evaluation.fake_agents:BLEStyleAgent', 2)
+    adapter = policies.make_policy('tests.helpers.fake_agents:BLEStyleAgent', 2)
     self.assertIsInstance(adapter, policies.BLEAgentAdapter)
     suite = suites.Suite('two', range(2), episode_length=5)
     flown = runner.fly('ble', suite, suite.seeds, workers=0, policy=adapter)
@@ -106,12 +106,12 @@ class FlyTest(unittest.TestCase):
   def test_wrong_actions_name_the_agent(self):
     with self.assertRaisesRegex(EvaluationError, r'fake_agents:wrong_shape returned actions of '
                                 r'shape \(3, 2\).*expected \(3,\)'):
-      runner.fly('tests.evaluation.fake_agents:wrong_shape', SHORT, [0, 1, 2], workers=0)
+      runner.fly('tests.helpers.fake_agents:wrong_shape', SHORT, [0, 1, 2], workers=0)
 
   def test_factories_that_do_not_import_or_do_not_return_a_policy(self):
     for spec, pattern in (('no_such_module_xyz:make', "cannot import module 'no_such_module_xyz'"),
-                          ('tests.evaluation.fake_agents:missing', "no callable 'missing'"),
-                          ('tests.evaluation.fake_agents:not_a_policy', 'returned a int')):
+                          ('tests.helpers.fake_agents:missing', "no callable 'missing'"),
+                          ('tests.helpers.fake_agents:not_a_policy', 'returned a int')):
       with self.assertRaisesRegex(EvaluationError, pattern):
         policies.make_policy(spec, 2)
     with self.assertRaisesRegex(EvaluationError, 'unknown agent'):
@@ -126,7 +126,7 @@ class RunShardTest(unittest.TestCase):
 
   def test_a_killed_shard_resumes_skipping_finished_seeds(self):
     output_dir = tempfile.mkdtemp()
-    agent = 'tests.evaluation.fake_agents:counting_stay'
+    agent = 'tests.helpers.fake_agents:counting_stay'
     header = results.header(agent, SHORT, 2, 1, policies.describe_agent(agent))
     # What a killed run leaves: the shard file with the seeds finished so far.
     first = runner.fly(agent, SHORT, [3], workers=0)

@@ -8,7 +8,7 @@ import scipy.stats
 from agents.evaluation import environments, statistics
 from agents.evaluation.errors import EvaluationError
 from agents.evaluation.results import EvaluationResult
-from tests.evaluation.fake_results import balloon_result
+from tests.helpers.fake_results import balloon_result
 
 
 def make_results(twr, failed=()):

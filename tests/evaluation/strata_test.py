@@ -10,7 +10,7 @@ import numpy as np
 from agents.env.balloon import evaluation as balloon_evaluation
 from agents.evaluation import results, strata, suites
 from agents.evaluation.errors import EvaluationError
-from tests.evaluation.fake_results import balloon_result
+from tests.helpers.fake_results import balloon_result
 
 
 def _results(twr):

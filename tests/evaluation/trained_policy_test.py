@@ -14,7 +14,7 @@ from agents.env.balloon.env import BalloonVectorEnv
 from agents.evaluation import policies, runner, suites
 from agents.evaluation.errors import EvaluationError
 from agents.evaluation.play import DeterministicPolicy
-from tests.scripts import tiny_run
+from tests.helpers import tiny_run
 
 
 class _Warnings(logging.Handler):

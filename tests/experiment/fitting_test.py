@@ -10,7 +10,7 @@ import time
 import unittest
 
 from agents.experiment import fitting, manager, progress, threads
-from tests.experiment import crashing_env, tiny
+from tests.helpers import crashing_env, tiny_experiment
 
 
 class ThreadsTest(unittest.TestCase):
@@ -32,7 +32,7 @@ class ProcessFitTest(unittest.TestCase):
     output_dir = tempfile.mkdtemp()
     experiment = manager.ExperimentManager(
         'pendulum', n_fit=2, fit_budget=100_000, output_dir=output_dir, seed=0,
-        overrides=tiny.TINY_OVERRIDES, max_workers=2, quiet=True,
+        overrides=tiny_experiment.TINY_OVERRIDES, max_workers=2, quiet=True,
         overrides_per_fit=[{}, crashing_env.CRASHING_OVERRIDES])
     run_dir = experiment.run_dir(0)
 
@@ -76,10 +76,10 @@ class ProcessFitTest(unittest.TestCase):
 _PARENT = """
 import sys
 from agents.experiment import manager
-from tests.experiment import tiny
+from tests.helpers import tiny_experiment
 experiment = manager.ExperimentManager(
     'pendulum', n_fit=1, fit_budget=10_000_000, output_dir=sys.argv[1], seed=0,
-    overrides=tiny.TINY_OVERRIDES, max_workers=1, quiet=True)
+    overrides=tiny_experiment.TINY_OVERRIDES, max_workers=1, quiet=True)
 experiment.fit()
 """
 

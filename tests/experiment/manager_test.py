@@ -11,15 +11,15 @@ import numpy as np
 
 from agents import configs
 from agents.experiment import configs_and_training, fitting, manager, manifest
-from tests.experiment import crashing_env, tiny
+from tests.helpers import crashing_env, tiny_experiment
 
 
 def _tiny_manager(output_dir, **kwargs):
   kwargs.setdefault('n_fit', 2)
   kwargs.setdefault('seed', 0)
-  kwargs.setdefault('fit_budget', tiny.TINY_BUDGET)
+  kwargs.setdefault('fit_budget', tiny_experiment.TINY_BUDGET)
   kwargs.setdefault('parallelization', 'inline')
-  overrides = dict(tiny.TINY_OVERRIDES, **kwargs.pop('overrides', {}))
+  overrides = dict(tiny_experiment.TINY_OVERRIDES, **kwargs.pop('overrides', {}))
   return manager.ExperimentManager('pendulum', output_dir=output_dir, overrides=overrides,
                                    quiet=True, **kwargs)
 
@@ -169,8 +169,8 @@ class FitTest(unittest.TestCase):
     # A new manager on the same directory picks up the finished fit.
     again = _tiny_manager(output_dir, n_fit=1)
     self.assertEqual(again.fits[0]['status'], fitting.FINISHED)
-    summary = again.fit(budget=2 * tiny.TINY_BUDGET)
-    self.assertEqual(list(summary['step']), [2 * tiny.TINY_BUDGET])
+    summary = again.fit(budget=2 * tiny_experiment.TINY_BUDGET)
+    self.assertEqual(list(summary['step']), [2 * tiny_experiment.TINY_BUDGET])
     rows_after = again.get_writer_data()
     steps = sorted(set(rows_after.loc[rows_after['phase'] == 'train', 'step']))
     self.assertEqual(steps, [64, 128, 192, 256, 320, 384, 448, 512])

@@ -7,7 +7,7 @@ from unittest import mock
 
 from agents.experiment import fitting, manager, ray_fitting
 from agents.experiment.search_distributions import LogUniform
-from tests.experiment import tiny
+from tests.helpers import tiny_experiment
 
 try:
   import ray
@@ -37,11 +37,12 @@ class RayFitTest(unittest.TestCase):
 
   def test_two_fits_as_ray_tasks(self):
     experiment = manager.ExperimentManager(
-        'pendulum', n_fit=2, fit_budget=tiny.TINY_BUDGET, output_dir=tempfile.mkdtemp(), seed=0,
-        overrides=tiny.TINY_OVERRIDES, parallelization='ray', quiet=True)
+        'pendulum', n_fit=2, fit_budget=tiny_experiment.TINY_BUDGET,
+        output_dir=tempfile.mkdtemp(), seed=0, overrides=tiny_experiment.TINY_OVERRIDES,
+        parallelization='ray', quiet=True)
     summary = experiment.fit()
     self.assertEqual(list(summary['status']), [fitting.FINISHED] * 2)
-    self.assertEqual(list(summary['step']), [tiny.TINY_BUDGET] * 2)
+    self.assertEqual(list(summary['step']), [tiny_experiment.TINY_BUDGET] * 2)
     self.assertEqual(list(summary['seed']), manager.fit_seeds(0, 2))
     frame = experiment.get_writer_data()
     self.assertEqual(set(frame['fit']), {0, 1})
@@ -50,8 +51,9 @@ class RayFitTest(unittest.TestCase):
 
   def test_search_spreads_trials_over_ray(self):
     experiment = manager.ExperimentManager(
-        'pendulum', n_fit=1, fit_budget=tiny.TINY_BUDGET, output_dir=tempfile.mkdtemp(), seed=0,
-        overrides=tiny.TINY_OVERRIDES, parallelization='ray', quiet=True)
+        'pendulum', n_fit=1, fit_budget=tiny_experiment.TINY_BUDGET,
+        output_dir=tempfile.mkdtemp(), seed=0, overrides=tiny_experiment.TINY_OVERRIDES,
+        parallelization='ray', quiet=True)
     # Two trials at once (threads), each fit a Ray task declaring one CPU.
     experiment.optimize_hyperparams(
         n_trials=2, n_fit=1, sampler='random', pruner='none', fit_fraction=1.0, n_workers=2,

@@ -8,7 +8,7 @@ import optuna
 
 from agents.experiment import configs_and_training, manager, search
 from agents.experiment.search_distributions import Categorical, LogUniform
-from tests.experiment import tiny
+from tests.helpers import tiny_experiment
 
 _SPACE = {
     'algorithm.learning_rate': LogUniform(1e-4, 1e-2),
@@ -18,7 +18,7 @@ _SPACE = {
 
 def _manager(output_dir):
   return manager.ExperimentManager('pendulum', n_fit=1, fit_budget=128, output_dir=output_dir,
-                                   seed=0, overrides=tiny.TINY_OVERRIDES,
+                                   seed=0, overrides=tiny_experiment.TINY_OVERRIDES,
                                    parallelization='inline', quiet=True)
 
 

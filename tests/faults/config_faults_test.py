@@ -15,7 +15,7 @@ import unittest
 
 from agents import configs, training
 from agents.scripts import export, train, visualize
-from tests.scripts import tiny_run
+from tests.helpers import tiny_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -8,7 +8,7 @@ import tempfile
 import unittest
 
 from agents.scripts import export
-from tests.scripts import tiny_run
+from tests.helpers import tiny_run
 
 
 def _export(*argv):

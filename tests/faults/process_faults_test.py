@@ -26,8 +26,8 @@ import numpy as np
 
 from agents.tools import errors, external_process
 from agents.tools.batch_env import BatchEnv
-from tests.tools import fake_envs
-from tests.tools.processes import ROOT, pid_exists
+from tests.helpers import fake_envs
+from tests.helpers.processes import ROOT, pid_exists
 
 # The parent process: builds a batch whose second worker misbehaves in its first step,
 # reports its processes and shared-memory blocks, then steps (and so blocks forever).
@@ -35,7 +35,7 @@ _PARENT = textwrap.dedent('''
     import functools, glob, json, os, sys
     import numpy as np
     from agents.tools.batch_env import BatchEnv
-    from tests.tools import fake_envs
+    from tests.helpers import fake_envs
     batch = BatchEnv.from_constructors(
         [fake_envs.CountingEnv, functools.partial(fake_envs.FaultyEnv, sys.argv[1], 1)], 2)
     batch.reset(seeds=[0, 1])
@@ -225,7 +225,7 @@ class RegistryInWorkersTest(unittest.TestCase):
 
   def test_id_registered_by_the_parent_resolves_in_workers(self):
     env_id = 'ProcessFaultsCounting-v0'
-    gymnasium.register(env_id, entry_point='tests.tools.fake_envs:CountingEnv',
+    gymnasium.register(env_id, entry_point='tests.helpers.fake_envs:CountingEnv',
                        kwargs={'length': 7})
     self.addCleanup(gymnasium.registry.pop, env_id)
     with BatchEnv.from_constructors(lambda: gymnasium.make(env_id), 2) as batch:

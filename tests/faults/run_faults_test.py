@@ -28,8 +28,7 @@ import unittest
 from agents import training
 from agents.scripts import train as train_script
 from agents.tools import checkpoints
-from tests.scripts import tiny_run
-from tests.tools import loop_child
+from tests.helpers import loop_child, tiny_run
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Generous: the machine is shared, and start-up (TensorFlow, tracing) takes seconds.

@@ -1,24 +1,14 @@
 """Tests for agents/scripts/evaluate.py."""
 
-import contextlib
-import io
 import json
 import os
 import tempfile
 import unittest
 
-from agents.scripts import evaluate
-from tests.scripts import tiny_run
+from tests.helpers import tiny_run
+from tests.helpers.evaluate_cli import run_cli
 
 SHORT_SUITE = 'custom:seeds=0-3,episode_length=12'
-
-
-def run_cli(*argv):
-  """(exit code, stdout, stderr) of the evaluate command line, run in this process."""
-  out, err = io.StringIO(), io.StringIO()
-  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-    code = evaluate.main(list(argv))
-  return code, out.getvalue(), err.getvalue()
 
 
 class CommandLineTest(unittest.TestCase):
@@ -84,7 +74,7 @@ class CommandLineTest(unittest.TestCase):
         (['--agent=random', f'--output_dir={self.seeker}'],
          'already holds results of agent station_seeker'),
         (['--agent=no_such_pkg_xyz:make', f'--output_dir={self.root}/e'], 'cannot import'),
-        (['--agent=tests.evaluation.fake_agents:wrong_shape', f'--output_dir={self.root}/f'],
+        (['--agent=tests.helpers.fake_agents:wrong_shape', f'--output_dir={self.root}/f'],
          'returned actions of shape'),
         (['--agent=random'], 'the following arguments are required: --output_dir'),
     ]

@@ -10,7 +10,7 @@ import unittest
 from agents import configs
 from agents.experiment import manager
 from agents.scripts import experiment
-from tests.experiment import tiny
+from tests.helpers import tiny_experiment
 
 
 def _main(argv):
@@ -27,7 +27,8 @@ def _main(argv):
 def _fake_experiment(output_dir, name, scores):
   """A saved experiment whose fits 'logged' the given final scores (no training)."""
   made = manager.ExperimentManager('pendulum', n_fit=len(scores), output_dir=output_dir,
-                                   seed=0, overrides=tiny.TINY_OVERRIDES, name=name, quiet=True)
+                                   seed=0, overrides=tiny_experiment.TINY_OVERRIDES, name=name,
+                                   quiet=True)
   for index, score in enumerate(scores):
     run_dir = made.run_dir(index)
     os.makedirs(run_dir)

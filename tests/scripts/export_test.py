@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from agents import builders, training
 from agents.scripts import export
-from tests.scripts import tiny_run
+from tests.helpers import tiny_run
 
 
 class ExportTest(unittest.TestCase):

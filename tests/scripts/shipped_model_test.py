@@ -8,7 +8,7 @@ import unittest
 import numpy as np
 
 from agents.scripts import visualize
-from tests.scripts.evaluate_test import run_cli
+from tests.helpers.evaluate_cli import run_cli
 
 MODEL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), 'models', 'balloon_ppo')

@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 from agents.scripts import visualize
-from tests.scripts import tiny_run
+from tests.helpers import tiny_run
 
 
 class VisualizeTest(unittest.TestCase):

@@ -19,8 +19,8 @@ from agents.tools import errors
 from agents.tools import slab as slab_lib
 from agents.tools.batch_env import BatchEnv
 from agents.tools.external_process import ExternalProcess
-from tests.tools import fake_envs
-from tests.tools.processes import ROOT, pid_exists
+from tests.helpers import fake_envs
+from tests.helpers.processes import ROOT, pid_exists
 
 
 def wait_until_gone(pids, seconds=10.0):
@@ -516,7 +516,7 @@ class BatchEnvCleanupTest(unittest.TestCase):
         import signal, sys, time
         import numpy as np
         from agents.tools.batch_env import BatchEnv
-        from tests.tools import fake_envs
+        from tests.helpers import fake_envs
         # As in a terminal, even when the tests run in the background (SIGINT ignored).
         signal.signal(signal.SIGINT, signal.default_int_handler)
         batch = BatchEnv.from_constructors(fake_envs.CountingEnv, 3, envs_per_process=1)

@@ -17,8 +17,8 @@ import numpy as np
 from agents.tools import errors, external_process
 from agents.tools import slab as slab_lib
 from agents.tools.external_process import ExternalProcess
-from tests.tools import fake_envs
-from tests.tools.processes import ROOT, pid_exists
+from tests.helpers import fake_envs
+from tests.helpers.processes import ROOT, pid_exists
 
 
 class ExternalProcessTest(unittest.TestCase):

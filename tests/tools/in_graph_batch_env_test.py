@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import in_graph_batch_env, space_spec
-from tests.tools import mock_environment
+from tests.helpers import mock_environment
 
 
 def _build(durations=([2], [3]), info_specs=None, seed=None, action_space=None):

@@ -15,7 +15,7 @@ import tensorflow as tf
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import in_graph_batch_env, metrics_writer
 from agents.tools import loop as loop_lib
-from tests.tools import loop_child, mock_algorithm, mock_environment
+from tests.helpers import loop_child, mock_algorithm, mock_environment
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -152,7 +152,7 @@ class LoopTest(unittest.TestCase):
     log_path = os.path.join(self.logdir, 'child.log')
     with open(log_path, 'w') as log:
       child = subprocess.Popen(
-          [sys.executable, '-m', 'tests.tools.loop_child', self.logdir, str(10 ** 9)],
+          [sys.executable, '-m', 'tests.helpers.loop_child', self.logdir, str(10 ** 9)],
           cwd=_REPOSITORY, stdout=log, stderr=subprocess.STDOUT)
     self.addCleanup(child.wait)
     self.addCleanup(lambda: child.poll() is None and child.kill())

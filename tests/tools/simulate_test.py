@@ -8,7 +8,7 @@ import tensorflow as tf
 from agents.algorithms import algorithm
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import errors, in_graph_batch_env, simulate
-from tests.tools import mock_algorithm, mock_environment
+from tests.helpers import mock_algorithm, mock_environment
 
 # Three environments with varied episode lengths: 2; 3; and 1, 4 in turn.
 DURATIONS = [[2], [3], [1, 4]]

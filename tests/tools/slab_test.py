@@ -6,7 +6,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from agents.tools import slab as slab_lib
-from tests.tools import fake_envs
+from tests.helpers import fake_envs
 
 
 class SlabTest(unittest.TestCase):

@@ -23,4 +23,4 @@ if ENV_ID not in gymnasium.registry:
   gymnasium.register(ENV_ID, entry_point=CrashingPendulum, max_episode_steps=200)
 
 CRASHING_OVERRIDES = {'environment.id': ENV_ID,
-                      'environment.imports': ['tests.experiment.crashing_env']}
+                      'environment.imports': ['tests.helpers.crashing_env']}

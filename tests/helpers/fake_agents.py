@@ -1,4 +1,4 @@
-"""User policies for the tests, importable as `tests.evaluation.fake_agents:<factory>`."""
+"""User policies for the tests, importable as `tests.helpers.fake_agents:<factory>`."""
 
 import numpy as np
 

@@ -1,6 +1,6 @@
 """A training run for `loop_test` to kill and resume.
 
-    python -m tests.tools.loop_child LOGDIR MAX_STEP
+    python -m tests.helpers.loop_child LOGDIR MAX_STEP
 
 It trains `MockLearner` on two mock environments with a train phase that
 checkpoints every 10 environment steps and a short eval phase. Building the
@@ -13,7 +13,7 @@ import sys
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import in_graph_batch_env
 from agents.tools import loop as loop_lib
-from tests.tools import mock_algorithm, mock_environment
+from tests.helpers import mock_algorithm, mock_environment
 
 
 def build(logdir):
