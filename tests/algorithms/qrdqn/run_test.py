@@ -123,9 +123,9 @@ class RunTest(unittest.TestCase):
 class ExperimentTest(unittest.TestCase):
 
   def test_the_declared_space_is_valid_for_the_config(self):
-    from agents.experiment import search_space, search_spaces, training_api
-    space = search_space.check(search_spaces.for_config('cartpole_qrdqn'),
-                               training_api.resolve('cartpole_qrdqn'))
+    from agents.experiment import configs_and_training, search_distributions, search_spaces
+    space = search_distributions.check(search_spaces.for_config('cartpole_qrdqn'),
+                                       configs_and_training.resolve('cartpole_qrdqn'))
     self.assertIn('algorithm.n_step', space)
 
   def test_the_manager_fits_and_searches_its_declared_space(self):
