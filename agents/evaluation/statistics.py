@@ -119,15 +119,7 @@ def compare_paired(results_x, results_y, metric=None, names=('X', 'Y'), seed=0):
     p_value = 1.0
   else:
     p_value = float(scipy.stats.wilcoxon(x, y).pvalue)
-  if len(seeds) > 1 and not (np.array_equal(x, y)):
-    poi = scipy.stats.bootstrap(
-        (x, y), _probability_of_improvement, paired=True, vectorized=False,
-        n_resamples=POI_RESAMPLES, confidence_level=CONFIDENCE, method='percentile',
-        random_state=_random_state(seed))
-    poi_interval = [float(poi.confidence_interval.low), float(poi.confidence_interval.high)]
-  else:
-    value = _probability_of_improvement(x, y)
-    poi_interval = [value, value]
+  probability, poi_interval = probability_of_improvement(x, y, seed, paired=True)
   return {
       'x': names[0], 'y': names[1], 'metric': metric, 'num_seeds': len(seeds),
       'mean_x': float(x.mean()), 'mean_y': float(y.mean()),
@@ -136,7 +128,7 @@ def compare_paired(results_x, results_y, metric=None, names=('X', 'Y'), seed=0):
       'wilcoxon_p': p_value,
       'wins': int((difference > 0).sum()), 'ties': int((difference == 0).sum()),
       'losses': int((difference < 0).sum()),
-      'probability_of_improvement': _probability_of_improvement(x, y),
+      'probability_of_improvement': probability,
       'probability_of_improvement_ci95': poi_interval,
   }
 
