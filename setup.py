@@ -40,6 +40,8 @@ setuptools.setup(
         # Ray: experiment fits and searches (parallelization='ray') and evaluation shards
         # (python -m agents.scripts.evaluate --ray).
         'ray': ['ray>=2.9'],
+        # The documentation site (mkdocs.yml; `make docs`).
+        'docs': ['mkdocs>=1.6', 'mkdocs-material>=9.5', 'mkdocstrings[python]>=0.26'],
         # Everything the test suite and the linter need.
         'test': ['ruff>=0.6', 'import-linter>=2.0', 'scipy>=1.11', 'matplotlib>=3.7', 'imageio>=2.30',
                  'imageio-ffmpeg>=0.4', 'pygame>=2.1', 'pandas>=2.0', 'optuna>=4.0',
