@@ -40,6 +40,8 @@ setuptools.setup(
         # Ray: experiment fits and searches (parallelization='ray') and evaluation shards
         # (python -m agents.scripts.evaluate --ray).
         'ray': ['ray>=2.9'],
+        # The documentation site (mkdocs.yml; `make docs`).
+        'docs': ['mkdocs>=1.6', 'mkdocs-material>=9.5', 'mkdocstrings[python]>=0.26'],
         # Everything the test suite, the linters (ruff; import-linter's layer contracts)
         # and the documentation build need.
         'test': ['ruff>=0.6', 'import-linter>=2.13', 'scipy>=1.11', 'matplotlib>=3.7',
