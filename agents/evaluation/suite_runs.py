@@ -27,12 +27,13 @@ def evaluate(agent, suite, output_dir, num_shards=1, shard_index=None, workers=2
       `policies`).
     suite: a `Suite` or a suite name (see `suites.get_suite`).
     output_dir: where the shard files (and, when complete, the summary) go.
-    num_shards, shard_index: split the suite into `num_shards` contiguous shards and run
-      shard `shard_index` only (None: every shard, one after the other or on Ray).
-      With Ray, num_shards None means one shard per CPU of the cluster.
+    num_shards: split the suite into `num_shards` contiguous shards. With Ray, None
+      means one shard per CPU of the cluster.
+    shard_index: run shard `shard_index` only (None: every shard, one after the other
+      or on Ray).
     workers: local worker processes, one slab of environments each (0: in this process).
-    use_ray, ray_address: run the shards as Ray tasks (a local instance unless
-      `ray_address`).
+    use_ray: run the shards as Ray tasks (a local instance unless `ray_address`).
+    ray_address: the address of a Ray cluster to run the shards on.
     slab_size: environments per slab at most.
     flight_paths: keep each seed's flight path in the results (environments that have
       them, the balloon).

@@ -351,7 +351,8 @@ class BatchEnv:
     """Sends a reset and returns without waiting; `reset_wait` collects its results.
 
     Raises:
-      The argument errors of `reset`, before anything is sent.
+      IndexError: as in `reset`, before anything is sent.
+      ValueError: as in `reset`, before anything is sent.
       RuntimeError: a step or reset is already in flight.
     """
     self._check_idle('reset_async')

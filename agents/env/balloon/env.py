@@ -197,7 +197,9 @@ class BalloonVectorEnv(VectorEnv):
       wind: 'procedural' or 'static'.
       render_mode: None or 'rgb_array' (draws balloon 0).
       seed: seeds the stream of episode seeds used when reset gets no seed.
-      power_sun, gp_predict_dtype, progress_reward: as for BalloonEnv.
+      power_sun: as for BalloonEnv.
+      gp_predict_dtype: as for BalloonEnv.
+      progress_reward: as for BalloonEnv.
     """
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '

@@ -104,8 +104,9 @@ class WorkerConnection:
     """Waits for the reply to `token` and returns it (after its `finish`).
 
     Raises:
-      The exception of that request: WorkerError, WorkerDiedError, WorkerTimeoutError,
-      or whatever its `finish` raised; replies read on the way keep their own.
+      WorkerError: the request's own exception (also WorkerDiedError and
+        WorkerTimeoutError, or whatever its `finish` raised); replies read on the way
+        keep their own.
       ValueError: The reply was already taken.
     """
     outstanding = self._outstanding
