@@ -89,6 +89,9 @@ def candidates(directory):
   Returns:
     Checkpoint path prefixes (without `.index`), newest first.
   """
+  # TensorFlow joins the state file's relative paths onto the folder it is given: an
+  # absolute folder keeps them from being joined twice below.
+  directory = os.path.abspath(directory)
   state = _read_state(directory)
   if state is not None and state.all_model_checkpoint_paths:
     paths = list(state.all_model_checkpoint_paths)

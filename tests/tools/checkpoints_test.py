@@ -149,5 +149,22 @@ class RepairStateTest(unittest.TestCase):
     self.assertFalse(checkpoints.repair_state(tempfile.mkdtemp()))
 
 
+
+class RelativeFolderTest(unittest.TestCase):
+
+  def test_a_relative_checkpoint_folder_lists_paths_that_exist(self):
+    root = tempfile.mkdtemp()
+    directory = os.path.join(root, 'runs', 't1', 'checkpoints')
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1.0)), directory, 3)
+    manager.save(checkpoint_number=100)
+    previous = os.getcwd()
+    os.chdir(root)
+    self.addCleanup(os.chdir, previous)
+    found = checkpoints.candidates(os.path.join('runs', 't1', 'checkpoints'))
+    self.assertEqual(found, [os.path.join(directory, 'ckpt-100')])
+    self.assertEqual(checkpoints.newest_readable(os.path.join('runs', 't1', 'checkpoints')),
+                     os.path.join(directory, 'ckpt-100'))
+
+
 if __name__ == '__main__':
   unittest.main()
