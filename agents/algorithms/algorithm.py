@@ -36,7 +36,7 @@ seed=seed, is_training=is_training)` with `config` an instance of `Config`.
 Register nothing: `--algorithm=mypackage.module:MyAlgorithm` trains it.
 
 Worked examples: `agents/algorithms/random_agent.py` is a complete, tested
-algorithm of about 50 lines of code; the README's "Writing a new algorithm"
+algorithm of about 50 lines of code; docs/usage.md's "Bring your own algorithm"
 walks through a learning one (`examples/linear_softmax.py`). In short:
 
     class CountingAgent(InGraphAlgorithm):

@@ -49,7 +49,7 @@ def migrate_flat(data):
     dotted = RENAMES.get(key) or (leaves[key][0] if len(leaves.get(key, ())) == 1 else None)
     if dotted is None:
       raise ConfigError(f'Flat config key {key!r} has no place in the nested layout; write the '
-                        'config in the nested format (see README, "Configs").')
+                        'config in the nested format (see docs/usage.md, "Configs and overrides").')
     if '.' not in dotted:
       nested[dotted] = value
     else:

@@ -6,7 +6,7 @@
   environment and the field, unless `check_finite=False`.
 - Box actions outside the bounds raise `ActionError` naming the environment, the
   component and the bound.
-- The README's balloon slab example builds in workers as written, and ids the
+- The balloon slab example of docs/parallel.md builds in workers as written, and ids the
   parent registered resolve in workers.
 - A worker that dies while a process it forked holds its pipe is noticed at once.
 """
@@ -208,7 +208,7 @@ class RegistryInWorkersTest(unittest.TestCase):
   """Issue 10, item 8: ids resolve in workers as they do in the parent."""
 
   def test_readme_balloon_slab_example_runs_as_written(self):
-    # A fresh interpreter that never imports agents.env, exactly as the README shows.
+    # A fresh interpreter that never imports agents.env, exactly as docs/parallel.md shows.
     script = textwrap.dedent('''
         import sys
         import gymnasium
@@ -235,7 +235,7 @@ class RegistryInWorkersTest(unittest.TestCase):
 
 
 class DeadWorkerDetectionTest(unittest.TestCase):
-  """Issue 10, item 9: a dead worker is found within the README's 0.1 s, pipe held or not."""
+  """Issue 10, item 9: a dead worker is found within docs/parallel.md's 0.1 s, pipe held or not."""
 
   def test_death_is_noticed_while_a_forked_child_holds_the_pipe(self):
     workers = [external_process.ExternalProcess(fake_envs.CountingEnv),

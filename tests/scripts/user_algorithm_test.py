@@ -1,6 +1,6 @@
 """A user's algorithm in its own package trains, resumes, exports and evaluates via the CLI.
 
-The algorithm is the README's worked example, `examples/linear_softmax.py`,
+The algorithm is the worked example of docs/usage.md, `examples/linear_softmax.py`,
 copied into a temporary package that only the child processes (and, for
 export and evaluation, this process) can import.
 """
