@@ -1,4 +1,4 @@
-"""The experiment figure of docs/experiments.md: a learning curve over N fits and a two-config comparison.
+"""The experiment figure of docs/experiments.md: a learning curve over N fits, two configs.
 
     python -m bench.experiment_figure [--config=pendulum] [--n_fit=4] [--steps=200000]
         [--output_dir=DIR] [--reuse_a=EXPERIMENT_DIR] [--figure=PNG]
