@@ -32,7 +32,7 @@ _LOG = logging.getLogger(__name__)
 
 PARALLELIZATIONS = ('process', 'ray', 'inline')
 # Config keys that may differ between a manager and the experiment already in its directory.
-_RESUMABLE_KEYS = (training_api.BUDGET_KEY,)
+_RESUMABLE_KEYS = (training_api.BUDGET_KEY, training_api.TRACK_KEY)
 
 
 class ExperimentError(ValueError):
@@ -221,8 +221,10 @@ class ExperimentManager:
       return self.summary()
     max_workers = min(self.max_workers or (os.cpu_count() or 1), len(todo))
     threads = threads_lib.threads_per_fit(max_workers)
+    # In the experiment trackers, fit k is the run '<name>-fit<k>' of the experiment <name>.
     specs = [fitting.FitSpec(index, self.run_dir(index), self.fit_config(index), self.fit_budget,
-                             threads) for index in todo]
+                             threads, run_name=f'{self.name}-fit{index:02d}', run_group=self.name)
+             for index in todo]
     from agents.experiment import progress as progress_lib
     progress = progress_lib.FitProgress([(spec.index, spec.run_dir) for spec in specs],
                                         self.fit_budget, quiet=self.quiet)
