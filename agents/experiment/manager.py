@@ -125,6 +125,9 @@ class ExperimentManager:
     self.mp_context = mp_context
     self.quiet = quiet
     self.study = None
+    # The experiment the trackers of `loop.track` file the fits under (a search's
+    # trials, each an experiment of its own, share the search's).
+    self.tracking_group = self.name
     previous = manifest.read(self.directory) if manifest.exists(self.directory) else None
     if previous is not None and seed is None:
       self.seed_entropy = int(previous['seed_entropy'])
@@ -223,7 +226,8 @@ class ExperimentManager:
     threads = threads_lib.threads_per_fit(max_workers)
     # In the experiment trackers, fit k is the run '<name>-fit<k>' of the experiment <name>.
     specs = [fitting.FitSpec(index, self.run_dir(index), self.fit_config(index), self.fit_budget,
-                             threads, run_name=f'{self.name}-fit{index:02d}', run_group=self.name)
+                             threads, run_name=f'{self.name}-fit{index:02d}',
+                             run_group=self.tracking_group)
              for index in todo]
     from agents.experiment import progress as progress_lib
     progress = progress_lib.FitProgress([(spec.index, spec.run_dir) for spec in specs],
