@@ -1,16 +1,45 @@
 """Installs the `agents` package: batched in-graph reinforcement learning on TensorFlow 2."""
 
+import os
+import re
+
 import setuptools
+
+
+def _read(*parts):
+  with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), *parts),
+            encoding='utf-8') as file:
+    return file.read()
+
+
+def _version():
+  """`agents.__version__`, read from agents/__init__.py without importing the package."""
+  return re.search(r"^__version__ = '([^']+)'$", _read('agents', '__init__.py'),
+                   re.MULTILINE).group(1)
+
 
 setuptools.setup(
     # The import package is `agents`; the distribution name keeps clear of the
     # other projects on PyPI that are also called "agents".
     name='batchppo-agents',
-    version='0.1.0',
+    version=_version(),
     description=(
         'Batched in-graph reinforcement learning on TensorFlow 2 (BatchPPO) '
         'with a fast stratospheric balloon environment.'),
+    long_description=_read('README.md'),
+    long_description_content_type='text/markdown',
+    # Supported: CPython 3.10 to 3.12 on Linux x86-64, where tensorflow-cpu
+    # ships wheels; CI tests CPython 3.11 on Linux x86-64 (docs/packaging.md).
     python_requires='>=3.10',
+    classifiers=[
+        'Programming Language :: Python :: 3',
+        'Programming Language :: Python :: 3 :: Only',
+        'Programming Language :: Python :: 3.10',
+        'Programming Language :: Python :: 3.11',
+        'Programming Language :: Python :: 3.12',
+        'Operating System :: POSIX :: Linux',
+        'Topic :: Scientific/Engineering :: Artificial Intelligence',
+    ],
     packages=setuptools.find_packages(include=['agents', 'agents.*']),
     # The difficulty strata's seed ranking (agents.evaluation.strata).
     package_data={'agents.env.balloon': ['strata.json']},
@@ -42,12 +71,16 @@ setuptools.setup(
         'ray': ['ray>=2.9'],
         # The documentation site (mkdocs.yml; `make docs`).
         'docs': ['mkdocs>=1.6', 'mkdocs-material>=9.5', 'mkdocstrings[python]>=0.26'],
-        # Everything the test suite, the linters (ruff; import-linter's layer contracts)
-        # and the documentation build need.
+        # Experiment trackers beside metrics.jsonl and TensorBoard (`loop.track`, --track).
+        'mlflow': ['mlflow>=2.12'],
+        'wandb': ['wandb>=0.17'],
+        # Everything the test suite, the linters (ruff; import-linter's layer contracts),
+        # the documentation build and the wheel check (.ci/run) need.
         'test': ['ruff>=0.6', 'import-linter>=2.13', 'scipy>=1.11', 'matplotlib>=3.7',
                  'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1', 'pandas>=2.0',
                  'optuna>=4.0', 'rliable>=1.0', 'adastop>=0.1', 'ray>=2.9', 'mkdocs>=1.5',
-                 'mkdocs-material>=9.0', 'mkdocstrings[python]>=0.24'],
+                 'mkdocs-material>=9.0', 'mkdocstrings[python]>=0.24', 'mlflow>=2.12',
+                 'wandb>=0.17', 'build>=1.0'],
         # Peers that the benchmarks compare against.
         'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
     },

@@ -21,6 +21,10 @@ package and must stay free of TensorFlow):
 
 import importlib
 
+# The package's version: setup.py reads it from this line (the one place it is written),
+# and run manifests (run.yaml) and experiment manifests record it.
+__version__ = '0.1.0'
+
 _MODULES = ('algorithms', 'builders', 'config_fields', 'configs', 'env', 'evaluation',
             'experiment', 'plugins', 'tools', 'training')
 

@@ -230,3 +230,9 @@ evaluation phase: a class with a static `check(config)` (ValueError when the sui
 cannot be flown), built as `(config, algorithm, observation_space, run_dir, metrics)`,
 called with the global step, returning the logged row; its `metric` attribute names the
 row's headline value."""
+
+TRACKERS = Registry('experiment tracker', 'loop.track')
+"""Experiment trackers a run's `loop.track` may name: name -> a `agents.tools.tracking.Tracker`
+subclass, built with no argument. The framework's own two are registered here, by path."""
+TRACKERS.register('mlflow', 'agents.tools.mlflow_tracker:MLflowTracker')
+TRACKERS.register('wandb', 'agents.tools.wandb_tracker:WandbTracker')

@@ -6,7 +6,9 @@
 The run directory holds `config.yaml` (the resolved config), `checkpoints/`,
 TensorBoard event files under `train/` (and `eval/`), `metrics.jsonl` (the
 loop's rows and one 'update' row of the algorithm's `metrics` per update, when
-it has them) and, at the end, `policy/`, the exported SavedModel. A
+it has them), `run.yaml` (the versions that ran it and its runs in the experiment
+trackers of `loop.track`: `agents.run_manifest`) and, at the end, `policy/`, the
+exported SavedModel. A
 `run_dir` that holds a checkpoint is resumed: the step budget and the
 cadences may differ from its config.yaml (which is then updated); any other
 difference is refused before anything is built. Ctrl-C or SIGTERM saves a
@@ -18,7 +20,7 @@ import logging
 import os
 
 from agents import builders, configs, plugins
-from agents.tools import directory_lock, interrupts
+from agents.tools import directory_lock, interrupts, tracking
 
 _LOG = logging.getLogger(__name__)
 
@@ -133,6 +135,7 @@ def prepare_run(config, run_dir):
       resumable keys, or its config.yaml is unreadable.
   """
   config = configs.validate(config)
+  tracking.check_names(config['loop']['track'])
   config_path = os.path.join(run_dir, 'config.yaml')
   if os.path.exists(config_path):
     saved = configs.load_yaml(config_path)
@@ -177,7 +180,8 @@ def _collectors(config, batch_size, extra):
   return defaults + [factory(batch_size) for factory in extra]
 
 
-def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
+def train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_name=None,
+          run_group=None):
   """Trains (or resumes) a run in `run_dir`; returns a summary dict.
 
   Args:
@@ -188,6 +192,10 @@ def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
     collectors: extra per-episode statistics: callables batch_size ->
       `agents.tools.episode_collectors.EpisodeCollector`; their means join every logged
       row (console, TensorBoard, metrics.jsonl) next to the mean score.
+    run_name: the run's name in the experiment trackers of `loop.track`; None names it
+      after the run directory.
+    run_group: the experiment the trackers file the run under (MLflow's experiment, W&B's
+      group); None leaves it to each tracker's default.
 
   Returns:
     dict(step=..., interrupted=..., mean_score=..., run_dir=..., signal=...), where
@@ -202,14 +210,15 @@ def train(config, run_dir, quiet=False, export_policy=True, collectors=()):
   created = not os.path.exists(run_dir)
   try:
     with directory_lock.hold(run_dir, 'training run'):
-      return _train(config, run_dir, quiet, export_policy, collectors)
+      return _train(config, run_dir, quiet, export_policy, collectors, run_name, run_group)
   except configs.ConfigError:
     if created and os.path.isdir(run_dir) and not os.listdir(run_dir):
       os.rmdir(run_dir)  # Refused before anything was written: leave no empty folder.
     raise
 
 
-def _train(config, run_dir, quiet=False, export_policy=True, collectors=()):
+def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_name=None,
+           run_group=None):
   """`train` inside the hold of its run directory."""
   import tensorflow as tf
 
@@ -223,13 +232,15 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=()):
   # Installed before the slow start (workers, tracing): a first signal then
   # stops the run at its first report, with a checkpoint.
   with interrupts.StopRequest() as stop_flag:
-    batch_env = None
+    batch_env = loop = None
+    status = tracking.FAILED
     try:
       batch_env = _build_batch_env(config)
       env = in_graph_batch_env.InGraphBatchEnv(
           batch_env, seed=config['seed'],
           collectors=_collectors(config, len(batch_env), collectors))
       loop = loop_lib.Loop(run_dir)
+      loop.metrics.attach(_start_trackers(config, run_dir, run_name, run_group))
       algorithm = _build_algorithm(config, batch_env, loop.is_training)
       steps_per_call = loop_config['steps_per_call']
       batch_steps = config['environment']['num_agents'] * steps_per_call
@@ -262,11 +273,37 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=()):
       reporter.bar.close()
       if export_policy and not interrupted:
         save_policy(algorithm, batch_env.observation_space, os.path.join(run_dir, 'policy'))
+      status = tracking.INTERRUPTED if interrupted else tracking.FINISHED
       # The score that metrics.jsonl holds, as every reader of the run sees it.
       from agents.tools import metrics_writer
       return dict(step=step, interrupted=interrupted,
                   mean_score=metrics_writer.final_score(loop.metrics.path),
                   run_dir=run_dir, signal=stop_flag.signal_name if interrupted else None)
     finally:
+      if loop is not None:  # The trackers get the policy and config.yaml, and close.
+        loop.metrics.finish(status, _artifacts(run_dir, status))
       if batch_env is not None:
         batch_env.close()
+
+
+def _start_trackers(config, run_dir, name, group):
+  """Records this start in run.yaml, then starts the trackers of `loop.track` (reopening
+  the runs they opened before when resumed); returns the trackers that started."""
+  from agents import run_manifest
+  previous = run_manifest.record_session(run_dir)['trackers']
+  if not config['loop']['track']:
+    return []
+  run = tracking.TrackedRun(name=name or os.path.basename(os.path.abspath(run_dir)),
+                            group=group, run_dir=run_dir, config=config,
+                            params=configs.flatten(config))
+  trackers, states = tracking.start(config['loop']['track'], run, previous)
+  run_manifest.record_trackers(run_dir, states)
+  return trackers
+
+
+def _artifacts(run_dir, status):
+  """The trackers' artifacts: config.yaml, and the exported policy of a finished run."""
+  paths = [os.path.join(run_dir, 'config.yaml')]
+  if status == tracking.FINISHED:
+    paths.append(os.path.join(run_dir, 'policy'))
+  return [path for path in paths if os.path.exists(path)]

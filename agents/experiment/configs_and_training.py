@@ -17,6 +17,7 @@ ConfigError = configs.ConfigError
 
 BUDGET_KEY = 'loop.steps'
 SEED_KEY = 'seed'
+TRACK_KEY = 'loop.track'
 
 
 def _dotted(config, key):
@@ -119,12 +120,14 @@ def save_yaml(data, path):
   configs.save_yaml(data, path)
 
 
-def train(config, run_dir, quiet=True, export_policy=True):
+def train(config, run_dir, quiet=True, export_policy=True, run_name=None, run_group=None):
   """Trains or resumes the run in `run_dir` with `config`; returns the summary dict.
 
   The summary has `step`, `interrupted`, `mean_score` and `run_dir`. A run
   directory with a checkpoint resumes, and `loop.steps` may grow on resume.
+  `run_name` and `run_group` name the run in the experiment trackers of `loop.track`.
   """
   from agents import training
   os.makedirs(run_dir, exist_ok=True)
-  return training.train(config, run_dir, quiet=quiet, export_policy=export_policy)
+  return training.train(config, run_dir, quiet=quiet, export_policy=export_policy,
+                        run_name=run_name, run_group=run_group)

@@ -42,12 +42,16 @@ class FitSpec:
     config: the resolved config, its seed and budget included.
     budget: training steps to reach.
     threads: threads each library may use in the worker.
+    run_name, run_group: the fit's run name and experiment in the experiment trackers of
+      `loop.track` (see `agents.training.train`).
   """
   index: int
   run_dir: str
   config: dict
   budget: int
   threads: int = 1
+  run_name: str | None = None
+  run_group: str | None = None
 
 
 @dataclasses.dataclass
@@ -81,7 +85,8 @@ def run_fit(spec, quiet=True):
   if 'tensorflow' not in _imported_modules():
     threads_lib.apply(spec.threads)
   from agents.experiment import configs_and_training
-  result = configs_and_training.train(spec.config, spec.run_dir, quiet=quiet)
+  result = configs_and_training.train(spec.config, spec.run_dir, quiet=quiet,
+                                      run_name=spec.run_name, run_group=spec.run_group)
   status = INTERRUPTED if result['interrupted'] else FINISHED
   score = result.get('mean_score')
   return FitOutcome(spec.index, status, int(result['step']),

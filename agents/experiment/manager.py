@@ -32,7 +32,7 @@ _LOG = logging.getLogger(__name__)
 
 PARALLELIZATIONS = ('process', 'ray', 'inline')
 # Config keys that may differ between a manager and the experiment already in its directory.
-_RESUMABLE_KEYS = (configs_and_training.BUDGET_KEY,)
+_RESUMABLE_KEYS = (configs_and_training.BUDGET_KEY, configs_and_training.TRACK_KEY)
 
 
 class ExperimentError(ValueError):
@@ -125,6 +125,9 @@ class ExperimentManager:
     self.mp_context = mp_context
     self.quiet = quiet
     self.study = None
+    # The experiment the trackers of `loop.track` file the fits under (a search's
+    # trials, each an experiment of its own, share the search's).
+    self.tracking_group = self.name
     previous = manifest.read(self.directory) if manifest.exists(self.directory) else None
     if previous is not None and seed is None:
       self.seed_entropy = int(previous['seed_entropy'])
@@ -221,8 +224,11 @@ class ExperimentManager:
       return self.summary()
     max_workers = min(self.max_workers or (os.cpu_count() or 1), len(todo))
     threads = threads_lib.threads_per_fit(max_workers)
+    # In the experiment trackers, fit k is the run '<name>-fit<k>' of the experiment <name>.
     specs = [fitting.FitSpec(index, self.run_dir(index), self.fit_config(index), self.fit_budget,
-                             threads) for index in todo]
+                             threads, run_name=f'{self.name}-fit{index:02d}',
+                             run_group=self.tracking_group)
+             for index in todo]
     from agents.experiment import progress as progress_lib
     progress = progress_lib.FitProgress([(spec.index, spec.run_dir) for spec in specs],
                                         self.fit_budget, quiet=self.quiet)

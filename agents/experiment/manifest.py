@@ -6,12 +6,13 @@ manifest) and their states, the hyperparameter study, and the version of the
 project that wrote it. Loading a manifest written by another version warns.
 """
 
-import importlib.metadata
 import io
 import os
 import warnings
 
 from ruamel.yaml import YAML
+
+import agents
 
 FILENAME = 'experiment.yaml'
 FORMAT = 1
@@ -23,11 +24,8 @@ class NotAnExperimentError(ValueError):
 
 
 def project_version():
-  """The installed version of the project ('unknown' when it is not installed)."""
-  try:
-    return importlib.metadata.version(_DISTRIBUTION)
-  except importlib.metadata.PackageNotFoundError:
-    return 'unknown'
+  """The version of the project, `agents.__version__`."""
+  return agents.__version__
 
 
 def plain(value):

@@ -255,6 +255,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
         parallelization=manager.parallelization, max_workers=per_trial_workers,
         seed=manager.seed_entropy, overrides=params, name=trial_name(params),
         ray_address=manager.ray_address, mp_context=manager.mp_context, quiet=True)
+    child.tracking_group = manager.tracking_group
     trial.set_user_attr('directory', os.path.relpath(child.directory, manager.directory))
     score = None
     for chunk_budget in budgets:

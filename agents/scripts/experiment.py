@@ -22,7 +22,7 @@ import os
 import sys
 
 from agents.configs import parse_override
-from agents.tools import command_line
+from agents.tools import command_line, tracking
 
 _PROG = 'agents.scripts.experiment'
 
@@ -60,6 +60,9 @@ def _add_experiment_flags(parser):
   parser.add_argument('--ray', action='store_true', help='Run the fits as Ray tasks.')
   parser.add_argument('--ray_address', default=None, help='Ray cluster address.')
   parser.add_argument('--quiet', action='store_true', help='No progress bars.')
+  parser.add_argument('--track', type=tracking.parse_names, default=None,
+                      metavar='mlflow,wandb', help='Experiment trackers of every fit '
+                      "(loop.track); each fit is the run '<name>-fit<k>' of the experiment.")
 
 
 def parse_args(argv):
@@ -110,6 +113,8 @@ def parse_args(argv):
 def _manager(args):
   from agents.experiment import manager as manager_lib
   overrides = dict(parse_override(text) for text in args.overrides)
+  if args.track is not None:
+    overrides['loop.track'] = args.track
   return manager_lib.ExperimentManager(
       args.config, n_fit=args.n_fit, fit_budget=args.budget, output_dir=args.output_dir,
       parallelization='ray' if args.ray else 'process', max_workers=args.max_workers,

@@ -3,6 +3,7 @@
     python -m agents.scripts.train --logdir=DIR --config=NAME|PATH.yaml [--timestamp=T]
         [--algorithm=NAME|pkg.module:Class] [--num_agents=N]
         [--env_processes|--noenv_processes] [--seed=S] [--set section.key=VALUE ...] [--quiet]
+        [--track=mlflow,wandb]
 
 The run lives in `<logdir>/<timestamp>-<config name or YAML stem>/`. Passing the
 timestamp of an existing run resumes it with its saved config; `--set` may then
@@ -20,7 +21,7 @@ import shutil
 import sys
 
 from agents import configs
-from agents.tools import command_line, directory_lock, interrupts
+from agents.tools import command_line, directory_lock, interrupts, tracking
 
 _PROG = 'agents.scripts.train'
 
@@ -46,6 +47,10 @@ def parse_args(argv):
                       metavar='KEY=VALUE',
                       help='Override a config key (section.key or a unique key; YAML value).')
   parser.add_argument('--quiet', action='store_true', help='No progress bar.')
+  parser.add_argument('--track', type=tracking.parse_names, default=None,
+                      metavar='mlflow,wandb',
+                      help='Experiment trackers beside metrics.jsonl and TensorBoard '
+                      "(loop.track); '' for none.")
   return parser.parse_args(argv)
 
 
@@ -72,7 +77,8 @@ def resolve_run(args):
     raise configs.ConfigError(f'--logdir {args.logdir} is a file, not a directory.')
   overrides = dict(configs.parse_override(text) for text in args.overrides)
   flags = {'environment.num_agents': args.num_agents, 'environment.processes':
-           args.env_processes, 'seed': args.seed, 'algorithm.name': args.algorithm}
+           args.env_processes, 'seed': args.seed, 'algorithm.name': args.algorithm,
+           'loop.track': args.track}
   overrides.update({key: value for key, value in flags.items() if value is not None})
   timestamp = args.timestamp or datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
   run_dir = run_directory(logdir, timestamp, config_label(args.config))

@@ -18,7 +18,8 @@ Outputs in `logdir`:
 - `<phase>/`: TensorBoard event files per phase, with the Loop's scalars
   (mean_score, mean_length, episodes, steps_per_second) and whatever the
   algorithm writes with `tf.summary` during calls that are due to log;
-- `metrics.jsonl`: the same scalars, one JSON object per logged row;
+- `metrics.jsonl`: the same scalars, one JSON object per logged row (and the same
+  rows to the experiment trackers a run attaches: `agents.tools.run_metrics`);
 - `checkpoints/`: `tf.train.CheckpointManager` files named `ckpt-<step>`.
 
 Checkpoints are atomic: TensorFlow writes a checkpoint's data and index files
@@ -46,8 +47,7 @@ import time
 import tensorflow as tf
 
 from agents.tools import checkpoints as checkpoints_lib
-from agents.tools import episode_collectors
-from agents.tools import metrics_writer as metrics_writer_lib
+from agents.tools import episode_collectors, run_metrics
 from agents.tools import simulate as simulate_lib
 
 _LOG = logging.getLogger(__name__)
@@ -132,7 +132,8 @@ class Loop:
     self._manager = None
     self._last_saved_step = None
     self._unlogged = None  # (phase, step, phase step) run since the last logged row
-    self.metrics = metrics_writer_lib.MetricsWriter(os.path.join(logdir, 'metrics.jsonl'))
+    # metrics.jsonl, TensorBoard and the trackers a run attaches (`RunMetrics.attach`).
+    self.metrics = run_metrics.RunMetrics(logdir)
 
   @property
   def checkpoint_dir(self):
@@ -178,7 +179,7 @@ class Loop:
     if steps < len(batch_env):
       raise ValueError(f'Phase {name!r}: steps={steps} is smaller than the batch of '
                        f'{len(batch_env)} environments.')
-    writer = tf.summary.create_file_writer(os.path.join(self.logdir, name))
+    writer = self.metrics.tensorboard.writer(name)
     fused_step = simulate_lib.FusedStep(batch_env, algorithm, global_step=self.step,
                                         summary_writer=writer, should_log=self._should_log)
     self._phases.append(Phase(
@@ -369,13 +370,7 @@ class Loop:
   def _log(self, phase, step, phase_step):
     row = self._row(phase, step, phase_step, phase.log_mark)
     phase.log_mark = self._mark(phase, step)
-    self.metrics.write(row)
-    with phase.writer.as_default(step=step):
-      for key in ('mean_score', 'mean_length', 'episodes', 'steps_per_second',
-                  *_collected(phase)):
-        if row[key] is not None:
-          tf.summary.scalar(key, row[key])
-    phase.writer.flush()
+    self.metrics.write(row)  # metrics.jsonl, the phase's TensorBoard scalars, trackers
 
 
 def _os_reason(message):

@@ -1,0 +1,59 @@
+"""Tests of agents/run_manifest.py: run.yaml, the versions that ran a run and its trackers."""
+
+import os
+import platform
+import tempfile
+import unittest
+
+import agents
+from agents import run_manifest
+
+
+class RunManifestTest(unittest.TestCase):
+
+  def setUp(self):
+    self.run_dir = tempfile.mkdtemp()
+
+  def test_each_start_is_a_session_with_the_project_version(self):
+    run_manifest.record_session(self.run_dir)
+    data = run_manifest.record_session(self.run_dir)
+    self.assertEqual(data['format'], run_manifest.FORMAT)
+    self.assertEqual(data['project_version'], agents.__version__)
+    self.assertEqual(len(data['sessions']), 2)
+    self.assertEqual(data['sessions'][0]['project_version'], agents.__version__)
+    self.assertEqual(data['sessions'][0]['python'], platform.python_version())
+    self.assertEqual(run_manifest.read(self.run_dir), data)
+
+  def test_the_first_version_is_kept_when_another_resumes(self):
+    run_manifest.record_session(self.run_dir)
+    path = run_manifest.path_in(self.run_dir)
+    with open(path, encoding='utf-8') as file:
+      text = file.read()
+    with open(path, 'w', encoding='utf-8') as file:
+      file.write(text.replace(f'project_version: {agents.__version__}',
+                              'project_version: 0.0.1'))
+    data = run_manifest.record_session(self.run_dir)
+    self.assertEqual(data['project_version'], '0.0.1')
+    self.assertEqual(data['sessions'][-1]['project_version'], agents.__version__)
+
+  def test_tracker_states_are_kept_and_empty_ones_left_out(self):
+    run_manifest.record_session(self.run_dir)
+    run_manifest.record_trackers(self.run_dir, {'mlflow': {'run_id': 'abc'}, 'other': None})
+    self.assertEqual(run_manifest.read(self.run_dir)['trackers'], {'mlflow': {'run_id': 'abc'}})
+
+  def test_an_unreadable_manifest_is_set_aside_with_one_warning(self):
+    path = run_manifest.path_in(self.run_dir)
+    with open(path, 'w', encoding='utf-8') as file:
+      file.write('sessions: [unclosed\n')
+    with self.assertLogs('agents.run_manifest', 'WARNING') as logs:
+      data = run_manifest.record_session(self.run_dir)
+    self.assertEqual(len(logs.output), 1)
+    self.assertEqual(len(data['sessions']), 1)
+    self.assertTrue(os.path.exists(path + '.unreadable'))
+
+  def test_a_run_without_a_manifest_reads_as_empty(self):
+    self.assertEqual(run_manifest.read(self.run_dir), {})
+
+
+if __name__ == '__main__':
+  unittest.main()
