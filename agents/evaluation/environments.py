@@ -67,6 +67,15 @@ class EnvironmentEvaluation:
     # Whether its slabs may step an environment whose episode ended (the balloon's may;
     # Gymnasium's with autoreset off may not, so the runner resets idle ones).
     self.steps_finished_episodes = bool(self._get('steps_finished_episodes', False))
+    # Playback (`recording.visualize`): the environment's keyword arguments for playing
+    # episodes, whether the last frame is worth a plot of its own.
+    self.playback_kwargs = dict(self._get('playback_kwargs', {}))
+    self.final_frame_plot = bool(self._get('final_frame_plot', False))
+
+  def playback_summary(self, trace):
+    """Per-episode values of a played episode from its step infos ({key: [values]})."""
+    summary = self._get('playback_summary', None)
+    return dict(summary(trace)) if summary is not None else {}
 
   def _get(self, name, default):
     return getattr(self.plugin, name, default) if self.plugin is not None else default

@@ -5,6 +5,7 @@ import os
 import tempfile
 import unittest
 
+from agents.evaluation import recording
 from agents.scripts import visualize
 from tests.helpers import tiny_run
 
@@ -28,15 +29,15 @@ class VisualizeTest(unittest.TestCase):
 
   def test_deterministic_policy_repeats_returns(self):
     run_dir, _ = tiny_run.tiny_run()
-    first = visualize.visualize(run_dir, tempfile.mkdtemp(), num_episodes=1, max_steps=50,
+    first = recording.visualize(run_dir, tempfile.mkdtemp(), num_episodes=1, max_steps=50,
                                 video_format='gif', seed=5)
-    second = visualize.visualize(run_dir, tempfile.mkdtemp(), num_episodes=1, max_steps=50,
+    second = recording.visualize(run_dir, tempfile.mkdtemp(), num_episodes=1, max_steps=50,
                                  video_format='gif', seed=5)
     self.assertEqual(first['episodes'][0]['return'], second['episodes'][0]['return'])
 
   def test_saved_model_flies_like_its_run(self):
     run_dir, _ = tiny_run.tiny_run()
-    from_run = visualize.visualize(run_dir, tempfile.mkdtemp(), num_episodes=2, max_steps=60,
+    from_run = recording.visualize(run_dir, tempfile.mkdtemp(), num_episodes=2, max_steps=60,
                                    video_format='gif', seed=3)
     outdir = tempfile.mkdtemp()
     code = visualize.main(['--savedmodel', os.path.join(run_dir, 'policy'), '--config',

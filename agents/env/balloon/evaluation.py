@@ -202,6 +202,14 @@ def flight_renderer(slab, row):
   return FlightRenderer(slab.simulator, row)
 
 
+def playback_summary(trace):
+  """The TWR50 of a played episode over the steps played, from its `distance_km` infos."""
+  distances = trace.get('distance_km')
+  if not distances:
+    return {}
+  return {'twr50': float(np.mean(np.asarray(distances) <= constants.STATION_RADIUS_KM))}
+
+
 class BalloonEvaluation:
   """The balloon's evaluation plug-in (the shape `agents.plugins.EVALUATION` documents)."""
 
@@ -231,6 +239,11 @@ class BalloonEvaluation:
   make_slab = staticmethod(make_slab)
   episode_metrics = EpisodeMetrics
   flight_renderer = staticmethod(flight_renderer)
+  # Playback shows BLE's reward (not the shaped training reward), the episode's TWR50
+  # over the steps played, and the renderer's flight plot at the episode's end.
+  playback_kwargs = {'progress_reward': 0.0}
+  playback_summary = staticmethod(playback_summary)
+  final_frame_plot = True
 
 
 BALLOON_EVALUATION = BalloonEvaluation()
