@@ -10,15 +10,11 @@ import tempfile
 import time
 import unittest
 
+from tests.helpers import tiny_run
+
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _TIMEOUT = 180
-_ENDLESS_RUN = [
-    '--config=cartpole', '--timestamp=t', '--quiet', '--num_agents=2',
-    '--set', 'loop.steps=10000000', '--set', 'loop.steps_per_call=16',
-    '--set', 'loop.log_every=64', '--set', 'algorithm.segment_length=16',
-    '--set', 'algorithm.num_minibatches=2', '--set', 'algorithm.update_epochs=1',
-    '--set', 'network.policy_layers=[8]', '--set', 'network.value_layers=[8]',
-]
+_ENDLESS_RUN = tiny_run.ENDLESS_RUN
 
 
 def _environment():

@@ -34,15 +34,7 @@ _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 # Generous: the machine is shared, and start-up (TensorFlow, tracing) takes seconds.
 _TIMEOUT = 180
 
-# A CartPole run that never finishes by itself and writes a row every 64 steps.
-_ENDLESS_RUN = [
-    '--config=cartpole', '--timestamp=t', '--quiet', '--num_agents=2',
-    '--set', 'loop.steps=10000000', '--set', 'loop.steps_per_call=16',
-    '--set', 'loop.log_every=64', '--set', 'loop.checkpoint_every=1000000',
-    '--set', 'algorithm.segment_length=16', '--set', 'algorithm.num_minibatches=2',
-    '--set', 'algorithm.update_epochs=2', '--set', 'network.policy_layers=[8]',
-    '--set', 'network.value_layers=[8]',
-]
+_ENDLESS_RUN = tiny_run.ENDLESS_RUN
 
 
 class _Child:

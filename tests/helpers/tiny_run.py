@@ -25,3 +25,16 @@ def tiny_run():
   run_dir = tempfile.mkdtemp(prefix='tiny-run-')
   result = training.train(tiny_config(), run_dir, quiet=True)
   return run_dir, result
+
+
+# The command-line flags of a CartPole run that never finishes by itself and writes a
+# row every 64 steps (`python -m agents.scripts.train --logdir=DIR ` + these), for the
+# tests that signal or race a running `train`.
+ENDLESS_RUN = [
+    '--config=cartpole', '--timestamp=t', '--quiet', '--num_agents=2',
+    '--set', 'loop.steps=10000000', '--set', 'loop.steps_per_call=16',
+    '--set', 'loop.log_every=64', '--set', 'loop.checkpoint_every=1000000',
+    '--set', 'algorithm.segment_length=16', '--set', 'algorithm.num_minibatches=2',
+    '--set', 'algorithm.update_epochs=2', '--set', 'network.policy_layers=[8]',
+    '--set', 'network.value_layers=[8]',
+]
