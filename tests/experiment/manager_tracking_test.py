@@ -6,7 +6,7 @@ import unittest
 from unittest import mock
 
 from agents.experiment import manager
-from tests.experiment.tiny import TINY_OVERRIDES
+from tests.helpers.tiny_experiment import TINY_OVERRIDES
 
 try:
   from mlflow.tracking import MlflowClient

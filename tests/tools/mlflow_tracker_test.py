@@ -13,7 +13,7 @@ from unittest import mock
 
 from agents import run_manifest, training
 from agents.tools import metrics_writer
-from tests.scripts import tiny_run
+from tests.helpers import tiny_run
 
 try:
   from mlflow.tracking import MlflowClient

@@ -16,7 +16,7 @@ from unittest import mock
 
 from agents import run_manifest, training
 from agents.tools import metrics_writer
-from tests.scripts import tiny_run
+from tests.helpers import tiny_run
 
 try:
   from wandb.proto import wandb_internal_pb2
