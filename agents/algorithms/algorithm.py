@@ -65,10 +65,31 @@ walks through a learning one (`examples/linear_softmax.py`). In short:
 """
 
 import abc
+import importlib.util
 
 import tensorflow as tf
 
 from agents import config_fields
+
+# tf.summary needs the tensorboard package for its ops; without it an algorithm's
+# metrics variables still hold every statistic.
+_HAS_TENSORBOARD = importlib.util.find_spec('tensorboard') is not None
+
+
+def write_update_summaries(scope, metrics, default_step):
+  """Writes an update's scalar `metrics` ({name: tensor}) under `scope`, in the graph.
+
+  The step is the loop's summary step when one is set, else `default_step` (e.g. the
+  algorithm's update count). Nothing is written without the tensorboard package.
+  """
+  if not _HAS_TENSORBOARD:
+    return
+  step = tf.summary.experimental.get_step()
+  if step is None:
+    step = default_step
+  with tf.name_scope(scope):
+    for name, value in metrics.items():
+      tf.summary.scalar(name, value, step=step)
 
 
 class InGraphAlgorithm(tf.Module, abc.ABC):

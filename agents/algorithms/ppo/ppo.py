@@ -23,7 +23,6 @@ them without a summary writer.
 """
 
 import dataclasses
-import importlib.util
 
 import gymnasium
 import numpy as np
@@ -39,10 +38,6 @@ from agents.algorithms.ppo import config as config_lib
 # makes tracing the fused step seconds faster; `update` writes its loops as
 # `tf.while_loop` for the same reason.
 #
-# tf.summary needs the tensorboard package for its ops; without it the metrics
-# variables still hold every statistic.
-_HAS_TENSORBOARD = importlib.util.find_spec('tensorboard') is not None
-
 METRIC_NAMES = (
     'policy_loss', 'value_loss', 'entropy', 'kl', 'kl_penalty', 'clip_fraction',
     'explained_variance', 'gradient_norm', 'advantage_mean', 'return_mean', 'observ_mean',
@@ -328,7 +323,7 @@ class PPO(algorithm.InGraphAlgorithm):
         reward_scale_std=tf.reduce_mean(self.reward_scale.normalize.std()))
     for name, value in metrics.items():
       self.metrics[name].assign(value)
-    self._write_summaries(metrics)
+    algorithm.write_update_summaries('ppo', metrics, self.num_updates)
     self.num_updates.assign_add(1)
     with tf.control_dependencies([self.memory.clear()]):
       return tf.constant(True)
@@ -409,13 +404,4 @@ class PPO(algorithm.InGraphAlgorithm):
     ratio = tf.exp(new.log_prob(batch['action']) - old.log_prob(batch['action']))
     return -tf.reduce_mean(ratio * advantage)
 
-  def _write_summaries(self, metrics):
-    if not _HAS_TENSORBOARD:
-      return
-    step = tf.summary.experimental.get_step()
-    if step is None:
-      step = self.num_updates
-    with tf.name_scope('ppo'):
-      for name, value in metrics.items():
-        tf.summary.scalar(name, value, step=step)
 

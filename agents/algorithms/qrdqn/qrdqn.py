@@ -26,7 +26,6 @@ network only (`export_policy`).
 """
 
 import dataclasses
-import importlib.util
 
 import gymnasium
 import numpy as np
@@ -41,7 +40,6 @@ from agents.config_fields import ConfigError
 
 # Methods marked `do_not_convert` use explicit `tf.cond` / `tf.while_loop`, so
 # autograph need not rewrite them (tracing the fused step is faster).
-_HAS_TENSORBOARD = importlib.util.find_spec('tensorboard') is not None
 
 METRIC_NAMES = ('loss', 'q_mean', 'gradient_norm', 'epsilon', 'replay_size', 'sampled_valid')
 
@@ -251,7 +249,7 @@ class QRDQN(algorithm.InGraphAlgorithm):
     metrics.update(epsilon=self.epsilon(), replay_size=tf.cast(self.memory.size(), tf.float32))
     for name, value in metrics.items():
       self.metrics[name].assign(value)
-    self._write_summaries(metrics)
+    algorithm.write_update_summaries('qrdqn', metrics, self.num_updates)
     return tf.constant(True)
 
   @tf.autograph.experimental.do_not_convert
@@ -296,15 +294,6 @@ class QRDQN(algorithm.InGraphAlgorithm):
     with tf.control_dependencies(assigns):
       return tf.constant(True)
 
-  def _write_summaries(self, metrics):
-    if not _HAS_TENSORBOARD:
-      return
-    step = tf.summary.experimental.get_step()
-    if step is None:
-      step = self.num_updates
-    with tf.name_scope('qrdqn'):
-      for name, value in metrics.items():
-        tf.summary.scalar(name, value, step=step)
 
 
 class ExportedPolicy(tf.Module):
