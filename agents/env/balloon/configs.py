@@ -7,28 +7,41 @@ The measurements behind each choice are on the docs' results page (docs/results.
 from agents.configs import named, sections
 from agents.env.balloon.constants import BALLOON_ENV_ID
 
+# The environment and loop sections of every balloon config.
+ENVIRONMENT = {
+    'id': BALLOON_ENV_ID,
+    'imports': ['agents.env'],
+    # Two slabs of 128, one worker per core: a balloon step costs less in a larger slab.
+    'num_agents': 256,
+    'processes': True,
+    # The balloon's own vectorised simulator steps a slab of balloons at once.
+    'vector': True,
+    # Shaped *training* reward: BLE's reward plus 0.2 per km gained toward the station
+    # each step (potential-based); evaluation always flies BLE's reward.
+    'kwargs': {'progress_reward': 0.2},
+}
+
+LOOP = {
+    'steps': 2_000_000,
+    'tf_threads': 2,
+    'steps_per_call': 60,
+    'log_every': 15_360,
+    'checkpoint_every': 76_800,
+    # Flown after each evaluation phase once loop.eval_every is set.
+    'eval_suite': 'tiny_eval',
+}
+
 
 def balloon():
   """Stratospheric balloon: Discrete(3) actions, 1099-float observations, 960-step episodes."""
   return named.merge(sections.defaults_of('ppo', network_kind='column'), {
-      'environment': {
-          'id': BALLOON_ENV_ID,
-          'imports': ['agents.env'],
-          # Two slabs of 128, one worker per core: a balloon step costs less in a larger
-          # slab. 256 balloons x 30-step segments = 7,680 samples per update.
-          'num_agents': 256,
-          'processes': True,
-          # The balloon's own vectorised simulator steps a slab of balloons at once.
-          'vector': True,
-          # Shaped *training* reward: BLE's reward plus 0.2 per km gained toward the
-          # station each step (potential-based); evaluation always flies BLE's reward.
-          'kwargs': {'progress_reward': 0.2},
-      },
+      'environment': ENVIRONMENT,
       # The wind-column policy (agents/env/balloon/column_network.py): one small MLP
       # shared across levels scores every 4th level, pooled into DOWN / STAY / UP.
       'network': {'policy_layers': [64], 'column_layers': [32], 'column_stride': 4,
                   'value_layers': [128, 128], 'matmul_dtype': 'bfloat16'},
       'algorithm': {
+          # 256 balloons x 30-step segments = 7,680 samples per update.
           'segment_length': 30,
           'update_epochs': 5,
           'num_minibatches': 16,
@@ -39,13 +52,5 @@ def balloon():
           # ratio): per-index normalisation would scale every level differently.
           'normalize_observ': False,
       },
-      'loop': {
-          'steps': 2_000_000,
-          'tf_threads': 2,
-          'steps_per_call': 60,
-          'log_every': 15_360,
-          'checkpoint_every': 76_800,
-          # Flown after each evaluation phase once loop.eval_every is set.
-          'eval_suite': 'tiny_eval',
-      },
+      'loop': LOOP,
   })

@@ -24,20 +24,13 @@ What does not carry over to 256 balloons stepping together is adapted:
 """
 
 from agents.configs import named, sections
-from agents.env.balloon.constants import BALLOON_ENV_ID
+from agents.env.balloon import configs
 
 
 def balloon_qrdqn():
   """QR-DQN on the balloon: Discrete(3) actions, 1099-float observations, 960-step episodes."""
   return named.merge(sections.defaults_of('qrdqn'), {
-      'environment': {
-          'id': BALLOON_ENV_ID,
-          'imports': ['agents.env'],
-          'num_agents': 256,
-          'processes': True,
-          'vector': True,
-          'kwargs': {'progress_reward': 0.2},
-      },
+      'environment': configs.ENVIRONMENT,
       'network': {'hidden_layers': [256, 256], 'matmul_dtype': 'bfloat16'},
       'algorithm': {
           'num_quantiles': 51,
@@ -56,12 +49,5 @@ def balloon_qrdqn():
           'epsilon_end': 0.02,
           'epsilon_decay_steps': 500_000,
       },
-      'loop': {
-          'steps': 2_000_000,
-          'tf_threads': 2,
-          'steps_per_call': 60,
-          'log_every': 15_360,
-          'checkpoint_every': 76_800,
-          'eval_suite': 'tiny_eval',
-      },
+      'loop': configs.LOOP,
   })
