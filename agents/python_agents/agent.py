@@ -1,0 +1,266 @@
+"""BLE's Agent interface, name for name, and its batched form.
+
+An agent file written for the Balloon Learning Environment runs here with its import
+line changed from `from balloon_learning_environment.agents import agent` to
+`from agents.python_agents import agent`, and nothing else:
+
+    class MyNewAgent(agent.Agent):
+      def __init__(self, num_actions, observation_shape):
+        super().__init__(num_actions, observation_shape)
+      def begin_episode(self, observation): ...      # -> int action
+      def step(self, reward, observation): ...       # -> int action
+      def end_episode(self, reward, terminal=True): ...
+
+`BatchedAgent` is the same interface over a batch of B environments, for agents that
+act for many balloons in one call (a network evaluated on a batch is far cheaper than B
+calls). Every method takes the batch `rows` it concerns, so rows begin and end their
+episodes at different steps. `AgentPerRow` turns single-environment agents into a
+`BatchedAgent`, one agent per row, and `as_batched` does so when an agent needs it.
+
+Differences from BLE, each because the project has no JAX or gin:
+- `set_summary_writer` takes any object with the `tf.summary` writer interface (or
+  None) rather than flax's `SummaryWriter`;
+- `check_agent` names a missing or non-callable required method up front, where BLE
+  fails at the first call.
+"""
+
+import abc
+import enum
+import inspect
+import os
+
+import numpy as np
+
+REQUIRED_METHODS = ('begin_episode', 'step', 'end_episode')
+OPTIONAL_METHODS = ('get_name', 'set_mode', 'set_summary_writer', 'save_checkpoint',
+                    'load_checkpoint', 'reload_latest_checkpoint')
+
+
+class AgentError(TypeError):
+  """An agent that does not follow the interface (the message names what is wrong)."""
+
+
+class AgentMode(enum.Enum):
+  """Whether an agent may learn from what it sees (TRAIN) or must stay fixed (EVAL)."""
+  TRAIN = 'train'
+  EVAL = 'eval'
+
+
+class _OptionalMethods:
+  """BLE's optional agent methods, with BLE's defaults (no-ops; no checkpoint found)."""
+
+  summary_writer = None
+
+  def get_name(self):
+    """The agent's name, its class name unless overridden."""
+    return self.__class__.__name__
+
+  def set_summary_writer(self, summary_writer):
+    """Gives the agent a `tf.summary` writer to log to (or None)."""
+    self.summary_writer = summary_writer
+
+  def set_mode(self, mode):
+    """Sets `AgentMode.TRAIN` or `AgentMode.EVAL` (or their strings). No-op by default."""
+
+  def save_checkpoint(self, checkpoint_dir, iteration_number):
+    """Saves the agent's parameters for `iteration_number`. No-op by default."""
+
+  def load_checkpoint(self, checkpoint_dir, iteration_number):
+    """Loads the parameters saved for `iteration_number`. No-op by default."""
+
+  def reload_latest_checkpoint(self, checkpoint_dir):
+    """Loads the newest checkpoint; returns its iteration, or -1 (the default) if none."""
+    del checkpoint_dir
+    return -1
+
+
+class Agent(_OptionalMethods, abc.ABC):
+  """An agent for one environment, with BLE's methods, arguments and meaning."""
+
+  def __init__(self, num_actions, observation_shape):
+    """Keeps the environment's sizes and puts the agent in training mode.
+
+    Subclasses take the same two arguments, which `run_training_loop`, `eval_agent`
+    and `create_agent` pass, and hand them on to this constructor.
+
+    Args:
+      num_actions: int, the number of discrete actions.
+      observation_shape: sequence of ints, the shape of one observation.
+    """
+    self._num_actions = num_actions
+    self._observation_shape = observation_shape
+    self.set_mode(AgentMode.TRAIN)
+
+  @abc.abstractmethod
+  def begin_episode(self, observation):
+    """The first action of an episode, given its first observation."""
+
+  @abc.abstractmethod
+  def step(self, reward, observation):
+    """The next action, given the last reward and observation."""
+
+  @abc.abstractmethod
+  def end_episode(self, reward, terminal=True):
+    """The episode ended with `reward`; `terminal` is False when it was cut by time."""
+
+
+class RandomAgent(Agent):
+  """Uniformly random actions from NumPy's global generator, as BLE's."""
+
+  def _random_action(self):
+    return np.random.randint(self._num_actions)
+
+  def begin_episode(self, observation):
+    del observation
+    return self._random_action()
+
+  def step(self, reward, observation):
+    del reward, observation
+    return self._random_action()
+
+  def end_episode(self, reward, terminal=True):
+    del reward, terminal
+
+
+class BatchedAgent(_OptionalMethods, abc.ABC):
+  """BLE's interface over a batch of B environments.
+
+  `rows` is an int array of batch rows; the arrays passed along with it have one entry
+  per row of `rows`, in its order, and the actions returned do too. A row that ended
+  its episode is not stepped again until it begins a new one.
+  """
+
+  def __init__(self, num_actions, observation_shape, batch_size):
+    """Keeps the sizes and puts the agent in training mode.
+
+    Args:
+      num_actions: int, the number of discrete actions.
+      observation_shape: sequence of ints, the shape of one observation.
+      batch_size: int, the number of rows B.
+    """
+    self._num_actions = num_actions
+    self._observation_shape = observation_shape
+    self.batch_size = batch_size
+    self.set_mode(AgentMode.TRAIN)
+
+  @abc.abstractmethod
+  def begin_episode(self, observations, rows):
+    """Rows `rows` begin episodes: observations [R, ...] -> int actions [R]."""
+
+  @abc.abstractmethod
+  def step(self, rewards, observations, rows):
+    """Rows `rows` step: rewards [R], observations [R, ...] -> int actions [R]."""
+
+  @abc.abstractmethod
+  def end_episode(self, rewards, terminals, rows):
+    """Rows `rows` ended with rewards [R]; terminals [R] False where cut by time."""
+
+
+class AgentPerRow(BatchedAgent):
+  """Single-environment agents as one `BatchedAgent`: row i is `agents[i]`.
+
+  Mode, summary writer and checkpoints go to every agent; agent i's checkpoints live
+  in `<checkpoint_dir>/row_<i>` when there is more than one agent, so that agents of
+  one class do not overwrite each other's files.
+  """
+
+  def __init__(self, agents):
+    agents = list(agents)
+    if not agents:
+      raise AgentError('AgentPerRow needs at least one agent.')
+    for single in agents:
+      check_agent(single)
+    self._agents = agents
+    first = agents[0]
+    super().__init__(getattr(first, '_num_actions', None),
+                     getattr(first, '_observation_shape', None), len(agents))
+
+  @property
+  def agents(self):
+    """The single-environment agents, one per row."""
+    return tuple(self._agents)
+
+  def get_name(self):
+    return _call_optional(self._agents[0], 'get_name', type(self._agents[0]).__name__)
+
+  def begin_episode(self, observations, rows):
+    return np.array([self._agents[row].begin_episode(observation)
+                     for row, observation in zip(rows, observations)])
+
+  def step(self, rewards, observations, rows):
+    return np.array([self._agents[row].step(float(reward), observation)
+                     for row, reward, observation in zip(rows, rewards, observations)])
+
+  def end_episode(self, rewards, terminals, rows):
+    for row, reward, terminal in zip(rows, rewards, terminals):
+      self._agents[row].end_episode(float(reward), bool(terminal))
+
+  def set_summary_writer(self, summary_writer):
+    super().set_summary_writer(summary_writer)
+    for single in getattr(self, '_agents', ()):
+      _call_optional(single, 'set_summary_writer', None, summary_writer)
+
+  def set_mode(self, mode):
+    for single in getattr(self, '_agents', ()):
+      _call_optional(single, 'set_mode', None, mode)
+
+  def save_checkpoint(self, checkpoint_dir, iteration_number):
+    for row, single in enumerate(self._agents):
+      _call_optional(single, 'save_checkpoint', None,
+                     self._row_dir(checkpoint_dir, row), iteration_number)
+
+  def load_checkpoint(self, checkpoint_dir, iteration_number):
+    for row, single in enumerate(self._agents):
+      _call_optional(single, 'load_checkpoint', None,
+                     self._row_dir(checkpoint_dir, row), iteration_number)
+
+  def reload_latest_checkpoint(self, checkpoint_dir):
+    iterations = [_call_optional(single, 'reload_latest_checkpoint', -1,
+                                 self._row_dir(checkpoint_dir, row))
+                  for row, single in enumerate(self._agents)]
+    return min(iterations)
+
+  def _row_dir(self, checkpoint_dir, row):
+    if len(self._agents) == 1:
+      return checkpoint_dir
+    return os.path.join(checkpoint_dir, f'row_{row}')
+
+
+def is_batched(agent):
+  """Whether `agent` acts for a batch (`BatchedAgent`, or begin_episode takes rows)."""
+  if isinstance(agent, BatchedAgent):
+    return True
+  begin = getattr(agent, 'begin_episode', None)
+  if not callable(begin):
+    return False
+  try:
+    return 'rows' in inspect.signature(begin).parameters
+  except (TypeError, ValueError):
+    return False
+
+
+def as_batched(agent):
+  """`agent` as a `BatchedAgent`: itself if batched, else `AgentPerRow([agent])`.
+
+  Raises:
+    AgentError: the agent misses a required method (named).
+  """
+  check_agent(agent)
+  return agent if is_batched(agent) else AgentPerRow([agent])
+
+
+def check_agent(agent):
+  """Raises `AgentError` naming the first required method `agent` lacks or cannot call."""
+  name = type(agent).__name__
+  for method in REQUIRED_METHODS:
+    if not callable(getattr(agent, method, None)):
+      raise AgentError(
+          f'agent {name} has no callable {method}(); an agent needs '
+          f'{", ".join(REQUIRED_METHODS)} (BLE\'s Agent interface).')
+  return agent
+
+
+def _call_optional(agent, method, default, *args):
+  """`agent.method(*args)` when the agent has it, else `default` (BLE's no-ops)."""
+  function = getattr(agent, method, None)
+  return function(*args) if callable(function) else default
