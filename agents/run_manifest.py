@@ -3,8 +3,8 @@
     format: 1
     project_version: 0.1.0          # agents.__version__ that started the run
     sessions:                       # one entry per start and per resume
-    - {started: '2026-11-25T08:50:52', project_version: 0.1.0, python: 3.11.7,
-       tensorflow: 2.21.0, platform: Linux-6.1-x86_64}
+    - {started: '2026-11-25T08:50:52', project_version: 0.1.0, commit: 9dbb4ea1b18c...,
+       python: 3.11.7, tensorflow: 2.21.0, platform: Linux-6.1-x86_64}
     trackers:                       # what each tracker needs to reopen its run
       mlflow: {run_id: 5f0c..., tracking_uri: 'http://localhost:5000'}
       wandb: {id: m7l7l3vs, project: agents}
@@ -13,12 +13,16 @@
 file holds what is about the run rather than its settings. It is written atomically;
 one that cannot be read is set aside as `run.yaml.unreadable` and started anew, since
 nothing in it is needed to resume the run.
+
+A session's `commit` is the git commit of the source tree the package was imported from
+(with `-dirty` when tracked files differ from it), or null for an installed wheel.
 """
 
 import datetime
 import logging
 import os
 import platform
+import subprocess
 import sys
 
 import agents
@@ -36,14 +40,23 @@ def path_in(run_dir):
   return os.path.join(run_dir, FILENAME)
 
 
-def read(run_dir):
-  """The run's manifest as a mapping; {} when there is none or it cannot be read."""
+def read(run_dir, set_aside=True):
+  """The run's manifest as a mapping; {} when there is none or it cannot be read.
+
+  Args:
+    run_dir: the run directory.
+    set_aside: move an unreadable manifest to `run.yaml.unreadable` (so the run writes it
+      anew); False leaves the run untouched (a reader such as export).
+  """
   path = path_in(run_dir)
   if not os.path.exists(path):
     return {}
   try:
     return yaml_io.read_yaml(path)
   except ConfigError as error:
+    if not set_aside:
+      _LOG.warning('%s; read as empty.', error)
+      return {}
     _LOG.warning('%s; it is kept as %s.unreadable and written anew.', error, FILENAME)
     os.replace(path, path + '.unreadable')
     return {}
@@ -68,11 +81,35 @@ def record_trackers(run_dir, states):
   yaml_io.save_yaml(data, path_in(run_dir))
 
 
+def source_commit():
+  """The git commit of the source tree this package runs from, or None.
+
+  None when the package is not the top folder of a git work tree (an installed wheel, or
+  git missing); `<sha>-dirty` when tracked files differ from the commit.
+  """
+  package_root = os.path.dirname(os.path.dirname(os.path.abspath(agents.__file__)))
+
+  def git(*arguments):
+    return subprocess.run(['git', '-C', package_root, *arguments], capture_output=True,
+                          text=True, timeout=10, check=True).stdout.strip()
+
+  try:
+    # A site-packages inside someone else's repository is not our source tree.
+    if os.path.realpath(git('rev-parse', '--show-toplevel')) != os.path.realpath(package_root):
+      return None
+    commit = git('rev-parse', 'HEAD')
+    dirty = git('status', '--porcelain', '--untracked-files=no')
+  except (OSError, subprocess.SubprocessError):
+    return None
+  return commit + ('-dirty' if dirty else '')
+
+
 def _session():
   tensorflow = sys.modules.get('tensorflow')
   return dict(
       started=datetime.datetime.now().isoformat(timespec='seconds'),
-      project_version=agents.__version__, python=platform.python_version(),
+      project_version=agents.__version__, commit=source_commit(),
+      python=platform.python_version(),
       tensorflow=getattr(tensorflow, '__version__', None),
       platform=f'{platform.system()}-{platform.release()}-{platform.machine()}')
 

@@ -117,10 +117,40 @@ def _build_algorithm(config, batch_env, is_training):
                               f"{config['environment']['id']}: {error}") from error
 
 
-def save_policy(algorithm, observation_space, path):
-  """Saves the algorithm's deterministic policy (`export_policy`) as a SavedModel at `path`."""
+def save_policy(algorithm, observation_space, path, config=None, run_dir=None, step=None,
+                checkpoint=None, name=None, notes=None):
+  """Saves the algorithm's deterministic policy (`export_policy`) as a SavedModel at `path`.
+
+  With `config`, the folder also gets its record, `policy.yaml`, and its model card,
+  `MODEL_CARD.md` (`agents.policy_record`, `agents.model_card`), with no evaluation.
+
+  Args:
+    algorithm: the algorithm whose policy is saved.
+    observation_space: the environment's observation space.
+    path: the folder to write.
+    config: the run's config; None writes the SavedModel alone.
+    run_dir: the run directory (its run.yaml and metrics.jsonl give versions and time).
+    step: the global step (environment steps) of the saved weights.
+    checkpoint: the checkpoint the weights come from.
+    name: the policy's name in its record; None: the run directory's (or folder's) name.
+    notes: free text for the record and card.
+
+  Returns:
+    `path`.
+  """
   import tensorflow as tf
+
+  from agents import policy_record
+  # A record left by an earlier save describes other weights: it goes first, so a save
+  # that fails midway leaves no record that claims the new weights.
+  policy_record.remove(path)
   tf.saved_model.save(algorithm.export_policy(observation_space), path)
+  if config is not None:
+    training_record = policy_record.training_of(run_dir, config, step, checkpoint)
+    name = name or os.path.basename(os.path.abspath(run_dir or path))
+    record = policy_record.new_record(path, name, config, config['environment']['id'],
+                                      observation_space.shape, training_record, notes)
+    policy_record.write(path, record)
   return path
 
 
@@ -272,7 +302,8 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
       reporter.bar.update(max(0, step - reporter.bar.n))
       reporter.bar.close()
       if export_policy and not interrupted:
-        save_policy(algorithm, batch_env.observation_space, os.path.join(run_dir, 'policy'))
+        save_policy(algorithm, batch_env.observation_space, os.path.join(run_dir, 'policy'),
+                    config=config, run_dir=run_dir, step=step)
       status = tracking.INTERRUPTED if interrupted else tracking.FINISHED
       # The score that metrics.jsonl holds, as every reader of the run sees it.
       from agents.tools import metrics_writer

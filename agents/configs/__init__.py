@@ -15,6 +15,7 @@ from agents.configs.named import CONFIGS, merge
 from agents.configs.resolution import (
     apply_overrides,
     flatten,
+    from_saved,
     import_modules,
     load_yaml,
     parse_override,
@@ -27,7 +28,7 @@ from agents.configs.yaml_io import dump_yaml, save_yaml
 
 __all__ = [
     'CONFIGS', 'ConfigError', 'SECTIONS', 'apply_overrides', 'defaults_of',
-    'dump_yaml', 'flatten', 'import_modules', 'load_yaml', 'merge', 'migrate_flat',
+    'dump_yaml', 'flatten', 'from_saved', 'import_modules', 'load_yaml', 'merge', 'migrate_flat',
     'migrate_nested', 'parse_override', 'resolve', 'resume_config', 'save_yaml', 'specs_for',
     'specs_of', 'validate',
 ]

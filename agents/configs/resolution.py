@@ -269,7 +269,22 @@ def load_yaml(path):
   Raises:
     ConfigError: naming the file and the problem; a nested file must hold every key.
   """
-  data = yaml_io.read_yaml(path)
+  return from_saved(yaml_io.read_yaml(path), path)
+
+
+def from_saved(data, where):
+  """A full config saved by this or an earlier version (a run's config.yaml, the config of a
+  policy record), migrated and validated.
+
+  Args:
+    data: the saved mapping.
+    where: what it is, for the message (a path, or a path and field).
+
+  Raises:
+    ConfigError: naming `where` and the problem; a nested config must hold every key.
+  """
+  if not isinstance(data, dict):
+    raise ConfigError(f'{where}: a config is a mapping, not {type(data).__name__}.')
   if migration.is_flat(data):
     data = from_mapping(data)  # Earlier versions' keys onto today's defaults.
   else:
@@ -277,7 +292,7 @@ def load_yaml(path):
   try:
     return validate(data)
   except ConfigError as error:
-    raise ConfigError(f'{path}: {error}') from None
+    raise ConfigError(f'{where}: {error}') from None
 
 
 def parse_override(text):

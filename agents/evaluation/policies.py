@@ -16,7 +16,8 @@ not depend on which row or batch it was flown in. `make_policy(spec, batch_size)
 - `run:<RUN_DIR>`: a trained run's deterministic policy (the newest checkpoint that
   reads, or `checkpoint`), the algorithm's network and normaliser run as one TensorFlow
   function on the whole batch;
-- `savedmodel:<DIR>`: an exported `policy/` SavedModel;
+- `savedmodel:<DIR>`: an exported `policy/` SavedModel, on the environment its record
+  (`policy.yaml`) names;
 - `<module>:<factory>`: a user policy. `factory(batch_size=B)` (or `factory()`) returns
   either a batched policy as above, or an agent with BLE's Agent interface
   (`begin_episode(observation)`, `step(reward, observation)`, `end_episode(reward,
@@ -32,7 +33,7 @@ import os
 
 import numpy as np
 
-from agents import plugins
+from agents import plugins, policy_record
 from agents.evaluation import environments
 from agents.evaluation.errors import EvaluationError
 
@@ -222,14 +223,23 @@ def run_env_id(run_dir):
 def resolve_env_id(spec, env_id=None):
   """The environment an agent flies: `env_id`, else the agent's own, else the default.
 
-  The agent's own: a run's environment (`run:`), or the environment whose evaluation
-  plug-in has the baseline. Else the one environment with an evaluation plug-in
+  The agent's own: a run's environment (`run:`), an exported policy's (`savedmodel:`, from
+  its record, `policy.yaml`), or the environment whose evaluation plug-in has the
+  baseline. Else the one environment with an evaluation plug-in
   (`environments.default_env_id`).
 
   Raises:
-    EvaluationError: an unknown agent, or no environment named and no default one.
+    EvaluationError: an unknown agent, no environment named and no default one, a
+      damaged policy record, or an `env_id` other than the record's.
   """
   kind, rest = split_spec(spec)
+  if kind == 'savedmodel':
+    record = saved_model_record(rest)
+    if record is not None:
+      if env_id and env_id != record['env_id']:
+        raise EvaluationError(f'savedmodel:{rest} was trained on {record["env_id"]} (its '
+                              f'{policy_record.FILENAME}), not {env_id}.')
+      return record['env_id']
   if env_id:
     return env_id
   if kind == 'run':
@@ -336,6 +346,18 @@ def _run_model(run_dir, checkpoint, env_id):
   except (ValueError, FileNotFoundError) as error:  # ConfigError is a ValueError
     raise EvaluationError(f'run:{run_dir}: {error}') from None
   return algorithm.export_policy(observation_space)
+
+
+def saved_model_record(path):
+  """The record (`agents.policy_record`) of an exported policy folder; None if it has none.
+
+  Raises:
+    EvaluationError: the record is damaged (naming the file and the field).
+  """
+  try:
+    return policy_record.load(path)
+  except policy_record.PolicyRecordError as error:
+    raise EvaluationError(f'savedmodel:{path}: {error}') from None
 
 
 def load_saved_model(path):

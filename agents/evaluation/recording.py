@@ -18,6 +18,9 @@ import numpy as np
 
 from agents.evaluation import environments, errors, play, policies
 
+# What a SavedModel exported before policy records flies unless told otherwise.
+DEFAULT_CONFIG = 'balloon'
+
 
 def _video_writer_format(requested):
   if requested:
@@ -71,18 +74,33 @@ def _run_policy(run_dir, checkpoint):
 
 
 def _saved_model_policy(path, config_name):
-  """(policy, config) of an exported SavedModel flying the environment of `config_name`."""
-  from agents import configs
+  """(policy, config) of an exported SavedModel flying the environment of `config_name`
+  (None: its record's config, else `DEFAULT_CONFIG`)."""
+  from agents import configs, policy_record
   try:
     model = policies.load_saved_model(path)
+    record = policies.saved_model_record(path)
   except errors.EvaluationError as error:
     raise configs.ConfigError(str(error)) from None
-  config = configs.resolve(config_name)
+  if config_name is not None:
+    config = configs.resolve(config_name)
+    source = f"config {config_name!r}"
+  elif record is not None:
+    print(f'visualize: flying {policy_record.describe(record)}.')
+    config = configs.from_saved(record['config'],
+                                f'{policy_record.path_in(path)}: field config')
+    source = f"the config of its record ({policy_record.FILENAME})"
+  else:
+    print(f'visualize: {path} has no {policy_record.FILENAME} (exported before policy '
+          f'records); flying the environment of config {DEFAULT_CONFIG!r} (--config to '
+          'choose another).')
+    config = configs.resolve(DEFAULT_CONFIG)
+    source = f"config {DEFAULT_CONFIG!r}"
   from agents import builders
   probe = builders.make_env(config)
   try:
     policies.check_observation_shape(model, path, probe.observation_space,
-                                     f"the environment of config {config_name!r}")
+                                     f"the environment of {source}")
   except errors.EvaluationError as error:
     raise configs.ConfigError(str(error)) from None
   finally:
@@ -92,7 +110,7 @@ def _saved_model_policy(path, config_name):
 
 
 def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=None,
-              max_steps=None, seed=0, frame_every=None, savedmodel=None, config_name='balloon'):
+              max_steps=None, seed=0, frame_every=None, savedmodel=None, config_name=None):
   """Plays episodes with the deterministic policy and writes their records.
 
   Args:
@@ -105,7 +123,8 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
     seed: seed of the first episode's reset (episode i uses seed + i).
     frame_every: render one video frame every this many steps; None picks.
     savedmodel: an exported SavedModel directory to fly instead of a run.
-    config_name: with `savedmodel`, the config (name or YAML) whose environment it flies.
+    config_name: with `savedmodel`, the config (name or YAML) whose environment it flies;
+      None takes the config of its record (`policy.yaml`), else `DEFAULT_CONFIG`.
 
   Returns:
     The dict written to episodes.json.

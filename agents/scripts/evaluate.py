@@ -3,10 +3,13 @@
     python -m agents.scripts.evaluate --agent=random|station_seeker|random_walk|run:<RUN_DIR>|
         savedmodel:<DIR>|<module:factory> --suite=small_eval --output_dir=DIR [--env=ID]
         [--num_shards=K --shard_index=i] [--workers=N] [--ray | --ray_address=ADDR]
-        [--flight_paths] [--checkpoint=NAME] [--overwrite] [--nogallery]
+        [--flight_paths] [--checkpoint=NAME] [--overwrite] [--nogallery] [--record]
     python -m agents.scripts.evaluate combine DIR
     python -m agents.scripts.evaluate compare DIR_A DIR_B ... [--output_dir=DIR]
 
+A `savedmodel:<DIR>` agent flies the environment its record (`policy.yaml`, written by
+`agents.scripts.export`) names, and the line before the table says what it is; with
+`--record` a complete suite's results are added to that record and its model card.
 The library is `agents.evaluation`; this is its command line. Bad input (an unknown
 agent or suite, a run without a checkpoint, a shard index out of range, an output
 directory holding another evaluation, a factory that does not import or returns the
@@ -14,6 +17,7 @@ wrong shape) prints one line and exits with code 2.
 """
 
 import os
+import shlex
 import sys
 
 from agents.tools.command_line import OneLineArgumentParser as _Parser
@@ -67,6 +71,9 @@ def _parser(command):
                       help='replace results of another evaluation in --output_dir')
   parser.add_argument('--nogallery', dest='gallery', action='store_false')
   parser.add_argument('--quiet', action='store_true', help='no progress bar')
+  parser.add_argument('--record', action='store_true',
+                      help="savedmodel:<DIR> only: add the results to the policy's record "
+                      '(policy.yaml) and model card')
   return parser
 
 
@@ -100,11 +107,41 @@ def _interval(point, interval):
   return f'{_number(point)} [{_number(interval[0])}, {_number(interval[1])}]'
 
 
+def _announce_saved_model(args):
+  """Prints what a savedmodel: agent is (from its record); checks --record can be kept.
+
+  Returns:
+    The folder whose record takes the results (with --record), else None.
+  """
+  from agents import policy_record
+  from agents.evaluation import EvaluationError, policies
+  kind, path = policies.split_spec(args.agent)
+  if kind != 'savedmodel':
+    if args.record:
+      raise EvaluationError(f'--record adds results to an exported policy\'s record; '
+                            f'--agent {args.agent} is not savedmodel:<DIR>.')
+    return None
+  record = policies.saved_model_record(path)
+  if record is None:
+    print(f'{path} has no {policy_record.FILENAME} (exported before policy records); flying '
+          f'it on {policies.resolve_env_id(args.agent, args.env)}.')
+    if args.record:
+      raise EvaluationError(f'--record: {path} has no {policy_record.FILENAME} to add the '
+                            'results to; export the policy again with agents.scripts.export.')
+    return None
+  print(f'Flying {policy_record.describe(record)}.')
+  if args.record and policy_record.weights_digest(path) != record['weights_sha256']:
+    raise EvaluationError(f'--record: {policy_record.path_in(path)} describes other weights '
+                          f'than {path} holds (weights_sha256); export the policy again.')
+  return path if args.record else None
+
+
 def _run(args):
   from agents import evaluation
   from agents.evaluation import runner
   if args.shard_index is not None and args.num_shards is None:
     raise evaluation.EvaluationError('--shard_index needs --num_shards.')
+  recorded = _announce_saved_model(args)
   outcome = evaluation.evaluate(
       args.agent, args.suite, args.output_dir,
       num_shards=args.num_shards if args.num_shards is not None else (
@@ -117,9 +154,25 @@ def _run(args):
   if outcome['complete']:
     print(_table([outcome['summary']]))
     print(f'Wrote {os.path.join(args.output_dir, "summary.json")}.')
+    if recorded:
+      _record(recorded, outcome['summary'], args.command_line)
   else:
+    if recorded:
+      print('--record: the suite is not complete in this run, so the record is unchanged.')
     print(f'Shard written to {args.output_dir}; run the other shards, then '
           f'`python -m agents.scripts.evaluate combine {args.output_dir}`.')
+
+
+def _record(path, summary, command_line):
+  """Adds a complete evaluation of savedmodel:`path` to its record and model card."""
+  from agents import model_card, policy_record
+  from agents.evaluation import EvaluationError
+  try:
+    policy_record.add_evaluation(path, policy_record.evaluation_of(summary, command_line, path))
+  except policy_record.PolicyRecordError as error:
+    raise EvaluationError(f'--record: {error}') from None
+  print(f'Added the {summary["suite"]["name"]} results to {policy_record.path_in(path)} and '
+        f'{model_card.FILENAME}.')
 
 
 def _combine(args):
@@ -155,6 +208,7 @@ def main(argv=None):
     args = _parser(command).parse_args(argv)
   except SystemExit as exit_:  # A bad flag (one line on stderr already) or --help.
     return exit_.code
+  args.command_line = shlex.join(['python', '-m', 'agents.scripts.evaluate', *argv])
   try:
     {'run': _run, 'combine': _combine, 'compare': _compare}[command](args)
   except EvaluationError as error:

@@ -2,11 +2,13 @@
 
     python -m agents.scripts.visualize --logdir=RUN_DIR --outdir=DIR [--num_episodes=N]
         [--checkpoint=PATH] [--format=mp4|gif] [--max_steps=N] [--frame_every=K] [--seed=S]
-    python -m agents.scripts.visualize --savedmodel=DIR --outdir=DIR [--config=balloon] ...
+    python -m agents.scripts.visualize --savedmodel=DIR --outdir=DIR [--config=NAME] ...
 
 The policy is a run's (its `config.yaml` and its latest or given checkpoint) or an
-exported SavedModel (`agents.scripts.export`), which flies the environment of
-`--config` (default `balloon`) with no training and no run directory. It plays
+exported SavedModel (`agents.scripts.export`), which flies the environment of its
+record's config (`policy.yaml`), or of `--config`, with no training and no run
+directory; a folder exported before records flies `balloon` unless `--config` says
+otherwise, and a damaged record is one line naming the file and field. It plays
 `num_episodes` episodes with the policy's mode, and writes:
 
 - `episode-<i>.mp4` (or `.gif`) for environments that render rgb arrays, one
@@ -37,8 +39,9 @@ def main(argv=None):
   parser.add_argument('--logdir', default=None, help='Run directory <logdir>/<time>-<config>.')
   parser.add_argument('--savedmodel', default=None,
                       help='Exported policy to fly instead of a run (agents.scripts.export).')
-  parser.add_argument('--config', default='balloon',
-                      help='With --savedmodel: the config (name or YAML) of the environment.')
+  parser.add_argument('--config', default=None,
+                      help='With --savedmodel: the config (name or YAML) of the environment; '
+                      "default the one in its record (policy.yaml), else 'balloon'.")
   parser.add_argument('--outdir', required=True, help='Where to write videos and statistics.')
   parser.add_argument('--num_episodes', type=int, default=5)
   parser.add_argument('--checkpoint', default=None, help='Checkpoint prefix; default latest.')
