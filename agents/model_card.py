@@ -35,12 +35,14 @@ def render(record):
   """The Markdown text of a record's card."""
   training = record['training']
   network = record['config'].get('network', {}).get('kind', 'unknown')
+  algorithm = record['algorithm'].upper()
+  exporter = record['exported']['project_version']
   sections = [
-      f'# {record["name"]}: a {record["algorithm"].upper()} policy for {record["env_id"]}',
-      f'The deterministic policy (the mode of the trained policy) of a {record["algorithm"]} '
-      f'run with the `{network}` network, exported as a TensorFlow SavedModel by '
-      f'agents {record["exported"]["project_version"]}. Its machine-readable record, with '
-      'the full config, is `policy.yaml` beside this card.',
+      f'# {record["name"]}: a {algorithm} policy for {record["env_id"]}',
+      f'The deterministic policy (the mode of the trained policy) of a {algorithm} run with '
+      f'the `{network}` network, exported as a TensorFlow SavedModel'
+      + (f' by agents {exporter}' if exporter else '') + '. Its machine-readable record, '
+      'with the full config, is `policy.yaml` beside this card.',
       '## Training\n\n' + _training(training),
       '## Evaluation\n\n' + _evaluations(record['evaluations']),
       '## How to load and fly it\n\n' + _load(record['load']),

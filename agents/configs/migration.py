@@ -67,12 +67,14 @@ def migrate_nested(data):
   """Returns a full nested config mapping of an earlier version in today's layout.
 
   - `loop.eval_suite` (added): None, no suite evaluation, as before it existed;
+  - `loop.track` (added): [], no experiment tracker, as before trackers existed;
   - the wind-column keys of a network section of another kind (retired): dropped.
   """
   data = dict(data)
   if isinstance(data.get('loop'), dict):
     data['loop'] = dict(data['loop'])
     data['loop'].setdefault('eval_suite', None)
+    data['loop'].setdefault('track', [])
   network = data.get('network')
   return drop_retired_network_keys(data, network.get('kind') if isinstance(network, dict)
                                    else None)

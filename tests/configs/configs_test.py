@@ -138,6 +138,14 @@ class YamlFilesTest(unittest.TestCase):
     self.assertEqual(config['algorithm']['learning_rate'], 0.001)
     self.assertEqual(config['loop']['steps'], 5000)
 
+  def test_nested_configs_without_later_keys_get_their_old_behaviour(self):
+    config = configs.resolve('cartpole')
+    del config['loop']['track'], config['loop']['eval_suite']
+    migrated = configs.from_saved(config, 'old config.yaml')
+    self.assertEqual((migrated['loop']['track'], migrated['loop']['eval_suite']), ([], None))
+    with self.assertRaisesRegex(ConfigError, 'old config.yaml: a config is a mapping'):
+      configs.from_saved(['seed'], 'old config.yaml')
+
   def test_damaged_files_are_one_clear_error(self):
     for text, message in (('\x00\x01binary', 'NUL bytes'),
                           ('seed: [1, 2\n', 'not valid YAML'),
