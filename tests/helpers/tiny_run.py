@@ -38,3 +38,12 @@ ENDLESS_RUN = [
     '--set', 'algorithm.update_epochs=2', '--set', 'network.policy_layers=[8]',
     '--set', 'network.value_layers=[8]',
 ]
+
+
+def policy_copy():
+  """A fresh copy of the tiny run's exported policy/ (SavedModel, policy.yaml, card)."""
+  import os
+  import shutil
+  path = os.path.join(tempfile.mkdtemp(prefix='tiny-policy-'), 'policy')
+  shutil.copytree(os.path.join(tiny_run()[0], 'policy'), path)
+  return path

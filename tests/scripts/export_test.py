@@ -11,9 +11,12 @@ import unittest
 import numpy as np
 import tensorflow as tf
 
-from agents import builders, training
+from agents import builders, model_card, policy_record, training
 from agents.scripts import export
 from tests.helpers import tiny_run
+from tests.helpers.evaluate_cli import run_cli
+
+SHORT_SUITE = 'custom:seeds=0-1,episode_length=20'
 
 
 class ExportTest(unittest.TestCase):
@@ -92,6 +95,73 @@ class ExportTest(unittest.TestCase):
       self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir]), 0)
     self.assertIn(os.path.basename(newest), logs.output[0])
     self.assertTrue(os.path.exists(os.path.join(outdir, 'saved_model.pb')))
+
+
+
+class ExportRecordTest(unittest.TestCase):
+  """The record (policy.yaml) and model card that export writes beside the SavedModel."""
+
+  def test_writes_the_record_and_the_card_without_evaluations(self):
+    run_dir, _ = tiny_run.tiny_run()
+    outdir = os.path.join(tempfile.mkdtemp(), 'exported')
+    self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir,
+                                  '--name', 'cartpole_tiny']), 0)
+    record = policy_record.load(outdir)
+    self.assertEqual((record['name'], record['env_id'], record['observation_shape']),
+                     ('cartpole_tiny', 'CartPole-v1', [4]))
+    self.assertEqual((record['training']['steps'], record['training']['checkpoint']),
+                     (128, 'ckpt-128'))
+    self.assertEqual(record['evaluations'], [])
+    self.assertEqual(record['weights_sha256'], policy_record.weights_digest(outdir))
+    with open(model_card.path_in(outdir), encoding='utf-8') as file:
+      self.assertIn('Not evaluated', file.read())
+
+  def test_eval_suite_records_what_it_measured_on_the_export(self):
+    run_dir, _ = tiny_run.tiny_run()
+    outdir = os.path.join(tempfile.mkdtemp(), 'exported')
+    argv = ['--logdir', run_dir, '--outdir', outdir, f'--eval_suite={SHORT_SUITE}',
+            '--workers=0']
+    self.assertEqual(export.main(argv), 0)
+    [evaluation] = policy_record.load(outdir)['evaluations']
+    self.assertEqual((evaluation['suite']['name'], evaluation['suite']['num_seeds'],
+                      evaluation['metric']), (SHORT_SUITE, 2, 'cumulative_reward'))
+    self.assertTrue(evaluation['command'].startswith('python -m agents.scripts.export --logdir'))
+    # CartPole pays 1 per step: the tiny policy's return lies within the episode length.
+    self.assertTrue(0 < evaluation['statistics']['cumulative_reward']['mean'] <= 20)
+
+  def test_an_evaluation_of_the_exported_checkpoint_is_recorded_and_another_refused(self):
+    run_dir, _ = tiny_run.tiny_run()
+    evaluations = tempfile.mkdtemp()
+    for name in ('ckpt-64', 'ckpt-128'):
+      code, _, err = run_cli(f'--agent=run:{run_dir}', f'--checkpoint={name}',
+                             f'--suite={SHORT_SUITE}', f'--output_dir={evaluations}/{name}',
+                             '--workers=0', '--quiet', '--nogallery')
+      self.assertEqual(code, 0, err)
+    outdir = os.path.join(tempfile.mkdtemp(), 'exported')
+    self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir,
+                                  f'--evaluation={evaluations}/ckpt-64']), 2)
+    self.assertFalse(os.path.exists(outdir))
+    self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir,
+                                  f'--evaluation={evaluations}/ckpt-128']), 0)
+    [evaluation] = policy_record.load(outdir)['evaluations']
+    self.assertIn('--checkpoint=ckpt-128', evaluation['command'])
+
+  def test_an_unknown_suite_is_refused_before_anything_is_written(self):
+    run_dir, _ = tiny_run.tiny_run()
+    outdir = os.path.join(tempfile.mkdtemp(), 'exported')
+    self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir,
+                                  '--eval_suite=no_such_suite']), 2)
+    self.assertFalse(os.path.exists(outdir))
+
+  def test_exporting_again_replaces_the_record_of_the_old_weights(self):
+    run_dir, _ = tiny_run.tiny_run()
+    outdir = os.path.join(tempfile.mkdtemp(), 'exported')
+    self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir,
+                                  f'--eval_suite={SHORT_SUITE}', '--workers=0']), 0)
+    self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir, '--checkpoint',
+                                  os.path.join(run_dir, 'checkpoints', 'ckpt-64')]), 0)
+    record = policy_record.load(outdir)
+    self.assertEqual((record['training']['steps'], record['evaluations']), (64, []))
 
 
 if __name__ == '__main__':
