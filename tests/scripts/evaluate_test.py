@@ -5,6 +5,8 @@ import os
 import tempfile
 import unittest
 
+from agents import policy_record
+from agents.configs import yaml_io
 from tests.helpers import tiny_run
 from tests.helpers.evaluate_cli import run_cli
 
@@ -131,6 +133,73 @@ class CartPoleTest(unittest.TestCase):
                            f'--output_dir={tempfile.mkdtemp()}', '--workers=0', '--quiet')
     self.assertEqual(code, 2)
     self.assertIn("'station_seeker' is a baseline of BalloonLearningEnvironment-v0", err)
+
+
+
+class SavedModelRecordTest(unittest.TestCase):
+  """`savedmodel:DIR` reads the policy's record (policy.yaml); --record adds to it."""
+
+  def evaluate(self, policy, *extra):
+    return run_cli(f'--agent=savedmodel:{policy}', f'--suite={SHORT_SUITE}',
+                   f'--output_dir={tempfile.mkdtemp()}/eval', '--workers=0', '--quiet',
+                   '--nogallery', *extra)
+
+  def test_flies_the_environment_of_its_record_and_says_what_it_is(self):
+    policy = tiny_run.policy_copy()
+    code, out, err = self.evaluate(policy)
+    self.assertEqual(code, 0, err)
+    self.assertIn(f'Flying {policy_record.describe(policy_record.load(policy))}.', out)
+    self.assertIn('CartPole', out.splitlines()[0])
+    self.assertIn('return mean [95% CI]', out)  # CartPole's table, not the balloon's
+    self.assertEqual(policy_record.load(policy)['evaluations'], [])  # not asked to record
+
+  def test_record_adds_the_results_with_the_command(self):
+    policy = tiny_run.policy_copy()
+    code, out, err = self.evaluate(policy, '--record')
+    self.assertEqual(code, 0, err)
+    self.assertIn('Added the custom:seeds=0-3,episode_length=12 results to', out)
+    [evaluation] = policy_record.load(policy)['evaluations']
+    self.assertEqual(evaluation['suite']['num_seeds'], 4)
+    self.assertTrue(evaluation['command'].startswith(
+        f'python -m agents.scripts.evaluate --agent=savedmodel:{policy} '))
+
+  def test_a_folder_without_record_still_flies_with_one_line(self):
+    policy = tiny_run.policy_copy()
+    os.remove(policy_record.path_in(policy))
+    code, out, err = self.evaluate(policy, '--env=CartPole-v1')
+    self.assertEqual(code, 0, err)
+    self.assertEqual(out.splitlines()[0], f'{policy} has no policy.yaml (exported before '
+                     'policy records); flying it on CartPole-v1.')
+    code, _, err = self.evaluate(policy, '--env=CartPole-v1', '--record')
+    self.assertEqual(code, 2)
+    self.assertIn('has no policy.yaml to add the results to', err)
+
+  def test_a_damaged_record_is_one_line_naming_the_file_and_field(self):
+    policy = tiny_run.policy_copy()
+    record = policy_record.load(policy)
+    yaml_io.save_yaml(dict(record, training=dict(record['training'], steps=-0.5)),
+                      policy_record.path_in(policy))
+    code, _, err = self.evaluate(policy)
+    self.assertEqual(code, 2)
+    self.assertIn(f'{policy_record.path_in(policy)}: field training.steps must be int', err)
+    self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+  def test_record_refuses_other_weights_and_other_agents(self):
+    policy = tiny_run.policy_copy()
+    with open(os.path.join(policy, 'saved_model.pb'), 'ab') as file:
+      file.write(b'\0')  # The SavedModel changed since its record was written.
+    code, _, err = self.evaluate(policy, '--record')
+    self.assertEqual(code, 2)
+    self.assertIn('describes other weights', err)
+    code, _, err = run_cli('--agent=random', '--env=CartPole-v1', f'--suite={SHORT_SUITE}',
+                           f'--output_dir={tempfile.mkdtemp()}/eval', '--record')
+    self.assertEqual(code, 2)
+    self.assertIn('is not savedmodel:<DIR>', err)
+
+  def test_another_environment_than_the_records_is_refused(self):
+    code, _, err = self.evaluate(tiny_run.policy_copy(), '--env=Pendulum-v1')
+    self.assertEqual(code, 2)
+    self.assertIn('was trained on CartPole-v1 (its policy.yaml), not Pendulum-v1', err)
 
 
 if __name__ == '__main__':

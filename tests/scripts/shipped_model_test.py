@@ -7,6 +7,7 @@ import unittest
 
 import numpy as np
 
+from agents import configs, model_card, policy_record
 from agents.scripts import visualize
 from tests.helpers.evaluate_cli import run_cli
 
@@ -19,9 +20,26 @@ class ShippedModelTest(unittest.TestCase):
   def test_model_and_its_record_are_shipped(self):
     self.assertTrue(os.path.exists(os.path.join(MODEL_DIR, 'saved_model.pb')), MODEL_DIR)
     with open(os.path.join(MODEL_DIR, 'README.md'), encoding='utf-8') as file:
-      record = file.read()
-    self.assertIn('python -m agents.scripts.experiment fit', record)
-    self.assertIn('small_eval', record)
+      history = file.read()
+    self.assertIn('python -m agents.scripts.experiment fit', history)
+    self.assertIn('small_eval', history)
+
+  def test_its_policy_record_loads_and_describes_these_weights(self):
+    record = policy_record.load(MODEL_DIR)
+    self.assertIsNotNone(record, 'models/balloon_ppo has no policy.yaml')
+    self.assertEqual(record['weights_sha256'], policy_record.weights_digest(MODEL_DIR))
+    self.assertEqual((record['env_id'], record['observation_shape'], record['training']['steps']),
+                     ('BalloonLearningEnvironment-v0', [1099], 5_577_728))
+    config = configs.from_saved(record['config'], 'policy.yaml: field config')
+    self.assertEqual((config['network']['kind'], config['seed']), ('column', 1097713535))
+    [evaluation] = record['evaluations']
+    self.assertEqual((evaluation['suite']['name'], evaluation['suite']['num_seeds'],
+                      evaluation['metric']), ('small_eval', 100, 'twr50'))
+    # The number docs/results.md and README.md quote for the shipped policy.
+    self.assertAlmostEqual(evaluation['statistics']['twr50']['mean'], 0.341, places=3)
+    self.assertEqual(evaluation['weights_sha256'], record['weights_sha256'])
+    with open(model_card.path_in(MODEL_DIR), encoding='utf-8') as file:
+      self.assertEqual(file.read(), model_card.render(record))
 
   def test_evaluate_flies_it(self):
     outdir = tempfile.mkdtemp()
