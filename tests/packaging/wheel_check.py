@@ -13,8 +13,8 @@ installing TensorFlow into the new environment. The checks, in order:
 3. `agents` imports from that environment with the same `__version__`, and every file
    of the source package that is not Python (the data read at run time) is installed.
 4. Every console script of the distribution answers `--help`.
-5. `agents-train --config=cartpole` trains a tiny run: policy, metrics.jsonl, run.yaml
-   with the version.
+5. `agents-train --config=cartpole` trains a tiny run: policy (with policy.yaml, whose
+   commit is null, and MODEL_CARD.md), metrics.jsonl, run.yaml with the version.
 6. `agents-evaluate` flies the balloon model shipped in `models/balloon_ppo`, which
    stays out of the wheel (docs/packaging.md says why) and is passed by its path.
 
@@ -94,7 +94,8 @@ def build(dist):
   with tarfile.open(sdist) as archive:
     top = f'batchppo_agents-{version}/'
     names = set(archive.getnames())
-  for path in ('models/balloon_ppo/saved_model.pb', 'setup.py', 'README.md'):
+  for path in ('models/balloon_ppo/saved_model.pb', 'models/balloon_ppo/policy.yaml',
+               'setup.py', 'README.md'):
     if top + path not in names:
       raise CheckFailedError(f'The sdist lacks {path} (MANIFEST.in).')
   return wheel, sdist
@@ -162,12 +163,19 @@ def check_training(venv, workdir):
        '--set', 'loop.log_every=128', '--set', 'algorithm.segment_length=32'],
       'agents-train --config=cartpole', cwd=workdir, env=clean_environment())
   run_dir = os.path.join(logdir, 'wheel-cartpole')
-  for name in ('policy/saved_model.pb', 'metrics.jsonl', 'config.yaml', 'run.yaml'):
+  for name in ('policy/saved_model.pb', 'policy/policy.yaml', 'policy/MODEL_CARD.md',
+               'metrics.jsonl', 'config.yaml', 'run.yaml'):
     if not os.path.exists(os.path.join(run_dir, name)):
       raise CheckFailedError(f'agents-train wrote no {name} in {run_dir}.')
   with open(os.path.join(run_dir, 'run.yaml'), encoding='utf-8') as file:
     if f'project_version: {source_version()}' not in file.read():
       raise CheckFailedError(f'{run_dir}/run.yaml does not record version {source_version()}.')
+  with open(os.path.join(run_dir, 'policy', 'policy.yaml'), encoding='utf-8') as file:
+    record = file.read()
+  # Installed from the wheel, the package is no git checkout: its commit is unknown.
+  if f'project_version: {source_version()}' not in record or 'commit: null' not in record:
+    raise CheckFailedError(f'{run_dir}/policy/policy.yaml does not record version '
+                           f'{source_version()} with an unknown commit.')
 
 
 def check_evaluation(venv, workdir):
