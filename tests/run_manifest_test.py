@@ -24,6 +24,22 @@ class RunManifestTest(unittest.TestCase):
     self.assertEqual(data['sessions'][0]['python'], platform.python_version())
     self.assertEqual(run_manifest.read(self.run_dir), data)
 
+  def test_a_session_records_the_commit_of_this_source_tree(self):
+    import subprocess
+    data = run_manifest.record_session(self.run_dir)
+    head = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(agents.__file__))).stdout.strip()
+    self.assertEqual(data['sessions'][0]['commit'].removesuffix('-dirty'), head)
+    self.assertEqual(run_manifest.source_commit(), data['sessions'][0]['commit'])
+
+  def test_a_reader_may_leave_an_unreadable_manifest_in_place(self):
+    path = run_manifest.path_in(self.run_dir)
+    with open(path, 'w', encoding='utf-8') as file:
+      file.write('sessions: [unclosed\n')
+    with self.assertLogs('agents.run_manifest', 'WARNING'):
+      self.assertEqual(run_manifest.read(self.run_dir, set_aside=False), {})
+    self.assertTrue(os.path.exists(path))
+
   def test_the_first_version_is_kept_when_another_resumes(self):
     run_manifest.record_session(self.run_dir)
     path = run_manifest.path_in(self.run_dir)

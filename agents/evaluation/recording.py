@@ -84,23 +84,23 @@ def _saved_model_policy(path, config_name):
     raise configs.ConfigError(str(error)) from None
   if config_name is not None:
     config = configs.resolve(config_name)
-    source = f"config {config_name!r}"
+    flown = f'config {config_name!r}'
   elif record is not None:
     print(f'visualize: flying {policy_record.describe(record)}.')
     config = configs.from_saved(record['config'],
                                 f'{policy_record.path_in(path)}: field config')
-    source = f"the config of its record ({policy_record.FILENAME})"
+    flown = f'the config of its record ({policy_record.FILENAME})'
   else:
     print(f'visualize: {path} has no {policy_record.FILENAME} (exported before policy '
           f'records); flying the environment of config {DEFAULT_CONFIG!r} (--config to '
           'choose another).')
     config = configs.resolve(DEFAULT_CONFIG)
-    source = f"config {DEFAULT_CONFIG!r}"
+    flown = f'config {DEFAULT_CONFIG!r}'
   from agents import builders
   probe = builders.make_env(config)
   try:
     policies.check_observation_shape(model, path, probe.observation_space,
-                                     f"the environment of {source}")
+                                     f'the environment of {flown}')
   except errors.EvaluationError as error:
     raise configs.ConfigError(str(error)) from None
   finally:

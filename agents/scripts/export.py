@@ -69,7 +69,8 @@ def _measure(outdir, suite, workers, command):
       outcome = evaluation.evaluate(f'savedmodel:{outdir}', suite, scratch, workers=workers,
                                     artifacts=False, gallery=False, progress=False)
     except evaluation.EvaluationError as error:
-      raise configs.ConfigError(f'--eval_suite {suite}: {error}') from None
+      raise configs.ConfigError(f'{outdir} is exported, with no evaluation in its record: '
+                                f'--eval_suite {suite}: {error}') from None
   return policy_record.evaluation_of(outcome['summary'], command, outdir)
 
 

@@ -80,9 +80,15 @@ class TrainedPolicyTest(unittest.TestCase):
     run_dir, _ = tiny_run.tiny_run()  # CartPole
     with self.assertRaisesRegex(EvaluationError, 'trained on CartPole-v1'):
       policies.make_policy(f'run:{run_dir}', 2, env_id=constants.BALLOON_ENV_ID)
-    # A SavedModel names no environment: it flies the default one, the balloon.
+    # An exported policy's record (policy.yaml) names its environment.
+    exported = tiny_run.policy_copy()
+    self.assertEqual(policies.resolve_env_id(f'savedmodel:{exported}'), 'CartPole-v1')
+    with self.assertRaisesRegex(EvaluationError, 'was trained on CartPole-v1'):
+      policies.make_policy(f'savedmodel:{exported}', 2, env_id=constants.BALLOON_ENV_ID)
+    # Without a record it flies the default environment, the balloon, and is refused.
+    os.remove(os.path.join(exported, 'policy.yaml'))
     with self.assertRaisesRegex(EvaluationError, r'shape \(None, 4\)'):
-      policies.make_policy(f'savedmodel:{os.path.join(run_dir, "policy")}', 2)
+      policies.make_policy(f'savedmodel:{exported}', 2)
 
   def test_training_logs_twr50_and_failure_rates_without_dropped_info_warnings(self):
     run_dir, warnings = tiny_balloon_run_and_warnings()

@@ -38,6 +38,10 @@ class ExportFaultsTest(unittest.TestCase):
         (['--logdir', run_dir, '--checkpoint', 'ckpt-999', '--outdir', f'{scratch}/o4'],
          'ckpt-999'),
         (['--outdir', f'{scratch}/o5'], 'required: --logdir'),
+        (['--logdir', run_dir, '--outdir', f'{scratch}/o6', '--eval_suite=huge_eval'],
+         "unknown suite 'huge_eval'"),
+        (['--logdir', run_dir, '--outdir', f'{scratch}/o7', '--evaluation',
+          f'{scratch}/no-evaluation'], '--evaluation'),
     ]
     for argv, fragment in cases:
       with self.subTest(argv=argv):
