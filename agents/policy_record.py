@@ -53,6 +53,7 @@ _OPTIONAL_NUMBER = (int, float, type(None))
 _MAPPING = (dict,)
 _LIST = (list,)
 _CHECKPOINT_NAME = re.compile(r'ckpt-(\d+)')
+_LINE_WIDTH = 4096
 
 # field -> accepted types, for the record and each of its sections.
 _FIELDS = {
@@ -121,7 +122,8 @@ def write(directory, record):
   """Validates `record`, writes it atomically as policy.yaml, and writes its model card."""
   from agents import model_card
   validate(record, path_in(directory))
-  yaml_io.save_yaml(record, path_in(directory))
+  # Commands and paths on one line each, so they copy and paste whole.
+  yaml_io.save_yaml(record, path_in(directory), width=_LINE_WIDTH)
   model_card.write(directory, record)
 
 

@@ -15,28 +15,37 @@ from ruamel.yaml.error import YAMLError
 from agents.config_fields import ConfigError
 
 
-def _yaml():
+def _yaml(width=None):
   yaml = YAML(typ='safe', pure=True)
   yaml.default_flow_style = False
+  if width:
+    yaml.width = width
   # Keys in declaration order: seed, environment, network, algorithm (name first), loop.
   yaml.representer.sort_base_mapping_type_on_output = False
   return yaml
 
 
-def dump_yaml(config):
-  """Returns the config as a YAML string."""
+def dump_yaml(config, width=None):
+  """Returns the config as a YAML string; `width` is the line length at which long strings
+  fold (None: the library's, 80)."""
   stream = io.StringIO()
-  _yaml().dump(config, stream)
+  _yaml(width).dump(config, stream)
   return stream.getvalue()
 
 
-def save_yaml(config, path):
-  """Writes the config to `path` as YAML: a temporary file, then an atomic rename."""
+def save_yaml(config, path, width=None):
+  """Writes the config to `path` as YAML: a temporary file, then an atomic rename.
+
+  Args:
+    config: the mapping to write.
+    path: the file.
+    width: the line length at which long strings fold (None: 80).
+  """
   folder = os.path.dirname(os.path.abspath(path))
   handle, temporary = tempfile.mkstemp(prefix='.config-', suffix='.yaml', dir=folder)
   try:
     with os.fdopen(handle, 'w', encoding='utf-8') as file:
-      file.write(dump_yaml(config))
+      file.write(dump_yaml(config, width))
     os.replace(temporary, path)
   except BaseException:
     if os.path.exists(temporary):
