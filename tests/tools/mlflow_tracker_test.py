@@ -71,6 +71,8 @@ class MLflowTrackerTest(unittest.TestCase):
     self.assertEqual(top, {'config.yaml', 'policy'})
     policy = {item.path for item in self.client.list_artifacts(self.run_id, 'policy')}
     self.assertIn('policy/saved_model.pb', policy)
+    # The policy's record and card travel with it (agents.policy_record).
+    self.assertLessEqual({'policy/policy.yaml', 'policy/MODEL_CARD.md'}, policy)
 
   def test_a_resumed_run_reopens_its_mlflow_run(self):
     run_dir = os.path.join(tempfile.mkdtemp(), 'run')
