@@ -114,7 +114,9 @@ def load(directory):
   try:
     data = yaml_io.read_yaml(path)
   except ConfigError as error:
-    raise PolicyRecordError(f'policy record {error}'.replace('Config file ', '')) from None
+    # yaml_io speaks of config files; this one is a policy record.
+    message = str(error).replace('Config file ', 'Policy record ', 1)
+    raise PolicyRecordError(message.replace('a mapping of config keys', 'a mapping')) from None
   return validate(data, path)
 
 
