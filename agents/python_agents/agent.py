@@ -288,7 +288,9 @@ class AgentPerRow(BatchedAgent):
   def _row_dir(self, checkpoint_dir, row):
     if len(self._agents) == 1:
       return checkpoint_dir
-    return os.path.join(checkpoint_dir, f'row_{row}')
+    directory = os.path.join(checkpoint_dir, f'row_{row}')
+    os.makedirs(directory, exist_ok=True)  # BLE's loop hands agents an existing directory.
+    return directory
 
 
 def is_batched(agent):
@@ -345,6 +347,8 @@ def check_actions(actions, rows, num_actions, agent_name='agent', iteration=None
 
   def refuse(index, problem):
     action = array[index] if array.ndim else array
+    if isinstance(action, (np.ndarray, np.generic)):
+      action = action.tolist()  # Shown as the agent's Python value, without NumPy's repr.
     raise AgentActionError(f'{agent_name} returned action {action!r} for balloon (row) '
                            f'{int(rows[index])}{when}: {problem}; {expected}.',
                            action, int(rows[index]), iteration)
@@ -361,7 +365,7 @@ def check_actions(actions, rows, num_actions, agent_name='agent', iteration=None
                   if isinstance(action, bool) or not isinstance(action, int)), None)
     if index is not None or array.dtype.kind != 'O':
       index = 0 if index is None else index
-      refuse(index, f'of type {type(array[index]).__name__}')
+      refuse(index, f'of type {type(array.tolist()[index]).__name__}')
     array = array.astype(np.int64)  # Python ints in an object array.
   outside = (array < 0) | (array >= num_actions)
   if outside.any():

@@ -227,8 +227,9 @@ class _TrainingLoop:
           saved = iteration
           if self.stop.requested:
             interrupted = True
-            self.bar.write(f'{self.stop.signal_name}: stopped in iteration {iteration} '
-                           f'and saved its checkpoint in {self.checkpoint_dir}.')
+            line = (f'{self.stop.signal_name}: stopped in iteration {iteration} and saved '
+                    f'its checkpoint in {self.checkpoint_dir}.')
+            self.bar.write(line) if progress else _LOG.warning(line)
             break
         finished = True
     finally:
@@ -342,8 +343,8 @@ class _TrainingLoop:
     return summary
 
   def _save(self, iteration, complete):
-    self.agent.save_checkpoint(self.checkpoint_dir, iteration)
     os.makedirs(self.checkpoint_dir, exist_ok=True)
+    self.agent.save_checkpoint(self.checkpoint_dir, iteration)
     _write_json(os.path.join(self.checkpoint_dir, f'iteration_{iteration}.json'), {
         'agent_class': self.agent_class, 'agent_name': self.agent_name,
         'iteration': iteration, 'episodes': self.episodes, 'complete': complete,
