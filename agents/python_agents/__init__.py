@@ -8,4 +8,10 @@ balloon (and on any Gymnasium environment with discrete actions):
 - `agent`: `Agent`, `AgentMode`, `RandomAgent` (BLE's `agents/agent.py`), and
   `BatchedAgent`, the same interface over a batch of environments, with `AgentPerRow`
   wrapping single-environment agents into it.
+- `eval_lib`: `eval_agent`, `get_eval_suite`, `EvaluationResult` (BLE's `eval/eval_lib.py`
+  and `eval/suites.py`), over `agents.evaluation`'s runner;
+- `run_helpers`: `create_agent` (BLE's `utils/run_helpers.py`) for the shipped agents:
+  `random`, `station_seeker`, `random_walk`, `balloon_ppo`, `quantile`;
+- `quantile_agent`: `QuantileAgent`, the project's QR-DQN as a `BatchedAgent`;
+- `tf_checkpoint`: per-iteration checkpoints of an agent's TensorFlow state.
 """

@@ -51,7 +51,7 @@ class PolicyAgent(agent_lib.Agent):
   """
 
   def __init__(self, num_actions, observation_shape, policy, name):
-    """Args: num_actions, observation_shape: BLE's; policy: a one-row policy; name: get_name()."""
+    """Keeps the one-row `policy`; `name` is what `get_name()` returns."""
     super().__init__(num_actions, observation_shape)
     self._policy = policy
     self._name = name
