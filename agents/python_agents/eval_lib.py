@@ -17,7 +17,7 @@ What is flown, by the kind of `agent`:
 - a `BatchedAgent` (see `agent.is_batched`): batches of `agent.batch_size` balloons, a
   finished row starting the next seed at once;
 - a single-environment `Agent` instance: one seed after another, as BLE does, since an
-  agent holds the state of the episode it flies;
+  agent holds the state of the episode it flies; a list of them, one per row;
 - an agent class or factory, `factory(num_actions, observation_shape)`: `batch_size`
   copies (default 32) flown side by side as `AgentPerRow`, one copy per row. Each copy
   is a fresh agent: load its parameters in the factory.
@@ -163,8 +163,9 @@ def eval_agent(agent, env, eval_suite, *, render_period=10, calculate_flight_pat
   """Evaluates an agent on a suite; returns BLE's per-seed results, in suite order.
 
   Args:
-    agent: a `BatchedAgent`, an `Agent`, or a factory `(num_actions, observation_shape)
-      -> Agent` (see the module docstring for how each is flown).
+    agent: a `BatchedAgent`, an `Agent`, a list of `Agent`s (one per row), or a factory
+      `(num_actions, observation_shape) -> Agent` (see the module docstring for how each
+      is flown).
     env: the environment: a Gymnasium environment, its id, or None (the balloon).
     eval_suite: a suite (`get_eval_suite`, `EvaluationSuite`, or an `agents.evaluation`
       `Suite`) or its name.
@@ -201,7 +202,10 @@ def eval_agent(agent, env, eval_suite, *, render_period=10, calculate_flight_pat
 
 
 def _batched_agent(agent, environment, batch_size):
-  """The agent as a `BatchedAgent`: itself, one instance in one row, or factory copies."""
+  """The agent as a `BatchedAgent`: itself, one instance in one row, a list one per row, or
+  factory copies."""
+  if isinstance(agent, (list, tuple)) and batch_size is None:
+    return agent_lib.AgentPerRow(agent)
   if isinstance(agent, type) or (callable(agent) and not agent_lib.is_batched(agent)
                                  and not callable(getattr(agent, 'begin_episode', None))):
     copies = DEFAULT_COPIES if batch_size is None else batch_size

@@ -92,7 +92,9 @@ class EvalAgentTest(unittest.TestCase):
                                      calculate_flight_path=False)
     side_by_side = eval_lib.eval_agent(station_seeker, None, SHORT, batch_size=3,
                                        calculate_flight_path=False)
-    for results in (one_by_one, side_by_side):
+    listed = eval_lib.eval_agent([station_seeker(), station_seeker()], None, SHORT,
+                                 calculate_flight_path=False)
+    for results in (one_by_one, side_by_side, listed):
       self.assertEqual([result.seed for result in results], list(SHORT.seeds))
       for result in results:
         theirs = expected[result.seed]
