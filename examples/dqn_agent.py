@@ -87,7 +87,7 @@ class MLPQNetwork(tf.Module):
 class ColumnQNetwork(tf.Module):
   """Q-values [B, 3] (DOWN, STAY, UP) of BLE's features [B, 1099], level by level."""
 
-  def __init__(self, observation_shape, num_actions, context_size=64, level_layers=(32, 32),
+  def __init__(self, observation_shape, num_actions, context_size=64, level_layers=(32,),
                column_stride=4, seed=0, name=None):
     super().__init__(name=name)
     if tuple(observation_shape) != (_AMBIENT + 3 * _LEVELS,) or num_actions != 3:
@@ -214,11 +214,11 @@ class DQNLearner:
   """The networks, Adam, the replay memory and the schedules, for `rows` batch rows."""
 
   def __init__(self, num_actions, observation_shape, rows, *, network='column',
-               hidden_layers=(256, 256), column_stride=4, learning_rate=3e-4,
+               hidden_layers=(256, 256), column_stride=4, learning_rate=5e-4,
                adam_epsilon=3.125e-4, max_grad_norm=10.0, discount=0.993, n_step=5,
-               replay_capacity=100_000, batch_size=128, min_replay=5_000, update_period=16,
-               target_update_period=500, epsilon_start=1.0, epsilon_end=0.01,
-               epsilon_decay_steps=250_000, seed=0):
+               replay_capacity=100_000, minibatch_size=256, min_replay=5_000, update_period=64,
+               target_update_period=250, epsilon_start=1.0, epsilon_end=0.01,
+               epsilon_decay_steps=100_000, seed=0):
     if network == 'column':
       make = lambda name: ColumnQNetwork(observation_shape, num_actions,  # noqa: E731
                                          column_stride=column_stride, seed=seed, name=name)
@@ -243,7 +243,7 @@ class DQNLearner:
     self._rng = np.random.default_rng(seed)
     self._num_actions = num_actions
     self._reward_scale = 1.0 - discount
-    self._batch_size, self._min_replay = batch_size, min_replay
+    self._minibatch_size, self._min_replay = minibatch_size, min_replay
     self._update_period, self._target_update_period = update_period, target_update_period
     self._epsilon = (epsilon_start, epsilon_end, epsilon_decay_steps)
     # The counters, in Python while training (no tensor op per step); in the checkpoint.
@@ -288,7 +288,7 @@ class DQNLearner:
     self._owed_updates += len(rows) / self._update_period
     while self._owed_updates >= 1.0:
       self._owed_updates -= 1.0
-      self._train_step(*self.memory.sample(self._batch_size))
+      self._train_step(*self.memory.sample(self._minibatch_size))
       self._gradient_steps += 1
       if self._gradient_steps % self._target_update_period == 0:
         self._copy_to_target()
@@ -298,12 +298,15 @@ class DQNLearner:
 
   def _gradient_step(self, observations, actions, returns, discounts, next_observations,
                      weights):
-    # Double DQN: the online network picks the next action, the target one values it.
-    next_actions = tf.argmax(self.online(next_observations), axis=1, output_type=tf.int32)
-    next_q = tf.gather(self.target(next_observations), next_actions, batch_dims=1)
-    targets = self._reward_scale * returns + discounts * next_q
     with tf.GradientTape() as tape:
-      q = tf.gather(self.online(observations), actions, batch_dims=1)
+      # One online pass over both observations (the next ones' values get no gradient).
+      both = self.online(tf.concat([observations, next_observations], 0))
+      q_values, next_online = tf.split(both, 2)
+      q = tf.gather(q_values, actions, batch_dims=1)
+      # Double DQN: the online network picks the next action, the target one values it.
+      next_actions = tf.argmax(next_online, axis=1, output_type=tf.int32)
+      next_q = tf.gather(self.target(next_observations), next_actions, batch_dims=1)
+      targets = tf.stop_gradient(self._reward_scale * returns + discounts * next_q)
       losses = tf.keras.losses.huber(targets[:, None], q[:, None])
       loss = tf.reduce_sum(weights * losses) / tf.maximum(tf.reduce_sum(weights), 1.0)
     variables = self.online.trainable_variables
@@ -373,7 +376,7 @@ class DQNAgent(_LearnerMethods, agent.Agent):
         hidden_layers: the MLP's hidden sizes; column_stride: every k-th level read;
         learning_rate, adam_epsilon, max_grad_norm: Adam's, and the gradient clip;
         discount, n_step: gamma and the steps of the returns;
-        replay_capacity, batch_size, min_replay: transitions kept, per gradient step,
+        replay_capacity, minibatch_size, min_replay: transitions kept, per gradient step,
           and recorded before the first;
         update_period: transitions recorded per gradient step;
         target_update_period: gradient steps between copies to the target network;
