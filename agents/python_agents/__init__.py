@@ -14,5 +14,11 @@ balloon (and on any Gymnasium environment with discrete actions):
 - `collectors`: BLE's `Collector` interface, `CollectorDispatcher`, `StatisticsInstance`
   and the console, TensorBoard, JSON-lines (and opt-in pickle) collectors;
 - `episode_statistics`: each episode's TWR50 and failure flags (any environment's
-  per-episode statistics) for the collectors.
+  per-episode statistics) for the collectors;
+- `eval_lib`: `eval_agent`, `get_eval_suite`, `EvaluationResult` (BLE's `eval/eval_lib.py`
+  and `eval/suites.py`), over `agents.evaluation`'s runner;
+- `run_helpers`: `create_agent` (BLE's `utils/run_helpers.py`) for the shipped agents:
+  `random`, `station_seeker`, `random_walk`, `balloon_ppo`, `quantile`;
+- `quantile_agent`: `QuantileAgent`, the project's QR-DQN as a `BatchedAgent`;
+- `tf_checkpoint`: per-iteration checkpoints of an agent's TensorFlow state.
 """
