@@ -40,6 +40,57 @@ class AgentError(TypeError):
   """An agent that does not follow the interface (the message names what is wrong)."""
 
 
+class AgentActionError(AgentError, ValueError):
+  """An agent returned an action that is not an int in [0, num_actions).
+
+  Attributes:
+    action: the action as the agent returned it.
+    row: the batch row (balloon) it was meant for.
+    iteration: the training iteration, when known.
+  """
+
+  def __init__(self, message, action=None, row=None, iteration=None):
+    self.action, self.row, self.iteration = action, row, iteration
+    super().__init__(message)
+
+
+class AgentStepError(RuntimeError):
+  """An agent's own method raised; the message names the method, row and iteration.
+
+  Attributes:
+    method: 'begin_episode', 'step' or 'end_episode'.
+    row: the batch row (balloon) whose call raised, or None when a batched agent raised
+      for several rows at once.
+    iteration: the training iteration, when known.
+  """
+
+  def __init__(self, method, row=None, iteration=None, cause=None):
+    self.method, self.row, self.iteration, self.cause = method, row, iteration, cause
+    where = 'rows of the batch' if row is None else f'balloon (row) {row}'
+    when = '' if iteration is None else f' at iteration {iteration}'
+    what = '' if cause is None else f': {type(cause).__name__}: {cause}'
+    super().__init__(f'the agent\'s {method}() raised for {where}{when}{what}')
+
+  def at_iteration(self, iteration):
+    """This error naming `iteration` (a new error; the cause is kept)."""
+    return type(self)(self.method, self.row, iteration, self.cause)
+
+  def __reduce__(self):
+    return (type(self), (self.method, self.row, self.iteration, self.cause))
+
+
+class CollectorError(RuntimeError):
+  """A metrics collector raised; the message names the collector, the call and the episode."""
+
+
+class CheckpointMismatchError(ValueError):
+  """A checkpoint directory holds the iterations of another agent class (named)."""
+
+
+class CheckpointLoadError(RuntimeError):
+  """No recorded iteration of a checkpoint directory loads into the agent (each named)."""
+
+
 class AgentMode(enum.Enum):
   """Whether an agent may learn from what it sees (TRAIN) or must stay fixed (EVAL)."""
   TRAIN = 'train'
@@ -184,16 +235,30 @@ class AgentPerRow(BatchedAgent):
     return _call_optional(self._agents[0], 'get_name', type(self._agents[0]).__name__)
 
   def begin_episode(self, observations, rows):
-    return np.array([self._agents[row].begin_episode(observation)
-                     for row, observation in zip(rows, observations)])
+    actions, row = [], None
+    try:
+      for row, observation in zip(rows, observations):
+        actions.append(self._agents[row].begin_episode(observation))
+    except Exception as error:
+      raise AgentStepError('begin_episode', int(row), cause=error) from error
+    return _action_array(actions)
 
   def step(self, rewards, observations, rows):
-    return np.array([self._agents[row].step(float(reward), observation)
-                     for row, reward, observation in zip(rows, rewards, observations)])
+    actions, row = [], None
+    try:
+      for row, reward, observation in zip(rows, rewards, observations):
+        actions.append(self._agents[row].step(float(reward), observation))
+    except Exception as error:
+      raise AgentStepError('step', int(row), cause=error) from error
+    return _action_array(actions)
 
   def end_episode(self, rewards, terminals, rows):
-    for row, reward, terminal in zip(rows, rewards, terminals):
-      self._agents[row].end_episode(float(reward), bool(terminal))
+    row = None
+    try:
+      for row, reward, terminal in zip(rows, rewards, terminals):
+        self._agents[row].end_episode(float(reward), bool(terminal))
+    except Exception as error:
+      raise AgentStepError('end_episode', int(row), cause=error) from error
 
   def set_summary_writer(self, summary_writer):
     super().set_summary_writer(summary_writer)
@@ -223,7 +288,9 @@ class AgentPerRow(BatchedAgent):
   def _row_dir(self, checkpoint_dir, row):
     if len(self._agents) == 1:
       return checkpoint_dir
-    return os.path.join(checkpoint_dir, f'row_{row}')
+    directory = os.path.join(checkpoint_dir, f'row_{row}')
+    os.makedirs(directory, exist_ok=True)  # BLE's loop hands agents an existing directory.
+    return directory
 
 
 def is_batched(agent):
@@ -258,6 +325,63 @@ def check_agent(agent):
           f'agent {name} has no callable {method}(); an agent needs '
           f'{", ".join(REQUIRED_METHODS)} (BLE\'s Agent interface).')
   return agent
+
+
+def check_actions(actions, rows, num_actions, agent_name='agent', iteration=None):
+  """The actions an agent returned for `rows`, as int64 [R]; else AgentActionError.
+
+  Args:
+    actions: what the agent returned (array-like, one action per row).
+    rows: int array [R], the batch rows (balloons) the actions are for.
+    num_actions: actions must be ints in [0, num_actions).
+    agent_name: names the agent in the error.
+    iteration: the training iteration, named in the error when given.
+
+  Raises:
+    AgentActionError: naming the first bad action, its row and the range expected.
+  """
+  array = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+  rows = np.asarray(rows)
+  when = '' if iteration is None else f' at iteration {iteration}'
+  expected = f'expected an int in [0, {num_actions})'
+
+  def refuse(index, problem):
+    action = array[index] if array.ndim else array
+    if isinstance(action, (np.ndarray, np.generic)):
+      action = action.tolist()  # Shown as the agent's Python value, without NumPy's repr.
+    raise AgentActionError(f'{agent_name} returned action {action!r} for balloon (row) '
+                           f'{int(rows[index])}{when}: {problem}; {expected}.',
+                           action, int(rows[index]), iteration)
+
+  if array.shape != rows.shape:
+    if array.ndim > 1 and len(array) == len(rows) and len(rows):
+      refuse(0, f'an array of shape {array.shape[1:]}')
+    raise AgentActionError(
+        f'{agent_name} returned actions of shape {array.shape} for {len(rows)} balloons '
+        f'(rows){when}; expected shape ({len(rows)},), one int in [0, {num_actions}) per '
+        'row.', actions, None, iteration)
+  if array.dtype.kind not in 'iu':
+    index = next((i for i, action in enumerate(array.tolist())
+                  if isinstance(action, bool) or not isinstance(action, int)), None)
+    if index is not None or array.dtype.kind != 'O':
+      index = 0 if index is None else index
+      refuse(index, f'of type {type(array.tolist()[index]).__name__}')
+    array = array.astype(np.int64)  # Python ints in an object array.
+  outside = (array < 0) | (array >= num_actions)
+  if outside.any():
+    refuse(int(np.flatnonzero(outside)[0]), 'out of range')
+  return array.astype(np.int64, copy=False)
+
+
+def _action_array(actions):
+  """The single agents' actions as one array; an object array when they are not scalars,
+  so that the loop's check names the odd one rather than NumPy failing here."""
+  try:
+    return np.array(actions)
+  except ValueError:
+    array = np.empty(len(actions), object)
+    array[:] = actions
+    return array
 
 
 def _call_optional(agent, method, default, *args):

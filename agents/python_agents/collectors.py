@@ -1,0 +1,440 @@
+"""BLE's metric collectors, name for name: what `run_training_loop` reports each episode.
+
+A collector is constructed as `Collector(base_dir, num_actions, current_episode)` and
+called, for every episode, `begin_episode()`, `step(statistics)` once per environment
+step and `end_episode(statistics)`, between one `pre_training()` and one
+`end_training()`; `statistics` is a `StatisticsInstance(step, action, reward, terminal)`.
+A collector written for BLE runs here with its imports changed:
+
+    from balloon_learning_environment.metrics import collector           # BLE
+    from balloon_learning_environment.metrics import statistics_instance  # BLE
+    from agents.python_agents import collectors as collector              # here
+    from agents.python_agents import collectors as statistics_instance    # here
+
+`CollectorDispatcher` calls every collector in turn and turns an exception into a
+`CollectorError` naming the collector, the call and the episode. Shipped collectors
+(`AVAILABLE_COLLECTORS`, by the names BLE's `--collectors` flag takes):
+
+- `console`: one line per episode (return, length, action distribution and the
+  environment's episode statistics), on the console and in `metrics/console/console.log`;
+- `tensorboard`: `Train/EpisodeReward`, `Train/EpisodeLength` and `Train/<statistic>`
+  per episode, in `metrics/tensorboard/`;
+- `jsonl`: one JSON object per episode in `metrics/jsonl/episodes.jsonl`;
+- `pickle`: BLE's per-episode pickle files, only when named (see its risk).
+
+Beyond BLE, the `StatisticsInstance` given to `end_episode` carries
+`episode_statistics`: a dict with the episode's `episode` number, `iteration`, `row`
+(the balloon of a batch), `length`, `return`, `terminal` and the environment's own
+per-episode statistics (for the balloon, `twr50` and the failure flags
+`out_of_power_rate`, `envelope_burst_rate`, `zeropressure_rate`, each 0 or 1 for one
+episode: `agents.python_agents.episode_statistics`). BLE's collectors ignore it.
+
+Batches: each finished episode is replayed to the collectors as BLE's single-environment
+sequence (`begin_episode`, its steps in order, `end_episode`) when it ends; episodes
+that end at the same step are replayed in row order. A collector therefore always sees
+whole episodes, one at a time, numbered in the order they ended.
+"""
+
+import abc
+import dataclasses
+import json
+import logging
+import os
+import pickle
+
+import numpy as np
+
+from agents.python_agents.agent import CollectorError
+
+_LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class StatisticsInstance:
+  """The statistics of one environment step, passed to every collector (BLE's fields).
+
+  Attributes:
+    step: the step's index in its episode (at `end_episode`: the episode's length).
+    action: the action taken.
+    reward: the reward received.
+    terminal: whether the episode reached a terminal state.
+    episode_statistics: at `end_episode` only, the episode's statistics (module
+      docstring); None otherwise.
+  """
+  step: int
+  action: int
+  reward: float
+  terminal: bool
+  episode_statistics: dict | None = None
+
+
+class Collector(abc.ABC):
+  """BLE's collector interface; `base_dir/metrics/<get_name()>` is created for it."""
+
+  def __init__(self, base_dir, num_actions, current_episode):
+    """Prepares the collector's directory.
+
+    Args:
+      base_dir: the run's directory, or None (then the collector writes no file).
+      num_actions: the number of discrete actions.
+      current_episode: the number of the next episode (episodes of earlier iterations
+        when the run resumes).
+    """
+    if base_dir is not None:
+      self._base_dir = os.path.join(base_dir, 'metrics', self.get_name())
+      os.makedirs(self._base_dir, exist_ok=True)
+    else:
+      self._base_dir = None
+    self._num_actions = num_actions
+    self.current_episode = current_episode
+    self.summary_writer = None  # Set by a subclass that has one (see `get_summary_writer`).
+
+  @abc.abstractmethod
+  def get_name(self):
+    """A unique name, also the collector's subdirectory."""
+
+  @abc.abstractmethod
+  def pre_training(self):
+    """Called once before the first episode."""
+
+  @abc.abstractmethod
+  def begin_episode(self):
+    """Called at the start of every episode."""
+
+  @abc.abstractmethod
+  def step(self, statistics):
+    """Called after every environment step with its `StatisticsInstance`."""
+
+  @abc.abstractmethod
+  def end_episode(self, statistics):
+    """Called at the end of every episode with its last step's `StatisticsInstance`."""
+
+  @abc.abstractmethod
+  def end_training(self):
+    """Called once after the last episode (also when training stops early)."""
+
+  def has_summary_writer(self):
+    """Whether the collector has a summary writer to share with the agent."""
+    return self.summary_writer is not None
+
+
+def episode_line(statistics, action_distribution=None):
+  """One line describing a finished episode (the console's and the log file's)."""
+  summary = statistics.episode_statistics or {}
+  episode = summary.get('episode')
+  total = summary.get('return', statistics.reward)
+  parts = [f'Episode {episode}' + (f' (row {summary["row"]})' if 'row' in summary else '')
+           + f': reward: {total:07.2f}', f'episode length: {statistics.step}']
+  if action_distribution is not None:
+    parts.append(f'action distribution: {np.round(action_distribution, 3).tolist()}')
+  for name, value in summary.items():
+    if name not in ('episode', 'row', 'return', 'length', 'iteration', 'terminal'):
+      parts.append(f'{name}: {value:.3f}' if isinstance(value, float) else f'{name}: {value}')
+  return ', '.join(parts)
+
+
+class ConsoleCollector(Collector):
+  """One line per episode on the console (through the progress bar) and in console.log."""
+
+  def __init__(self, base_dir, num_actions, current_episode, fine_grained_logging=False,
+               fine_grained_frequency=1, save_to_file=True):
+    """BLE's arguments; `fine_grained_logging` adds a line every `fine_grained_frequency`
+    steps."""
+    super().__init__(base_dir, num_actions, current_episode)
+    self._log_file = (os.path.join(self._base_dir, 'console.log')
+                      if self._base_dir is not None and save_to_file else None)
+    self._fine_grained_logging = fine_grained_logging
+    self._fine_grained_frequency = fine_grained_frequency
+    self._log_file_writer = None
+    self._action_counts = np.zeros(num_actions)
+
+  def get_name(self):
+    return 'console'
+
+  def pre_training(self):
+    if self._log_file is not None:
+      # Appended: a resumed run keeps the lines of its earlier sessions.
+      self._log_file_writer = open(self._log_file, 'a', encoding='utf-8')  # noqa: SIM115
+
+  def begin_episode(self):
+    self._action_counts = np.zeros(self._num_actions)
+
+  def step(self, statistics):
+    self._action_counts[statistics.action] += 1
+    if self._fine_grained_logging and statistics.step % self._fine_grained_frequency == 0:
+      self._write(f'Step: {statistics.step}, action: {statistics.action}, reward: '
+                  f'{statistics.reward}, terminal: {statistics.terminal}')
+
+  def end_episode(self, statistics):
+    counts = self._action_counts
+    distribution = counts / counts.sum() if counts.sum() else counts
+    self._write(episode_line(statistics, distribution))
+    self.current_episode += 1
+
+  def end_training(self):
+    if self._log_file_writer is not None:
+      self._log_file_writer.close()
+      self._log_file_writer = None
+
+  def _write(self, line):
+    import tqdm
+    tqdm.tqdm.write(line)  # Above the progress bar, not through it.
+    if self._log_file_writer is not None:
+      self._log_file_writer.write(line + '\n')
+      self._log_file_writer.flush()
+
+
+class TensorboardCollector(Collector):
+  """Per-episode scalars in TensorBoard: `Train/EpisodeReward`, `Train/EpisodeLength` and
+  `Train/<statistic>` for the environment's statistics (`Train/twr50`, ...).
+
+  Its `tf.summary` writer is the one `run_training_loop` gives the agent
+  (`set_summary_writer`), as BLE's flax writer is.
+  """
+
+  def __init__(self, base_dir, num_actions, current_episode, fine_grained_logging=False,
+               fine_grained_frequency=1):
+    if not isinstance(base_dir, str):
+      raise ValueError(f'TensorboardCollector needs a base directory, got {base_dir!r}.')
+    super().__init__(base_dir, num_actions, current_episode)
+    import tensorflow as tf
+    self._tf = tf
+    self._fine_grained_logging = fine_grained_logging
+    self._fine_grained_frequency = fine_grained_frequency
+    self.summary_writer = tf.summary.create_file_writer(self._base_dir)
+    self._global_step = 0
+
+  def get_name(self):
+    return 'tensorboard'
+
+  def pre_training(self):
+    self._global_step = 0
+
+  def begin_episode(self):
+    pass
+
+  def step(self, statistics):
+    if self._fine_grained_logging and self._global_step % self._fine_grained_frequency == 0:
+      with self.summary_writer.as_default():
+        self._tf.summary.scalar('Train/FineGrainedReward', statistics.reward,
+                                step=self._global_step)
+    self._global_step += 1
+
+  def end_episode(self, statistics):
+    summary = statistics.episode_statistics or {}
+    scalars = {'EpisodeReward': summary.get('return', statistics.reward),
+               'EpisodeLength': statistics.step}
+    scalars.update({name: value for name, value in summary.items()
+                    if name not in ('episode', 'row', 'return', 'length', 'iteration')
+                    and isinstance(value, (int, float))})
+    with self.summary_writer.as_default():
+      for name, value in scalars.items():
+        self._tf.summary.scalar(f'Train/{name}', float(value), step=self.current_episode)
+    self.summary_writer.flush()
+    self.current_episode += 1
+
+  def end_training(self):
+    self.summary_writer.flush()
+
+
+class JsonLinesCollector(Collector):
+  """One JSON object per episode in `metrics/jsonl/episodes.jsonl` (its `episode_statistics`).
+
+  A resumed run first drops the rows of episodes it is about to fly again (those of the
+  iteration that was cut short), so every episode appears once.
+  """
+
+  FILE_NAME = 'episodes.jsonl'
+
+  def __init__(self, base_dir, num_actions, current_episode):
+    if not isinstance(base_dir, str):
+      raise ValueError(f'JsonLinesCollector needs a base directory, got {base_dir!r}.')
+    super().__init__(base_dir, num_actions, current_episode)
+    self.path = os.path.join(self._base_dir, self.FILE_NAME)
+    self._file = None
+
+  def get_name(self):
+    return 'jsonl'
+
+  def pre_training(self):
+    self._drop_rows_from(self.current_episode)
+    self._file = open(self.path, 'a', encoding='utf-8')  # noqa: SIM115
+
+  def begin_episode(self):
+    pass
+
+  def step(self, statistics):
+    del statistics
+
+  def end_episode(self, statistics):
+    row = dict(statistics.episode_statistics or {
+        'episode': self.current_episode, 'length': statistics.step,
+        'terminal': statistics.terminal})
+    self._file.write(json.dumps(row, separators=(',', ':')) + '\n')
+    self._file.flush()
+    self.current_episode += 1
+
+  def end_training(self):
+    if self._file is not None:
+      self._file.close()
+      self._file = None
+
+  def _drop_rows_from(self, episode):
+    """Rewrites the file without the rows of episodes >= `episode` (atomically)."""
+    if not os.path.exists(self.path):
+      return
+    with open(self.path, encoding='utf-8') as file:
+      lines = file.readlines()
+    kept = []
+    for line in lines:
+      try:
+        if json.loads(line).get('episode', -1) < episode:
+          kept.append(line if line.endswith('\n') else line + '\n')
+      except ValueError:
+        pass  # A line cut by a kill mid-write.
+    if len(kept) == len(lines):
+      return
+    temporary = f'{self.path}.tmp-{os.getpid()}'
+    with open(temporary, 'w', encoding='utf-8') as file:
+      file.writelines(kept)
+    os.replace(temporary, self.path)
+
+
+class PickleCollector(Collector):
+  """BLE's collector: every episode's `StatisticsInstance`s in `pickle_<episode>.pkl`.
+
+  Only for BLE compatibility, and only when asked for by name (`'pickle'`): loading a
+  pickle file runs whatever code the file names, so read these files only if you wrote
+  them yourself, never from a run someone sent you. `jsonl` holds the same episodes as
+  plain data.
+  """
+
+  def __init__(self, base_dir, num_actions, current_episode):
+    if base_dir is None:
+      raise ValueError('PickleCollector needs a base directory.')
+    super().__init__(base_dir, num_actions, current_episode)
+    self._statistics = []
+
+  def get_name(self):
+    return 'pickle'
+
+  def pre_training(self):
+    pass
+
+  def begin_episode(self):
+    self._statistics = []
+
+  def step(self, statistics):
+    self._statistics.append(statistics)
+
+  def end_episode(self, statistics):
+    self._statistics.append(statistics)
+    path = os.path.join(self._base_dir, f'pickle_{self.current_episode}.pkl')
+    with open(path, 'wb') as file:
+      pickle.dump(self._statistics, file, protocol=pickle.HIGHEST_PROTOCOL)
+    self.current_episode += 1
+
+  def end_training(self):
+    pass
+
+
+AVAILABLE_COLLECTORS = {
+    'console': ConsoleCollector,
+    'jsonl': JsonLinesCollector,
+    'pickle': PickleCollector,
+    'tensorboard': TensorboardCollector,
+}
+
+
+class CollectorDispatcher:
+  """Calls every collector in turn; a collector that raises becomes a `CollectorError`."""
+
+  def __init__(self, base_dir, num_actions, collectors, current_episode):
+    """Constructs the collectors.
+
+    Args:
+      base_dir: the run's directory (or None).
+      num_actions: the number of discrete actions.
+      collectors: constructors `(base_dir, num_actions, current_episode) -> Collector`.
+      current_episode: the number of the next episode.
+    """
+    self._episode = current_episode
+    self._collectors = []
+    for constructor in collectors:
+      try:
+        self._collectors.append(constructor(base_dir, num_actions, current_episode))
+      except Exception as error:
+        raise CollectorError(f'collector {getattr(constructor, "__name__", constructor)!r} '
+                             f'raised when constructed: {type(error).__name__}: {error}'
+                             ) from error
+
+  @property
+  def collectors(self):
+    """The constructed collectors."""
+    return tuple(self._collectors)
+
+  def __len__(self):
+    return len(self._collectors)
+
+  def pre_training(self):
+    self._call('pre_training')
+
+  def begin_episode(self):
+    self._call('begin_episode')
+
+  def step(self, statistics):
+    self._call('step', statistics)
+
+  def end_episode(self, statistics):
+    self._call('end_episode', statistics)
+    self._episode += 1
+
+  def end_training(self):
+    self._call('end_training')
+
+  def get_summary_writer(self):
+    """The first collector's summary writer, or None."""
+    for collector in self._collectors:
+      if collector.has_summary_writer():
+        return collector.summary_writer
+    return None
+
+  def record_episode(self, actions, rewards, terminal, episode_statistics):
+    """Replays one finished episode as BLE's loop reports it, to every collector.
+
+    Args:
+      actions: int [T], the actions of the episode's T steps.
+      rewards: float [T], their rewards.
+      terminal: whether the episode ended in a terminal state.
+      episode_statistics: the dict given to `end_episode` (module docstring).
+    """
+    if not self._collectors:
+      self._episode += 1
+      return
+    length = len(actions)
+    self.begin_episode()
+    actions, rewards = actions.tolist(), rewards.tolist()
+    for index in range(length):
+      self.step(StatisticsInstance(index, actions[index], rewards[index],
+                                   terminal and index == length - 1))
+    self.end_episode(StatisticsInstance(length, actions[-1] if length else 0,
+                                        rewards[-1] if length else 0.0, terminal,
+                                        episode_statistics))
+
+  def _call(self, method, *args):
+    for collector in self._collectors:
+      try:
+        getattr(collector, method)(*args)
+      except Exception as error:
+        name = _collector_name(collector)
+        where = f' at episode {self._episode}' if method in (
+            'begin_episode', 'step', 'end_episode') else ''
+        raise CollectorError(f'collector {name!r} raised in {method}(){where}: '
+                             f'{type(error).__name__}: {error}') from error
+
+
+def _collector_name(collector):
+  try:
+    return f'{collector.get_name()}' + f' ({type(collector).__name__})'
+  except Exception:  # noqa: BLE001 - the name is for the message only
+    return type(collector).__name__

@@ -1,0 +1,98 @@
+"""Each finished episode's statistics, row by row, from the environment's own collectors.
+
+Training with in-graph algorithms reports the environment's per-episode statistics as
+means over the episodes of a logged interval: the `EpisodeCollector`s that an
+environment registers in `agents.plugins.COLLECTORS` (the balloon's: TWR50 and the
+failure flags, `agents.env.balloon.collectors`). `run_training_loop` reports every
+episode on its own, so `EpisodeStatistics` steps the same collectors and reads each
+episode's values from the growth of their totals: nothing is computed twice, and an
+environment's new statistic reaches both paths.
+
+When several rows end at the same step, the totals grow by their sum; each row's share
+is then measured on a copy of the collectors taken before the step, stepped with only
+that row ending (a copy per ended row, at most once per episode).
+"""
+
+import copy
+
+import numpy as np
+
+from agents import plugins
+
+
+class EpisodeStatistics:
+  """The environment's per-episode statistics for a batch of `batch_size` rows.
+
+  Args:
+    env_id: the Gymnasium id (None: no statistics).
+    batch_size: the number of rows B.
+    episode_length: the episode length the statistics are relative to (the balloon's
+      TWR50 divides by it).
+  """
+
+  def __init__(self, env_id, batch_size, episode_length):
+    factory = plugins.COLLECTORS.find(env_id) if env_id else None
+    environment = {'id': env_id, 'max_episode_steps': episode_length}
+    self._collectors = list(factory(environment, batch_size)) if factory else []
+
+  @property
+  def names(self):
+    """The statistics' names, in the collectors' order."""
+    return [name for collector in self._collectors for name in collector.totals()]
+
+  def reset(self, rows):
+    """Episodes begin at `rows` (int array)."""
+    for collector in self._collectors:
+      collector.reset(rows)
+
+  def step(self, reward, terminated, truncated, infos, ended):
+    """One batch step; returns {row: {name: value}} for the rows in `ended`.
+
+    Args:
+      reward: float [B].
+      terminated, truncated: bool [B], False for rows not in flight.
+      infos: the step's infos in Gymnasium's vector format.
+      ended: int array of the rows whose episode ended at this step.
+    """
+    if not self._collectors:
+      return {int(row): {} for row in ended}
+    if len(ended) <= 1:
+      before = self._totals()
+      self._step(self._collectors, reward, terminated, truncated, infos)
+      return {int(row): _delta(before, self._totals()) for row in ended}
+    before_collectors = copy.deepcopy(self._collectors)
+    before = self._totals()
+    results = {}
+    for row in ended:
+      alone = np.zeros_like(terminated)
+      alone[row] = True
+      collectors = copy.deepcopy(before_collectors)
+      self._step(collectors, reward, terminated & alone, truncated & alone, infos)
+      results[int(row)] = _delta(before, _totals(collectors))
+    self._step(self._collectors, reward, terminated, truncated, infos)
+    return results
+
+  def _totals(self):
+    return _totals(self._collectors)
+
+  @staticmethod
+  def _step(collectors, reward, terminated, truncated, infos):
+    for collector in collectors:
+      collector.step(reward, terminated, truncated, infos)
+
+
+def _totals(collectors):
+  totals = {}
+  for collector in collectors:
+    totals.update(collector.totals())
+  return totals
+
+
+def _delta(before, after):
+  """{name: the value of the one episode between two snapshots of the totals}."""
+  values = {}
+  for name, (count, total) in after.items():
+    count_before, total_before = before.get(name, (0, 0.0))
+    if count > count_before:
+      values[name] = float(total - total_before) / (count - count_before)
+  return values

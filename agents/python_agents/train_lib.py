@@ -1,0 +1,506 @@
+"""BLE's training loop for agents written in Python, on one environment or a batch.
+
+    from agents.python_agents import collectors, train_lib
+
+    env = gymnasium.make('BalloonLearningEnvironment-v0')      # one balloon, as in BLE
+    train_lib.run_training_loop('runs/mine', env, MyAgent(3, (1099,)), num_iterations=20,
+                                collector_constructors=[collectors.ConsoleCollector])
+
+    batch = train_lib.make_batch_env('BalloonLearningEnvironment-v0', 64)  # 64 balloons
+    train_lib.run_training_loop('runs/batched', batch, my_batched_agent, num_iterations=20)
+
+`run_training_loop` takes BLE's arguments with BLE's meaning. With one Gymnasium
+environment it drives the agent exactly as BLE does (`reset`, `begin_episode`, `step`
+until the episode ends or `max_episode_length` steps, `end_episode`). With a batch of
+environments (`make_batch_env`: worker processes each stepping a slab of balloons, the
+project's `BatchEnv`), a `BatchedAgent`, or one single-environment agent per row, acts
+for every balloon at once; rows whose episode ended wait until every row has ended, and
+the next round resets them all.
+
+Where it differs from BLE:
+- one iteration is one episode per environment (per balloon of the batch), where BLE
+  flies 50 episodes; `episodes_per_iteration` keeps BLE's meaning (a multiple of the
+  batch size);
+- episodes are seeded: episode seeds follow from `seed` and the iteration, so a resumed
+  run flies the episodes the uninterrupted run would have;
+- every iteration writes a small record (`checkpoints/iteration_<i>.json`: the agent's
+  class, the iteration, the episodes so far) after `agent.save_checkpoint`; a run
+  resumes from the newest checkpoint that loads, and refuses a checkpoint directory
+  of another agent class (`CheckpointMismatchError`);
+- Ctrl-C or SIGTERM cuts the episodes in flight (the agent sees `end_episode(reward,
+  terminal=False)`), saves the iteration's checkpoint and stops; a second one aborts
+  without saving (`agents.tools.interrupts`, as `train` does);
+- bad actions, an agent or collector that raises, and bad arguments are typed errors
+  (`agents.python_agents.agent`) naming the culprit; the last checkpoint stays intact;
+- a progress bar shows episodes, steps per second and the last iteration's means.
+"""
+
+import json
+import logging
+import os
+import re
+import time
+
+import gymnasium
+import numpy as np
+
+from agents import builders
+from agents.python_agents import agent as agent_lib
+from agents.python_agents import collectors as collectors_lib
+from agents.python_agents.episode_statistics import EpisodeStatistics
+from agents.tools import directory_lock, interrupts
+
+_LOG = logging.getLogger(__name__)
+_RECORD = re.compile(r'^iteration_(\d+)\.json$')
+
+
+def get_collector_data(collectors=None):
+  """The constructors of the collectors named (BLE's `--collectors` names).
+
+  Raises:
+    ValueError: a name is not in `collectors.AVAILABLE_COLLECTORS` (BLE skips it).
+  """
+  constructors = []
+  for name in collectors or ():
+    if name not in collectors_lib.AVAILABLE_COLLECTORS:
+      raise ValueError(f'unknown collector {name!r}; choose from '
+                       f'{sorted(collectors_lib.AVAILABLE_COLLECTORS)}.')
+    constructors.append(collectors_lib.AVAILABLE_COLLECTORS[name])
+  return constructors
+
+
+def make_batch_env(env_id, num_balloons, num_processes=None, *, max_episode_steps=None,
+                   check_finite=True, **env_kwargs):
+  """A batch of `num_balloons` environments in worker processes, for `run_training_loop`.
+
+  The balloon (any environment with a vector entry point) steps as slabs: each worker
+  process hosts one `BalloonVectorEnv` of about `num_balloons / num_processes` balloons.
+  Other environments run one `gymnasium.make` per row, grouped into slabs the same way.
+
+  Args:
+    env_id: a registered Gymnasium id ('BalloonLearningEnvironment-v0').
+    num_balloons: the batch size B.
+    num_processes: worker processes; None: one per CPU core (at most B); 0: everything in
+      this process.
+    max_episode_steps: the environment's time limit; None keeps the registered one.
+    check_finite: refuse NaN and infinite observations and rewards.
+    **env_kwargs: keyword arguments of the environment (e.g. `progress_reward`).
+
+  Returns:
+    A `BatchEnv` (close it when done); its `env_id` attribute names the environment.
+  """
+  if isinstance(num_balloons, bool) or not isinstance(num_balloons, int) or num_balloons < 1:
+    raise ValueError(f'num_balloons must be an int >= 1, got {num_balloons!r}.')
+  if num_processes is None:
+    num_processes = min(num_balloons, os.cpu_count() or 1)
+  if isinstance(num_processes, bool) or not isinstance(num_processes, int) or num_processes < 0:
+    raise ValueError(f'num_processes must be an int >= 0 (0: in this process), got '
+                     f'{num_processes!r}.')
+  import agents.env  # noqa: F401, PLC0415 - registers the project's environments
+  spec = gymnasium.spec(env_id)
+  environment = {
+      'id': env_id, 'kwargs': env_kwargs, 'imports': ['agents.env'],
+      'max_episode_steps': max_episode_steps, 'num_agents': num_balloons,
+      'processes': num_processes > 0, 'vector': spec.vector_entry_point is not None,
+      'envs_per_process': -(-num_balloons // max(num_processes, 1)),
+      'check_finite': check_finite}
+  batch = builders.make_batch_env({'environment': environment})
+  batch.env_id = env_id
+  return batch
+
+
+def run_training_loop(base_dir, env, agent, num_iterations, max_episode_length=960,
+                      collector_constructors=(), *, render_period=10,
+                      episodes_per_iteration=None, seed=0, progress=True):
+  """Trains `agent` on `env` for `num_iterations` iterations, checkpointing each one.
+
+  Args:
+    base_dir: the run's directory: `checkpoints/` (the agent's files and the iteration
+      records) and `metrics/<collector>/`.
+    env: one Gymnasium environment (BLE's way), a `BatchEnv` (`make_batch_env`), or a
+      Gymnasium vector environment with autoreset disabled. The loop does not close it.
+    agent: an `Agent` (for one environment), a `BatchedAgent` for the batch, or a list of
+      single-environment agents, one per row of the batch.
+    num_iterations: the iteration to train up to (a resumed run trains the rest).
+    max_episode_length: steps after which an episode is cut (`end_episode(reward,
+      terminal=False)`).
+    collector_constructors: collector constructors `(base_dir, num_actions,
+      current_episode)`, e.g. `[collectors.ConsoleCollector]` or
+      `get_collector_data(['console', 'jsonl'])`.
+    render_period: steps between `env.render()` calls, for one environment made with a
+      `render_mode`.
+    episodes_per_iteration: episodes per iteration; None: one per environment. For a
+      batch of B, a multiple of B (that many rounds of B episodes).
+    seed: episode seeds follow from it and the iteration; None leaves the seeding to
+      the environment (BLE's way; then a resumed run flies other episodes).
+    progress: show a progress bar.
+
+  Returns:
+    dict(iteration=the last iteration saved (-1: none), episodes=episodes so far,
+    interrupted=bool, signal='SIGINT' | 'SIGTERM' | None).
+
+  Raises:
+    ValueError: `num_iterations`, `max_episode_length`, `render_period` or
+      `episodes_per_iteration` is not a positive int (named), before anything is written.
+    AgentError: the agent misses a required method, or does not fit the batch.
+    AgentActionError: an action is not an int in [0, num_actions) (names the action,
+      the balloon (row) and the iteration).
+    AgentStepError: the agent raised (names the method, the balloon (row) and the
+      iteration); the last checkpoint stays intact.
+    CollectorError: a collector raised (names the collector and the episode).
+    CheckpointMismatchError: `base_dir` holds the checkpoints of another agent class.
+    CheckpointLoadError: no recorded checkpoint loads into the agent.
+    DirectoryBusyError: another process trains in `base_dir`.
+  """
+  for name, value in (('num_iterations', num_iterations),
+                      ('max_episode_length', max_episode_length),
+                      ('render_period', render_period)):
+    _check_positive(name, value)
+  if episodes_per_iteration is not None:
+    _check_positive('episodes_per_iteration', episodes_per_iteration)
+  batch, single_env = _as_batch(env)
+  batched_agent, agent_class = _as_batched_agent(agent, len(batch))
+  num_actions = _num_actions(batch.action_space)
+  episodes_per_iteration = episodes_per_iteration or len(batch)
+  if episodes_per_iteration % len(batch):
+    raise ValueError(f'episodes_per_iteration must be a multiple of the batch size '
+                     f'{len(batch)}, got {episodes_per_iteration}.')
+  checkpoint_dir = os.path.join(base_dir, 'checkpoints')
+  with directory_lock.hold(base_dir, 'training run'):
+    start_iteration, episodes = _resume(batched_agent, agent_class, checkpoint_dir,
+                                        episodes_per_iteration)
+    loop = _TrainingLoop(
+        base_dir, batch, single_env, batched_agent, agent_class, num_actions,
+        max_episode_length, collector_constructors, render_period,
+        episodes_per_iteration, seed, episodes)
+    return loop.run(start_iteration, num_iterations, progress)
+
+
+class _TrainingLoop:
+  """The state of one `run_training_loop` call: the batch, the agent, the collectors."""
+
+  def __init__(self, base_dir, batch, single_env, agent, agent_class, num_actions,
+               max_episode_length, collector_constructors, render_period,
+               episodes_per_iteration, seed, episodes):
+    self.checkpoint_dir = os.path.join(base_dir, 'checkpoints')
+    self.batch, self.single_env, self.agent = batch, single_env, agent
+    self.agent_class = agent_class
+    self.agent_name = str(agent.get_name())
+    self.num_actions = num_actions
+    self.max_episode_length = max_episode_length
+    self.render_period = render_period
+    self.episodes_per_iteration = episodes_per_iteration
+    self.seed = seed
+    self.episodes = episodes
+    self.size = len(batch)
+    self.rows = np.arange(self.size)
+    env_id = _env_id(batch, single_env)
+    self.statistics = EpisodeStatistics(env_id, self.size, max_episode_length)
+    self.stepping_finished = _steps_finished_episodes(env_id)
+    self.dispatcher = collectors_lib.CollectorDispatcher(
+        base_dir, num_actions, collector_constructors, episodes)
+    self.recording = len(self.dispatcher) > 0
+    self.stop = None
+    self.iteration = None
+    self.bar = None
+    self.steps = 0
+    self._started = None
+    self.iteration_means = {}
+
+  def run(self, start_iteration, num_iterations, progress):
+    agent = self.agent
+    agent.set_summary_writer(self.dispatcher.get_summary_writer())
+    agent.set_mode(agent_lib.AgentMode.TRAIN)
+    self.dispatcher.pre_training()
+    self._started = time.perf_counter()
+    saved = start_iteration - 1
+    interrupted = False
+    finished = False
+    try:
+      with interrupts.StopRequest() as self.stop:
+        self.bar = _progress_bar(num_iterations * self.episodes_per_iteration,
+                                 self.episodes, progress)
+        for iteration in range(start_iteration, num_iterations):
+          self.iteration = iteration
+          self._fly_iteration(iteration)
+          self._save(iteration, complete=not self.stop.requested)
+          saved = iteration
+          if self.stop.requested:
+            interrupted = True
+            line = (f'{self.stop.signal_name}: stopped in iteration {iteration} and saved '
+                    f'its checkpoint in {self.checkpoint_dir}.')
+            self.bar.write(line) if progress else _LOG.warning(line)
+            break
+        finished = True
+    finally:
+      if self.bar is not None:
+        self.bar.close()
+      if finished:
+        self.dispatcher.end_training()
+      else:
+        _close_quietly(self.dispatcher)
+    return dict(iteration=saved, episodes=self.episodes, interrupted=interrupted,
+                signal=self.stop.signal_name if interrupted else None)
+
+  def _fly_iteration(self, iteration):
+    rounds = self.episodes_per_iteration // self.size
+    seeds = _episode_seeds(self.seed, iteration, self.episodes_per_iteration)
+    sums, count = {}, 0
+    for round_index in range(rounds):
+      if self.stop.requested:
+        break
+      ended = self._fly_round(seeds[round_index * self.size:(round_index + 1) * self.size])
+      for summary in ended:
+        count += 1
+        for name, value in summary.items():
+          if name not in ('episode', 'iteration', 'row', 'terminal') and isinstance(
+              value, (int, float)):
+            sums[name] = sums.get(name, 0.0) + value
+    self.iteration_means = {name: total / count for name, total in sums.items()} if count else {}
+
+  def _fly_round(self, seeds):
+    """One episode per row, from a reset of every row to the end of the last episode.
+
+    Returns:
+      The summaries of the episodes, in the order they ended.
+    """
+    size, rows, length = self.size, self.rows, self.max_episode_length
+    observ, _ = self.batch.reset(seeds=seeds)
+    self.statistics.reset(rows)
+    actions = np.array(self._act('begin_episode', observ, rows))
+    active = np.ones(size, bool)
+    returns = np.zeros(size)
+    lengths = np.zeros(size, np.int64)
+    recorded = (np.zeros((length, size), np.int64), np.zeros((length, size))
+                ) if self.recording else None
+    summaries = []
+    for step in range(length):
+      observ, reward, terminated, truncated, infos = self.batch.step(actions)
+      if self.single_env is not None and step % self.render_period == 0 and getattr(
+          self.single_env, 'render_mode', None) is not None:
+        self.single_env.render()
+      finished = terminated | truncated  # Including the unrecorded episodes of idle rows.
+      reward = reward.astype(np.float64)
+      terminated, truncated = terminated & active, truncated & active
+      if step == length - 1 or self.stop.requested:
+        truncated |= active & ~terminated  # Cut here: BLE's loop ends at its length.
+      returns += np.where(active, reward, 0.0)
+      lengths += active
+      if recorded is not None:
+        recorded[0][step], recorded[1][step] = actions, reward
+      ended = np.flatnonzero(terminated | truncated)
+      per_row = self.statistics.step(reward, terminated, truncated, infos, ended)
+      if len(ended):
+        active[ended] = False
+        self._call('end_episode', reward[ended], terminated[ended], ended)
+        for row in ended.tolist():
+          summaries.append(self._record(row, returns, lengths, terminated, per_row[row],
+                                        recorded))
+        self._show_progress(len(ended), int(lengths[ended].sum()))
+        if not active.any():
+          break
+        flying = np.flatnonzero(active)
+      elif active.all():
+        flying = rows
+      else:
+        flying = np.flatnonzero(active)
+      idle_finished = np.flatnonzero(finished & ~active)
+      if not self.stepping_finished and len(idle_finished):
+        # An environment that cannot step an ended episode flies an unrecorded one.
+        observ[idle_finished], _ = self.batch.reset(idle_finished)
+      if len(flying) == size:
+        actions = np.array(self._act('step', reward, observ, rows))
+      else:
+        actions[flying] = self._act('step', reward[flying], observ[flying], flying)
+    return summaries
+
+  def _act(self, method, *args):
+    """The agent's actions for `rows` (its last argument), checked."""
+    rows = args[-1]
+    actions = self._call(method, *args)
+    return agent_lib.check_actions(actions, rows, self.num_actions, self.agent_name,
+                                   self.iteration)
+
+  def _call(self, method, *args):
+    try:
+      return getattr(self.agent, method)(*args)
+    except agent_lib.AgentStepError as error:
+      raise error.at_iteration(self.iteration) from error.cause
+    except Exception as error:
+      row = int(args[-1][0]) if self.size == 1 else None
+      raise agent_lib.AgentStepError(method, row, self.iteration, error) from error
+
+  def _record(self, row, returns, lengths, terminated, statistics, recorded):
+    """Reports the episode that row `row` just ended; returns its summary."""
+    length = int(lengths[row])
+    summary = {'episode': self.episodes, 'iteration': self.iteration, 'row': row,
+               'length': length, 'return': float(returns[row]),
+               'terminal': bool(terminated[row]), **statistics}
+    if recorded is not None:
+      self.dispatcher.record_episode(recorded[0][:length, row], recorded[1][:length, row],
+                                     bool(terminated[row]), summary)
+    self.episodes += 1
+    return summary
+
+  def _save(self, iteration, complete):
+    os.makedirs(self.checkpoint_dir, exist_ok=True)
+    self.agent.save_checkpoint(self.checkpoint_dir, iteration)
+    _write_json(os.path.join(self.checkpoint_dir, f'iteration_{iteration}.json'), {
+        'agent_class': self.agent_class, 'agent_name': self.agent_name,
+        'iteration': iteration, 'episodes': self.episodes, 'complete': complete,
+        'episodes_per_iteration': self.episodes_per_iteration, 'batch_size': self.size,
+        'seed': self.seed, 'means': self.iteration_means})
+    postfix = {name: f'{value:.3g}' for name, value in list(self.iteration_means.items())[:4]}
+    postfix['steps/s'] = f'{self.steps / max(time.perf_counter() - self._started, 1e-9):.0f}'
+    self.bar.set_postfix(postfix, refresh=False)
+
+  def _show_progress(self, episodes, steps):
+    self.steps += steps
+    self.bar.update(episodes)
+
+
+def _progress_bar(total, initial, enabled):
+  import tqdm
+  return tqdm.tqdm(total=total, initial=initial, unit='episode', dynamic_ncols=True,
+                   disable=not enabled)
+
+
+def _close_quietly(dispatcher):
+  """Closes the collectors' files after an error, keeping the error that is raised."""
+  try:
+    dispatcher.end_training()
+  except Exception:  # noqa: BLE001 - the error already propagating is the one to report
+    _LOG.debug('end_training after an error raised too.', exc_info=True)
+
+
+def _check_positive(name, value):
+  if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+    raise ValueError(f'{name} must be a positive int, got {value!r}.')
+
+
+def _as_batch(env):
+  """(the environment as a `BatchEnv`, the single Gymnasium env or None)."""
+  from agents.tools.batch_env import BatchEnv
+  if isinstance(env, BatchEnv):
+    return env, None
+  if isinstance(env, gymnasium.vector.VectorEnv):
+    return BatchEnv([env]), None
+  if isinstance(env, gymnasium.Env):
+    return BatchEnv([env]), env
+  raise TypeError(f'env must be a gymnasium.Env, a BatchEnv (make_batch_env) or a '
+                  f'gymnasium VectorEnv, got {type(env).__name__}.')
+
+
+def _as_batched_agent(agent, batch_size):
+  """(a `BatchedAgent` for a batch of `batch_size`, the name of the agent's class)."""
+  if isinstance(agent, (list, tuple)):
+    batched = agent_lib.AgentPerRow(agent)
+    agent_class = type(agent[0]).__qualname__
+  elif agent_lib.is_batched(agent):
+    batched = agent_lib.check_agent(agent)
+    agent_class = type(agent).__qualname__
+  else:
+    batched = agent_lib.as_batched(agent)
+    agent_class = type(agent).__qualname__
+  size = getattr(batched, 'batch_size', batch_size)
+  if size != batch_size:
+    single = '' if agent_lib.is_batched(agent) or isinstance(agent, (list, tuple)) else (
+        '; a single-environment agent flies one environment: pass one agent per row '
+        '(a list) or a BatchedAgent')
+    raise agent_lib.AgentError(f'the agent acts for {size} rows but the batch has '
+                               f'{batch_size} environments{single}.')
+  return batched, agent_class
+
+
+def _num_actions(space):
+  if not isinstance(space, gymnasium.spaces.Discrete) or space.start != 0:
+    raise TypeError(f'run_training_loop needs a Discrete action space starting at 0 (BLE\'s '
+                    f'agents return an int action), got {space}.')
+  return int(space.n)
+
+
+def _env_id(batch, single_env):
+  env_id = getattr(batch, 'env_id', None)
+  if env_id is None and single_env is not None and single_env.spec is not None:
+    env_id = single_env.spec.id
+  return env_id
+
+
+def _steps_finished_episodes(env_id):
+  """Whether the environment may step an ended episode (the balloon's may: it stays put)."""
+  if env_id is None:
+    return False
+  from agents.evaluation import environments
+  return environments.get(env_id).steps_finished_episodes
+
+
+def _episode_seeds(seed, iteration, count):
+  """The episode seeds of an iteration: a function of (seed, iteration) only."""
+  if seed is None:
+    return [None] * count
+  return np.random.default_rng([seed, iteration]).integers(0, 2 ** 31 - 1, count).tolist()
+
+
+def read_records(checkpoint_dir):
+  """{iteration: record} of the iteration records in `checkpoint_dir` that read."""
+  records = {}
+  if not os.path.isdir(checkpoint_dir):
+    return records
+  for name in os.listdir(checkpoint_dir):
+    match = _RECORD.match(name)
+    if not match:
+      continue
+    try:
+      with open(os.path.join(checkpoint_dir, name), encoding='utf-8') as file:
+        record = json.load(file)
+      records[int(match.group(1))] = record
+    except (OSError, ValueError) as error:
+      _LOG.warning('Skipping the unreadable iteration record %s: %s', name, error)
+  return records
+
+
+def _resume(agent, agent_class, checkpoint_dir, episodes_per_iteration):
+  """Loads the newest readable checkpoint; returns (next iteration, episodes so far).
+
+  Raises:
+    CheckpointMismatchError: the newest record names another agent class.
+    CheckpointLoadError: records exist but none of their checkpoints loads.
+  """
+  records = read_records(checkpoint_dir)
+  if records:
+    newest = records[max(records)]
+    if newest.get('agent_class') != agent_class:
+      raise agent_lib.CheckpointMismatchError(
+          f'{checkpoint_dir} holds the checkpoints of agent class '
+          f'{newest.get("agent_class")!r} (iteration {max(records)}), not of '
+          f'{agent_class!r}; pass another base_dir to train this agent.')
+  latest = agent.reload_latest_checkpoint(checkpoint_dir)
+  if latest is not None and latest >= 0:
+    record = records.get(latest)
+    return latest + 1, (record['episodes'] if record else
+                        (latest + 1) * episodes_per_iteration)
+  failures = []
+  for iteration in sorted(records, reverse=True):
+    try:
+      agent.load_checkpoint(checkpoint_dir, iteration)
+    except Exception as error:  # noqa: BLE001 - any failure: try the older checkpoint
+      failures.append(f'iteration {iteration}: {type(error).__name__}: {error}')
+      _LOG.warning('Checkpoint of iteration %d does not load (%s); trying an older one.',
+                   iteration, error)
+      continue
+    return iteration + 1, records[iteration]['episodes']
+  if failures:
+    raise agent_lib.CheckpointLoadError(
+        f'no checkpoint in {checkpoint_dir} loads into the agent: ' + '; '.join(failures))
+  return 0, 0
+
+
+def _write_json(path, data):
+  """Writes JSON atomically: a temporary file, then a rename."""
+  temporary = f'{path}.tmp-{os.getpid()}'
+  with open(temporary, 'w', encoding='utf-8') as file:
+    json.dump(data, file, indent=1)
+  os.replace(temporary, path)
+
+
+__all__ = ['get_collector_data', 'make_batch_env', 'read_records', 'run_training_loop']
