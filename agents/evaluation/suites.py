@@ -88,6 +88,11 @@ class Suite:
   def __reduce__(self):
     return (_rebuild, (self.name, self.seeds, self.episode_length, self.options))
 
+  @property
+  def max_episode_length(self):
+    """BLE's name for `episode_length` (its `EvaluationSuite.max_episode_length`)."""
+    return self.episode_length
+
   def replace(self, episode_length=None, options=None):
     """The same suite with its episode length and options replaced (None: kept)."""
     return Suite(self.name, self.seeds,

@@ -1,0 +1,141 @@
+"""BLE's `quantile` agent: the project's QR-DQN behind BLE's Agent interface, batched.
+
+`QuantileAgent` is a `BatchedAgent` over `agents.algorithms.qrdqn.QRDQN`, the same
+network, replay memory, quantile Huber loss, epsilon-greedy exploration and target
+updates as `--algorithm=qrdqn` (`--config=balloon_qrdqn`), driven from Python one call
+per batch step rather than fused into the in-graph loop:
+
+    agent = QuantileAgent(3, (1099,), num_envs=64, learning_starts=5000)
+    actions = agent.begin_episode(observations, rows)          # [R] int
+    actions = agent.step(rewards, observations, rows)          # records, maybe learns
+    agent.end_episode(rewards, terminals, rows)
+
+Its hyperparameters are `QRDQNConfig`'s and `NetworkConfig`'s fields (see
+docs/algorithms_qrdqn.md), the defaults theirs. In training mode `step` and
+`end_episode` write the transition into the replay memory and update every
+`update_every` calls once `learning_starts` transitions are in; in evaluation mode it
+acts greedily and records nothing.
+
+Two differences from the in-graph QR-DQN, both of BLE's interface: `end_episode` gets
+no final observation, so an episode cut by time (`terminal=False`) bootstraps its last
+transition from the observation before the cut; and a checkpoint holds the networks,
+Adam, the random generator and the counters but not the replay memory (it refills on
+resume; BLE's Dopamine agents write theirs, hundreds of MB per iteration).
+"""
+
+import dataclasses
+
+import gymnasium
+import numpy as np
+import tensorflow as tf
+
+from agents.algorithms.qrdqn import config as qrdqn_config
+from agents.algorithms.qrdqn import qrdqn
+from agents.config_fields import ConfigError
+from agents.python_agents import agent as agent_lib
+from agents.python_agents import tf_checkpoint
+
+_NETWORK_KEYS = tuple(field.name for field in dataclasses.fields(qrdqn_config.NetworkConfig))
+_ALGORITHM_KEYS = tuple(field.name for field in dataclasses.fields(qrdqn_config.QRDQNConfig))
+
+
+class QuantileAgent(agent_lib.BatchedAgent):
+  """QR-DQN for a batch of `num_envs` environments with BLE's (batched) Agent methods."""
+
+  def __init__(self, num_actions, observation_shape, num_envs=1, seed=0, **hyperparameters):
+    """Builds the QR-DQN networks, replay memory and optimizer.
+
+    Args:
+      num_actions: int, the number of discrete actions.
+      observation_shape: the shape of one observation.
+      num_envs: the rows of the batch (one replay ring each).
+      seed: seed of the weights, the exploration and the replay sampling.
+      **hyperparameters: fields of `QRDQNConfig` (learning_rate, replay_capacity, ...)
+        and of `NetworkConfig` (hidden_layers, activation, matmul_dtype).
+
+    Raises:
+      ConfigError: an unknown hyperparameter (named), or a replay memory too small.
+    """
+    unknown = sorted(set(hyperparameters) - set(_NETWORK_KEYS) - set(_ALGORITHM_KEYS))
+    if unknown:
+      raise ConfigError(f'QuantileAgent has no hyperparameter {unknown[0]!r}; it takes '
+                        f'{", ".join(_ALGORITHM_KEYS + _NETWORK_KEYS)}.')
+    network = qrdqn_config.NetworkConfig(**{
+        key: tuple(value) if key == 'hidden_layers' else value
+        for key, value in hyperparameters.items() if key in _NETWORK_KEYS})
+    algorithm = {key: value for key, value in hyperparameters.items()
+                 if key in _ALGORITHM_KEYS}
+    self._observation_shape = tuple(observation_shape)
+    self._training = tf.Variable(True, trainable=False, name='is_training')
+    self.qrdqn = qrdqn.QRDQN(
+        num_envs, gymnasium.spaces.Box(-np.inf, np.inf, self._observation_shape, np.float32),
+        gymnasium.spaces.Discrete(num_actions), network_config=network, seed=seed,
+        is_training=self._training, **algorithm)
+    super().__init__(num_actions, self._observation_shape, num_envs)
+    self._last_observation = np.zeros((num_envs, *self._observation_shape), np.float32)
+    self._last_action = np.zeros(num_envs, np.int32)
+    rows = tf.TensorSpec([None], tf.int32)
+    observations = tf.TensorSpec([None, *self._observation_shape], tf.float32)
+    flags = tf.TensorSpec([None], tf.bool)
+
+    def begin(rows):
+      self.qrdqn.begin_episode(rows)  # an op run for its effect; a tf.function returns none
+    self._begin = tf.function(begin, input_signature=(rows,))
+    self._perform = tf.function(self.qrdqn.perform, input_signature=(rows, observations))
+    self._experience = tf.function(self.qrdqn.experience, input_signature=(
+        rows, observations, rows, tf.TensorSpec([None], tf.float32), flags, flags,
+        observations))
+    self._checkpoint = tf_checkpoint.AgentCheckpoint(
+        'quantile', online=self.qrdqn.online_network, target=self.qrdqn.target_network,
+        optimizer=self.qrdqn.optimizer, generator=self.qrdqn.generator,
+        env_steps=self.qrdqn.env_steps, batch_steps=self.qrdqn.batch_steps,
+        num_updates=self.qrdqn.num_updates)
+
+  def get_name(self):
+    return 'quantile'
+
+  def set_mode(self, mode):
+    """Explores and learns in `AgentMode.TRAIN`; acts greedily in `AgentMode.EVAL`."""
+    if hasattr(self, '_training'):
+      self._training.assign(agent_lib.AgentMode(mode) == agent_lib.AgentMode.TRAIN)
+
+  def begin_episode(self, observations, rows):
+    rows = np.asarray(rows, np.int32)
+    self._begin(rows)
+    return self._act(observations, rows)
+
+  def step(self, rewards, observations, rows):
+    rows = np.asarray(rows, np.int32)
+    observations = np.asarray(observations, np.float32)
+    ongoing = np.zeros(len(rows), bool)
+    self._record(rows, rewards, ongoing, ongoing, observations)
+    return self._act(observations, rows)
+
+  def end_episode(self, rewards, terminals, rows):
+    rows = np.asarray(rows, np.int32)
+    terminals = np.asarray(terminals, bool)
+    # BLE's end_episode has no final observation: a cut episode bootstraps from the last.
+    self._record(rows, rewards, terminals, ~terminals, self._last_observation[rows])
+
+  def save_checkpoint(self, checkpoint_dir, iteration_number):
+    self._checkpoint.save(checkpoint_dir, iteration_number)
+
+  def load_checkpoint(self, checkpoint_dir, iteration_number):
+    self._checkpoint.load(checkpoint_dir, iteration_number)
+
+  def reload_latest_checkpoint(self, checkpoint_dir):
+    return self._checkpoint.reload_latest(checkpoint_dir)
+
+  def _act(self, observations, rows):
+    observations = np.asarray(observations, np.float32)
+    actions = self._perform(rows, observations).numpy()
+    self._last_observation[rows] = observations
+    self._last_action[rows] = actions
+    return actions.astype(np.int64)
+
+  def _record(self, rows, rewards, terminated, truncated, next_observations):
+    if not bool(self._training.numpy()):
+      return
+    self._experience(rows, self._last_observation[rows], self._last_action[rows],
+                     np.asarray(rewards, np.float32), terminated, truncated,
+                     np.asarray(next_observations, np.float32))

@@ -1,0 +1,100 @@
+"""Tests for agents/python_agents/run_helpers.py (create_agent) and quantile_agent.py."""
+
+import tempfile
+import unittest
+
+import numpy as np
+
+from agents.env.balloon import baselines
+from agents.evaluation.errors import EvaluationError
+from agents.python_agents import agent as agent_lib
+from agents.python_agents import run_helpers
+from agents.tools import checkpoints
+
+OBSERVATIONS = np.random.default_rng(0).uniform(0, 1, (6, 1099)).astype(np.float32)
+
+
+class CreateAgentTest(unittest.TestCase):
+
+  def test_the_shipped_agents_under_bles_names(self):
+    self.assertLessEqual({'random', 'station_seeker', 'random_walk', 'balloon_ppo', 'quantile'},
+                         set(run_helpers.agent_names()))
+    for name in ('random', 'station_seeker', 'random_walk', 'balloon_ppo'):
+      agent = run_helpers.create_agent(name, 3, (1099,))
+      self.assertIsInstance(agent, agent_lib.Agent, name)
+      action = agent.begin_episode(OBSERVATIONS[0])
+      self.assertIn(action, (0, 1, 2), name)
+      self.assertIn(agent.step(0.5, OBSERVATIONS[1]), (0, 1, 2), name)
+      agent.end_episode(0.5, terminal=False)
+
+  def test_station_seeker_acts_as_the_baseline(self):
+    agent = run_helpers.create_agent('station_seeker', 3, (1099,))
+    actions = [agent.begin_episode(OBSERVATIONS[0])]
+    actions += [agent.step(0.0, observation) for observation in OBSERVATIONS[1:]]
+    self.assertEqual(actions, baselines.station_seeker(OBSERVATIONS).tolist())
+    self.assertEqual(agent.get_name(), 'station_seeker')
+
+  def test_balloon_ppo_flies_the_shipped_model(self):
+    import tensorflow as tf
+    model = tf.saved_model.load(run_helpers.BALLOON_PPO)
+    agent = run_helpers.create_agent('balloon_ppo', 3, (1099,))
+    actions = [agent.begin_episode(OBSERVATIONS[0])]
+    actions += [agent.step(0.0, observation) for observation in OBSERVATIONS[1:]]
+    self.assertEqual(actions, model.action(OBSERVATIONS).numpy().tolist())
+
+  def test_balloon_ppo_without_the_model_says_where_it_looked(self):
+    with self.assertRaisesRegex(EvaluationError, 'a wheel does not hold models/'):
+      run_helpers.create_agent('balloon_ppo', 3, (1099,), path='/nonexistent/balloon_ppo')
+
+  def test_an_unknown_name_lists_the_names(self):
+    with self.assertRaisesRegex(run_helpers.UnknownAgentError,
+                                "unknown agent 'perciatelli44'.*station_seeker"):
+      run_helpers.create_agent('perciatelli44', 3, (1099,))
+
+
+class QuantileAgentTest(unittest.TestCase):
+
+  def make(self, **overrides):
+    hyperparameters = dict(num_envs=2, replay_capacity=200, batch_size=8, learning_starts=8,
+                           hidden_layers=(16,), num_quantiles=5)
+    hyperparameters.update(overrides)
+    return run_helpers.create_agent('quantile', 3, (1099,), **hyperparameters)
+
+  def fly(self, agent, steps):
+    rows = np.array([0, 1])
+    agent.begin_episode(OBSERVATIONS[:2], rows)
+    for step in range(steps):
+      actions = agent.step(np.ones(2), OBSERVATIONS[[step % 6, (step + 1) % 6]], rows)
+      self.assertTrue(set(actions.tolist()) <= {0, 1, 2})
+    agent.end_episode(np.ones(2), np.array([True, False]), rows)
+
+  def test_learns_in_train_mode_only(self):
+    agent = self.make()
+    self.assertIsInstance(agent, agent_lib.BatchedAgent)
+    self.fly(agent, 10)
+    updates = int(agent.qrdqn.num_updates.numpy())
+    self.assertGreater(updates, 0)
+    agent.set_mode(agent_lib.AgentMode.EVAL)
+    self.fly(agent, 10)
+    self.assertEqual(int(agent.qrdqn.num_updates.numpy()), updates)
+
+  def test_checkpoints_restore_the_networks(self):
+    agent = self.make()
+    self.fly(agent, 10)
+    directory = tempfile.mkdtemp()
+    agent.save_checkpoint(directory, 3)
+    restored = self.make()
+    self.assertEqual(restored.reload_latest_checkpoint(directory), 3)
+    for mine, theirs in zip(agent.qrdqn.online_network.trainable_variables,
+                            restored.qrdqn.online_network.trainable_variables):
+      np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+    with self.assertRaises(checkpoints.CheckpointError):
+      self.make(hidden_layers=(8,)).load_checkpoint(directory, 3)
+
+  def test_an_unknown_hyperparameter_is_named(self):
+    with self.assertRaisesRegex(ValueError, "no hyperparameter 'learning_rat'"):
+      self.make(learning_rat=0.1)
+
+
+if __name__ == '__main__':
+  unittest.main()
