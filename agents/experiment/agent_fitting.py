@@ -19,6 +19,7 @@ import os
 import threading
 
 from agents.experiment import agent_classes, fitting
+from agents.tools import metrics_writer
 
 # The file stem an agent's `save` gets in its run directory (rlberry's agents add their
 # own extension and return the path).
@@ -82,8 +83,12 @@ def run_agent_fit(spec, instance=None):
   if callable(getattr(agent, 'save', None)):
     saved = agent.save(os.path.join(spec.run_dir, SAVE_STEM))
     saved = os.fspath(saved) if saved is not None else None
+  # The last mean score the fit logged, when it writes a run's metrics.jsonl (a BLE
+  # agent class does), as a config's fit reports it.
+  metrics = os.path.join(spec.run_dir, 'metrics.jsonl')
+  score = metrics_writer.final_score(metrics) if os.path.exists(metrics) else None
   outcome = fitting.FitOutcome(spec.index, fitting.FINISHED, max(done, spec.budget),
-                               saved_agent=saved)
+                               mean_score=score, saved_agent=saved)
   return outcome, agent
 
 
