@@ -242,7 +242,7 @@ def _mean(rows, name):
 
 
 def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0, quiet=True,
-                trackers=(), collector_constructors=()):
+                config=None, run_name=None, run_group=None, collector_constructors=()):
   """Trains (or resumes) `agent` in `run_dir` up to `num_iterations`; see the module
   docstring for the directory's layout.
 
@@ -254,7 +254,10 @@ def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0,
     max_episode_length: steps after which an episode is cut.
     seed: the episode seeds' seed.
     quiet: no progress bar.
-    trackers: started experiment trackers (`agents.tools.tracking`) the rows also go to.
+    config: the run's config; its `loop.track` trackers (`agents.tools.tracking`) get
+      the rows too. None: no trackers.
+    run_name: the run's name in the trackers (None: the run directory's name).
+    run_group: the experiment the trackers file the run under.
     collector_constructors: BLE collectors beside the metrics rows.
 
   Returns:
@@ -265,12 +268,14 @@ def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0,
   Raises:
     What `run_training_loop` raises (typed errors naming the culprit).
   """
-  from agents import run_manifest
+  from agents import run_manifest, training
   from agents.tools import metrics_writer, run_metrics, tracking
   os.makedirs(run_dir, exist_ok=True)
-  run_manifest.record_session(run_dir)
   metrics = run_metrics.RunMetrics(run_dir)
-  metrics.attach(list(trackers))
+  if config is not None:  # Records the session in run.yaml, as an in-graph run does.
+    metrics.attach(training.start_trackers(config, run_dir, run_name, run_group))
+  else:
+    run_manifest.record_session(run_dir)
   status = tracking.FAILED
   try:
     result = train_lib.run_training_loop(

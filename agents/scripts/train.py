@@ -1,7 +1,7 @@
-"""Trains an agent: the command line of `agents.training.train`.
+"""Trains an agent: the command line of `agents.training.train` and of Python agents.
 
     python -m agents.scripts.train --logdir=DIR --config=NAME|PATH.yaml [--timestamp=T]
-        [--algorithm=NAME|pkg.module:Class] [--num_agents=N]
+        [--algorithm=NAME|pkg.module:Class | --agent=NAME|pkg.module:Class] [--num_agents=N]
         [--env_processes|--noenv_processes] [--seed=S] [--set section.key=VALUE ...] [--quiet]
         [--track=mlflow,wandb]
 
@@ -10,6 +10,16 @@ timestamp of an existing run resumes it with its saved config; `--set` may then
 change only the step budget and the cadences (e.g. `--set loop.steps=400000`
 extends a finished run). Any bad input (flag, config, key, value, path) is one
 line on stderr and exit code 2, before anything is built or written.
+
+What trains is named by one of two exclusive flags: `--algorithm`, an in-graph
+algorithm (the registry's name or a class of the algorithm interface), recorded as
+`algorithm.name` in config.yaml; or `--agent`, a Python agent with BLE's Agent
+interface (`pkg.module:Class`, single or batched, or a `create_agent` name such as
+`station_seeker`), recorded as `agent.name`, trained by `run_training_loop` in a run
+directory of the same layout (`agents.python_agents.agent_runs`; its config:
+`agents.python_agents.agent_configs`). `--set agent.KEY=VALUE` passes the agent's
+constructor arguments; `loop.steps` is its budget in environment steps. A run of
+`--agent` resumes with `--timestamp` as any run.
 """
 
 import contextlib
@@ -21,6 +31,7 @@ import shutil
 import sys
 
 from agents import configs
+from agents.configs import yaml_io
 from agents.tools import command_line, directory_lock, interrupts, tracking
 
 _PROG = 'agents.scripts.train'
@@ -34,8 +45,14 @@ def parse_args(argv):
                       help=f'One of {sorted(configs.CONFIGS)}, or the path of a YAML config.')
   parser.add_argument('--timestamp', default=None,
                       help='Run timestamp; an existing run with it is resumed.')
-  parser.add_argument('--algorithm', default=None,
-                      help="A registered algorithm ('ppo', 'random') or 'package.module:Class'.")
+  trained = parser.add_mutually_exclusive_group()
+  trained.add_argument('--algorithm', default=None,
+                       help="An in-graph algorithm: a registered one ('ppo', 'random') or "
+                       "'package.module:Class' (config key algorithm.name).")
+  trained.add_argument('--agent', default=None,
+                       help="A Python agent with BLE's Agent interface: "
+                       "'package.module:Class' or a create_agent name ('random', "
+                       "'station_seeker', ...) (config key agent.name).")
   parser.add_argument('--num_agents', type=int, default=None,
                       help='Parallel environments (environment.num_agents).')
   parser.add_argument('--env_processes', dest='env_processes', action='store_const', const=True,
@@ -91,9 +108,21 @@ def resolve_run(args):
   return configs.resolve(args.config, overrides), run_dir
 
 
-def _remove_if_empty(run_dir, is_new_run):
+def _saved_config(args):
+  """The run's config.yaml as saved (unvalidated), or None for a new run."""
+  path = os.path.join(run_directory(args.logdir, args.timestamp, config_label(args.config)),
+                      'config.yaml')
+  if not os.path.exists(path):
+    return None
+  try:
+    return yaml_io.read_yaml(path)
+  except configs.ConfigError:
+    return None  # Reported by the in-graph path, which reads it again.
+
+
+def remove_if_empty(run_dir, is_new_run):
   """Removes a new run that saved no checkpoint (only its config.yaml and first logs);
-  returns whether it did."""
+  returns whether it did (an in-graph run's checkpoints)."""
   if not is_new_run or glob.glob(os.path.join(run_dir, 'checkpoints', 'ckpt-*.index')):
     return False
   shutil.rmtree(run_dir, ignore_errors=True)
@@ -119,6 +148,12 @@ def _main(argv):
 
 def _train(args, held_directories):
   from agents import training
+  from agents.python_agents import agent_configs
+  args.timestamp = args.timestamp or datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
+  saved = _saved_config(args)
+  if args.agent is not None or agent_configs.is_agent_config(saved):
+    from agents.scripts import train_agent
+    return train_agent.train(args, saved, held_directories)
   try:
     config, run_dir = resolve_run(args)
     is_new_run = not os.path.exists(run_dir)
@@ -132,7 +167,7 @@ def _train(args, held_directories):
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
   except configs.ConfigError as error:
-    _remove_if_empty(run_dir, is_new_run)
+    remove_if_empty(run_dir, is_new_run)
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
   except OSError as error:
@@ -153,13 +188,13 @@ def _train(args, held_directories):
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
   except configs.ConfigError as error:  # The environment or the network refused the config.
-    _remove_if_empty(run_dir, is_new_run)
+    remove_if_empty(run_dir, is_new_run)
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
   except (errors.WorkerError, errors.NonFiniteError, errors.ActionError) as error:
     # The environment failed while training: its own message (a worker's error carries
     # the traceback of the environment's code), not the fused step's TensorFlow frames.
-    kept = not _remove_if_empty(run_dir, is_new_run)
+    kept = not remove_if_empty(run_dir, is_new_run)
     print(f'{_PROG}: error: the environment failed during training. {error}', file=sys.stderr)
     if kept:
       timestamp = os.path.basename(run_dir)[:-len(config_label(args.config)) - 1]
