@@ -108,10 +108,9 @@ def resolve_run(args):
   return configs.resolve(args.config, overrides), run_dir
 
 
-def _saved_config(args):
+def _saved_config(run_dir):
   """The run's config.yaml as saved (unvalidated), or None for a new run."""
-  path = os.path.join(run_directory(args.logdir, args.timestamp, config_label(args.config)),
-                      'config.yaml')
+  path = os.path.join(run_dir, 'config.yaml')
   if not os.path.exists(path):
     return None
   try:
@@ -150,10 +149,11 @@ def _train(args, held_directories):
   from agents import training
   from agents.python_agents import agent_configs
   args.timestamp = args.timestamp or datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
-  saved = _saved_config(args)
+  run_dir = run_directory(args.logdir, args.timestamp, config_label(args.config))
+  saved = _saved_config(run_dir)
   if args.agent is not None or agent_configs.is_agent_config(saved):
     from agents.scripts import train_agent
-    return train_agent.train(args, saved, held_directories)
+    return train_agent.train(args, saved, run_dir, held_directories)
   try:
     config, run_dir = resolve_run(args)
     is_new_run = not os.path.exists(run_dir)

@@ -21,8 +21,8 @@ from agents.tools import directory_lock, interrupts
 _PROG = 'agents.scripts.train'
 
 
-def resolve(args, saved):
-  """(config, run_dir, agent source) of an `--agent` run, new or resumed.
+def resolve(args, saved, run_dir):
+  """(config, agent source) of the `--agent` run in `run_dir`, new or resumed.
 
   Raises:
     ConfigError: a bad flag, config, key or value, or a change a resumed run refuses.
@@ -30,7 +30,6 @@ def resolve(args, saved):
       constructor refuses the arguments.
   """
   from agents.python_agents import agent_configs, agent_runs
-  from agents.scripts import train as train_script
   logdir = os.path.expanduser(args.logdir)
   if os.path.exists(logdir) and not os.path.isdir(logdir):
     raise configs.ConfigError(f'--logdir {args.logdir} is a file, not a directory.')
@@ -42,8 +41,6 @@ def resolve(args, saved):
            args.env_processes, 'seed': args.seed, 'loop.track': args.track}
   overrides.update({key: value for key, value in flags.items() if value is not None})
   overrides, kwargs = agent_configs.split_overrides(overrides)
-  run_dir = train_script.run_directory(logdir, args.timestamp,
-                                       train_script.config_label(args.config))
   if saved is not None:
     if not agent_configs.is_agent_config(saved):
       name = (saved.get('algorithm') or {}).get('name')
@@ -58,15 +55,22 @@ def resolve(args, saved):
                               f'{steps!r}.')
   source = agent_runs.resolve_agent(config['agent']['name'])
   agent_runs.check_kwargs(source, config['agent']['kwargs'])
-  return config, run_dir, source
+  return config, source
 
 
-def train(args, saved, held_directories):
-  """Trains or resumes the `--agent` run; returns the exit code."""
+def train(args, saved, run_dir, held_directories):
+  """Trains or resumes the `--agent` run in `run_dir`; returns the exit code.
+
+  Args:
+    args: the parsed flags of `agents.scripts.train`.
+    saved: the run's config.yaml as saved, or None for a new run.
+    run_dir: the run directory.
+    held_directories: the `ExitStack` that holds the run directory until training ends.
+  """
   from agents.python_agents import agent as agent_lib
   from agents.python_agents import agent_runs
   try:
-    config, run_dir, source = resolve(args, saved)
+    config, source = resolve(args, saved, run_dir)
   except (configs.ConfigError, agent_runs.AgentSpecError) as error:
     return _fail(error, 2)
   is_new_run = saved is None and not os.path.exists(run_dir)
