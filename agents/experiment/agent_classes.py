@@ -232,7 +232,7 @@ def record(value):
     return value
   if hasattr(value, 'item') and not isinstance(value, bytes):  # NumPy scalars.
     return value.item()
-  if inspect.isclass(value) or inspect.isfunction(value):
+  if inspect.isclass(value) or inspect.isroutine(value):
     return class_path(value)
   return repr(value)
 
