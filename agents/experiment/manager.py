@@ -461,13 +461,10 @@ class ExperimentManager:
     With an agent class, the space's keys are constructor arguments (or the class's
     `sample_parameters(trial)` classmethod samples them, as in rlberry), the default
     objective is the mean of `eval(**eval_kwargs)` over a trial's agents, and the best
-    values are merged into `init_kwargs`.
-
-    Args:
-      custom_eval_function: rlberry's objective: a callable taking the list of a trial's
-        trained agents (`get_agent_instances()` of the trial) and returning the float to
-        maximise. Give it or `objective`, not both.
-      (others): as `search.optimize`.
+    values are merged into `init_kwargs`. The arguments are `search.optimize`'s, with
+    rlberry's `custom_eval_function`: a callable taking the list of a trial's trained
+    agents (`get_agent_instances()` of the trial) and returning the float to maximise
+    (give it or `objective`, not both).
 
     Returns:
       The best parameters (dotted keys, or constructor arguments); `self.config` (or
