@@ -167,11 +167,6 @@ def iterations_for(steps, batch_size, max_episode_length):
   return max(1, math.ceil(steps / (batch_size * max_episode_length)))
 
 
-def steps_of(iterations, batch_size, max_episode_length):
-  """The budget `iterations` whole iterations are charged."""
-  return iterations * batch_size * max_episode_length
-
-
 class MetricsCollector(collectors_lib.Collector):
   """One row per iteration into the run's `RunMetrics` (metrics.jsonl, TensorBoard's
   `train/`, trackers): `step` (environment steps so far), `phase` 'train',

@@ -152,6 +152,6 @@ def episode_length(env_id):
   from agents.evaluation import environments
   from agents.evaluation.errors import EvaluationError
   try:
-    return int(environments.get(env_id).defaultepisode_length())
+    return int(environments.get(env_id).default_episode_length())
   except EvaluationError:  # An environment without a time limit or plug-in length.
     return _DEFAULT_EPISODE_LENGTH
