@@ -56,7 +56,10 @@ def make(config_name, overrides, agent_name, kwargs):
   Raises:
     ConfigError: an unknown config, key or value (named).
   """
-  config = configs.resolve(config_name, overrides)
+  # Resolved with the in-graph 'random' algorithm, which has no hyperparameters: the seed,
+  # environment and loop are validated without the cross-checks of the config's own
+  # algorithm (PPO's mini-batches must divide num_agents x segment_length, ...).
+  config = configs.resolve(config_name, dict(overrides, **{'algorithm.name': 'random'}))
   config = {key: value for key, value in config.items() if key not in _IN_GRAPH_SECTIONS}
   config[AGENT_SECTION] = dict(name=agent_name, kwargs=dict(kwargs))
   return config

@@ -38,6 +38,11 @@ class AgentConfigTest(unittest.TestCase):
       with self.subTest(message=message), self.assertRaisesRegex(configs.ConfigError, message):
         agent_configs.resume(saved, overrides, name, kwargs)
 
+  def test_the_configs_algorithm_constrains_nothing(self):
+    # PPO's balloon config would refuse 2 balloons (its mini-batches must divide them).
+    config = agent_configs.make('balloon', {'environment.num_agents': 2}, AGENT, {})
+    self.assertEqual(config['environment']['num_agents'], 2)
+
   def test_in_graph_sections_are_refused(self):
     with self.assertRaisesRegex(configs.ConfigError, 'has no network section'):
       agent_configs.split_overrides({'network.policy_layers': [8]})
