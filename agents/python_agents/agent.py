@@ -331,7 +331,7 @@ def check_actions(actions, rows, num_actions, agent_name='agent', iteration=None
   """The actions an agent returned for `rows`, as int64 [R]; else AgentActionError.
 
   Args:
-    actions: what the agent returned (array-like, one action per row).
+    actions: what the agent returned: an array or a list, one action per row.
     rows: int array [R], the batch rows (balloons) the actions are for.
     num_actions: actions must be ints in [0, num_actions).
     agent_name: names the agent in the error.
@@ -340,18 +340,20 @@ def check_actions(actions, rows, num_actions, agent_name='agent', iteration=None
   Raises:
     AgentActionError: naming the first bad action, its row and the range expected.
   """
-  array = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+  if isinstance(actions, (list, tuple)):
+    array = _action_array(actions)
+  else:
+    array = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
   rows = np.asarray(rows)
   when = '' if iteration is None else f' at iteration {iteration}'
-  expected = f'expected an int in [0, {num_actions})'
 
   def refuse(index, problem):
-    action = array[index] if array.ndim else array
+    action = array[index]
     if isinstance(action, (np.ndarray, np.generic)):
       action = action.tolist()  # Shown as the agent's Python value, without NumPy's repr.
     raise AgentActionError(f'{agent_name} returned action {action!r} for balloon (row) '
-                           f'{int(rows[index])}{when}: {problem}; {expected}.',
-                           action, int(rows[index]), iteration)
+                           f'{int(rows[index])}{when}: {problem}; expected an int in '
+                           f'[0, {num_actions}).', action, int(rows[index]), iteration)
 
   if array.shape != rows.shape:
     if array.ndim > 1 and len(array) == len(rows) and len(rows):
@@ -361,27 +363,33 @@ def check_actions(actions, rows, num_actions, agent_name='agent', iteration=None
         f'(rows){when}; expected shape ({len(rows)},), one int in [0, {num_actions}) per '
         'row.', actions, None, iteration)
   if array.dtype.kind not in 'iu':
-    index = next((i for i, action in enumerate(array.tolist())
-                  if isinstance(action, bool) or not isinstance(action, int)), None)
-    if index is not None or array.dtype.kind != 'O':
-      index = 0 if index is None else index
-      refuse(index, f'of type {type(array.tolist()[index]).__name__}')
-    array = array.astype(np.int64)  # Python ints in an object array.
+    values = array.tolist()
+    index = next((i for i, value in enumerate(values) if not _is_int(value)), None)
+    if index is None:  # Python ints in an object array.
+      array = array.astype(np.int64)
+    elif np.ndim(values[index]):
+      refuse(index, f'an array of shape {np.shape(values[index])}')
+    else:
+      refuse(index, f'of type {type(values[index]).__name__}')
   outside = (array < 0) | (array >= num_actions)
   if outside.any():
     refuse(int(np.flatnonzero(outside)[0]), 'out of range')
   return array.astype(np.int64, copy=False)
 
 
+def _is_int(value):
+  return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def _action_array(actions):
-  """The single agents' actions as one array; an object array when they are not scalars,
-  so that the loop's check names the odd one rather than NumPy failing here."""
-  try:
-    return np.array(actions)
-  except ValueError:
-    array = np.empty(len(actions), object)
-    array[:] = actions
-    return array
+  """Single agents' actions as one array: int64 when every one is an int, else an object
+  array holding them as returned, so that the check names the odd one."""
+  if all(_is_int(action) for action in actions):
+    return np.array(actions, np.int64)
+  array = np.empty(len(actions), object)
+  for index, action in enumerate(actions):
+    array[index] = action
+  return array
 
 
 def _call_optional(agent, method, default, *args):

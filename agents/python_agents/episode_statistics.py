@@ -50,7 +50,8 @@ class EpisodeStatistics:
 
     Args:
       reward: float [B].
-      terminated, truncated: bool [B], False for rows not in flight.
+      terminated: bool [B], False for rows not in flight.
+      truncated: bool [B], False for rows not in flight.
       infos: the step's infos in Gymnasium's vector format.
       ended: int array of the rows whose episode ended at this step.
     """
