@@ -12,7 +12,8 @@ TensorBoard scalars under `train/` (one row per iteration, written through the r
 and trackers, `agents.run_manifest`), and, when the run finishes and the agent has an
 `export(directory)` method, `policy/` (what the agent writes there is its own: a
 SavedModel for a TensorFlow agent is what `evaluate --agent=policy:` flies).
-`config.yaml` is the caller's (`agents.scripts.train` writes it).
+`train_run(config, run_dir)` does all of it for an agent config
+(`agent_configs`), config.yaml included: the library side of `train --agent`.
 
 An agent is named as `--agent` takes it: `'package.module:Class'`, a class with BLE's
 Agent interface (built as `Class(num_actions, observation_shape, **kwargs)`, or with
@@ -39,6 +40,7 @@ from agents.python_agents import collectors as collectors_lib
 from agents.python_agents import train_lib
 
 POLICY_DIR = 'policy'
+DEFAULT_EPISODE_LENGTH = 960  # BLE's
 
 
 class AgentSpecError(ValueError):
@@ -291,6 +293,69 @@ def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0,
               interrupted=result['interrupted'], signal=result['signal'],
               mean_score=metrics_writer.final_score(metrics.path) if last else None,
               run_dir=run_dir, exported=exported)
+
+
+def train_run(config, run_dir, quiet=True, run_name=None, run_group=None):
+  """Trains (or resumes) the run of an agent config (`agent_configs`) in `run_dir`.
+
+  Builds the batch of `environment.num_agents` as an in-graph run does
+  (`agents.builders.make_batch_env`) and the agent(s), writes config.yaml, then trains
+  `iterations_for(loop.steps)` iterations with `train_agent`.
+
+  Args:
+    config: an agent config (`agent_configs.make` or `resume`).
+    run_dir: the run directory (created when missing).
+    quiet: no progress bar.
+    run_name: the run's name in the trackers of `loop.track`.
+    run_group: the experiment the trackers file it under.
+
+  Returns:
+    The summary of `train_agent`.
+
+  Raises:
+    ConfigError: the environment refuses its kwargs (nothing written but the folder).
+    AgentSpecError: the agent does not resolve, or its constructor raises.
+    What `run_training_loop` raises while training.
+  """
+  from agents import builders, configs
+  source = resolve_agent(config['agent']['name'])
+  check_kwargs(source, config['agent']['kwargs'])
+  environment = config['environment']
+  try:
+    batch = builders.make_batch_env({'environment': environment})
+  except (TypeError, ValueError) as error:
+    raise configs.ConfigError(f"Cannot build {environment['id']} with environment.kwargs = "
+                              f"{dict(environment['kwargs'])}: {error}") from error
+  try:
+    batch.env_id = environment['id']  # What run_training_loop reads the statistics by.
+    length = environment['max_episode_steps'] or episode_length(environment['id'])
+    try:
+      agent = make_agent(source, int(batch.action_space.n),
+                         tuple(batch.observation_space.shape), len(batch),
+                         config['agent']['kwargs'])
+    except AgentSpecError:
+      raise
+    except Exception as error:  # The user's constructor: its message, on one line.
+      raise AgentSpecError(f'agent {source.spec!r} raised when constructed: '
+                           f'{type(error).__name__}: {error}') from error
+    os.makedirs(run_dir, exist_ok=True)
+    configs.save_yaml(config, os.path.join(run_dir, 'config.yaml'))
+    iterations = iterations_for(config['loop']['steps'], len(batch), length)
+    return train_agent(run_dir, batch, agent, iterations, length, seed=config['seed'],
+                       quiet=quiet, config=config, run_name=run_name, run_group=run_group)
+  finally:
+    batch.close()
+
+
+def episode_length(env_id):
+  """Steps of an episode of `env_id`: its evaluation length (the balloon's 960), else
+  BLE's default, 960."""
+  from agents.evaluation import environments
+  from agents.evaluation.errors import EvaluationError
+  try:
+    return int(environments.get(env_id).default_episode_length())
+  except EvaluationError:  # An environment without a time limit or plug-in length.
+    return DEFAULT_EPISODE_LENGTH
 
 
 def export_policy(agent, directory):

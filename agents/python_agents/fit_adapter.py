@@ -31,8 +31,6 @@ from agents.python_agents import agent as agent_lib
 from agents.python_agents import agent_runs, eval_lib, train_lib
 
 DEFAULT_SUITE = 'tiny_eval'
-# BLE's default episode length, for an environment the evaluation does not know.
-_DEFAULT_EPISODE_LENGTH = 960
 
 
 class FitAdapter:
@@ -58,7 +56,7 @@ class FitAdapter:
     self.output_dir = output_dir or tempfile.mkdtemp(prefix='fit-adapter-')
     self.eval_suite = eval_suite
     self.env_id = _env_id(env)
-    self.max_episode_length = max_episode_length or episode_length(self.env_id)
+    self.max_episode_length = max_episode_length or agent_runs.episode_length(self.env_id)
     self.batch_size = len(env) if hasattr(env, '__len__') else 1
     self.agent_kwargs = dict(agent_kwargs)
     self.source = agent_runs.AgentSource(agent_runs.class_spec(agent_class), agent_class)
@@ -145,13 +143,3 @@ def _env_id(env):
   env_id = getattr(env, 'env_id', None)
   spec = getattr(env, 'spec', None)
   return env_id or getattr(spec, 'id', None)
-
-
-def episode_length(env_id):
-  """Steps of an episode of `env_id`: its evaluation length (the balloon's 960), else 960."""
-  from agents.evaluation import environments
-  from agents.evaluation.errors import EvaluationError
-  try:
-    return int(environments.get(env_id).default_episode_length())
-  except EvaluationError:  # An environment without a time limit or plug-in length.
-    return _DEFAULT_EPISODE_LENGTH

@@ -83,6 +83,16 @@ def config_label(name_or_path):
   return os.path.splitext(os.path.basename(name_or_path))[0]
 
 
+def flag_overrides(args):
+  """The config overrides of the flags: every `--set`, then the flags that name a key."""
+  overrides = dict(configs.parse_override(text) for text in args.overrides)
+  flags = {'environment.num_agents': args.num_agents, 'environment.processes':
+           args.env_processes, 'seed': args.seed, 'algorithm.name': args.algorithm,
+           'loop.track': args.track}
+  overrides.update({key: value for key, value in flags.items() if value is not None})
+  return overrides
+
+
 def resolve_run(args):
   """Returns (config, run_dir) from parsed flags; resumes the saved config if the run exists.
 
@@ -92,11 +102,7 @@ def resolve_run(args):
   logdir = os.path.expanduser(args.logdir)
   if os.path.exists(logdir) and not os.path.isdir(logdir):
     raise configs.ConfigError(f'--logdir {args.logdir} is a file, not a directory.')
-  overrides = dict(configs.parse_override(text) for text in args.overrides)
-  flags = {'environment.num_agents': args.num_agents, 'environment.processes':
-           args.env_processes, 'seed': args.seed, 'algorithm.name': args.algorithm,
-           'loop.track': args.track}
-  overrides.update({key: value for key, value in flags.items() if value is not None})
+  overrides = flag_overrides(args)
   timestamp = args.timestamp or datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
   run_dir = run_directory(logdir, timestamp, config_label(args.config))
   config_path = os.path.join(run_dir, 'config.yaml')
@@ -152,8 +158,7 @@ def _train(args, held_directories):
   run_dir = run_directory(args.logdir, args.timestamp, config_label(args.config))
   saved = _saved_config(run_dir)
   if args.agent is not None or agent_configs.is_agent_config(saved):
-    from agents.scripts import train_agent
-    return train_agent.train(args, saved, run_dir, held_directories)
+    return _train_agent(args, saved, run_dir, held_directories)
   try:
     config, run_dir = resolve_run(args)
     is_new_run = not os.path.exists(run_dir)
@@ -206,6 +211,78 @@ def _train(args, held_directories):
     return interrupts.exit_code(result['signal'])
   print(f"Run finished at step {result['step']}: {run_dir}")
   return 0
+
+
+def resolve_agent_run(args, saved, run_dir):
+  """The config of the `--agent` run in `run_dir`, new or resumed (checked: the agent
+  resolves and its constructor takes the kwargs).
+
+  Raises:
+    ConfigError: a bad flag, config, key or value, or a change a resumed run refuses.
+    AgentSpecError: the agent does not import, is not a class, lacks a method, or its
+      constructor refuses the arguments.
+  """
+  from agents.python_agents import agent_configs, agent_runs
+  logdir = os.path.expanduser(args.logdir)
+  if os.path.exists(logdir) and not os.path.isdir(logdir):
+    raise configs.ConfigError(f'--logdir {args.logdir} is a file, not a directory.')
+  if args.algorithm is not None:  # A resumed --agent run, given --algorithm.
+    raise configs.ConfigError('--algorithm names an in-graph algorithm; this run trains '
+                              'a Python agent (--agent).')
+  overrides, kwargs = agent_configs.split_overrides(flag_overrides(args))
+  if saved is not None:
+    if not agent_configs.is_agent_config(saved):
+      name = (saved.get('algorithm') or {}).get('name')
+      raise configs.ConfigError(f'{run_dir} was trained by the in-graph algorithm {name!r}; '
+                                'resume it without --agent.')
+    config = agent_configs.resume(saved, overrides, args.agent, kwargs)
+  else:
+    config = agent_configs.make(args.config, overrides, args.agent, kwargs)
+  steps = config['loop']['steps']
+  if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+    raise configs.ConfigError(f'loop.steps must be an int >= 1 (environment steps), got '
+                              f'{steps!r}.')
+  source = agent_runs.resolve_agent(config['agent']['name'])
+  agent_runs.check_kwargs(source, config['agent']['kwargs'])
+  return config
+
+
+def _train_agent(args, saved, run_dir, held_directories):
+  """Trains or resumes the `--agent` run in `run_dir`; returns the exit code."""
+  from agents.python_agents import agent as agent_lib
+  from agents.python_agents import agent_runs
+  try:
+    config = resolve_agent_run(args, saved, run_dir)
+  except (configs.ConfigError, agent_runs.AgentSpecError) as error:
+    return _fail(error, 2)
+  is_new_run = saved is None and not os.path.exists(run_dir)
+  try:
+    held_directories.enter_context(directory_lock.hold(run_dir, 'training run'))
+    result = agent_runs.train_run(config, run_dir, quiet=args.quiet)
+  except directory_lock.DirectoryBusyError as error:
+    return _fail(error, 2)
+  except (configs.ConfigError, agent_runs.AgentSpecError) as error:
+    if is_new_run and os.path.isdir(run_dir) and not os.listdir(run_dir):
+      os.rmdir(run_dir)  # Refused before anything was written.
+    return _fail(error, 2)
+  except (agent_lib.CheckpointMismatchError, agent_lib.CheckpointLoadError) as error:
+    return _fail(error, 2)
+  except (agent_lib.AgentError, agent_lib.AgentStepError, agent_lib.CollectorError) as error:
+    _fail(error, 1)
+    print(f'{_PROG}: the run keeps its newest checkpoint: {run_dir}', file=sys.stderr)
+    return 1
+  if result['interrupted']:
+    print(f"Run interrupted by {result['signal']} at step {result['step']}: {run_dir}")
+    return interrupts.exit_code(result['signal'])
+  exported = f"; policy exported to {result['exported']}" if result['exported'] else ''
+  print(f"Run finished at step {result['step']} (iteration {result['iteration']}): "
+        f'{run_dir}{exported}')
+  return 0
+
+
+def _fail(error, code):
+  print(f'{_PROG}: error: {error}', file=sys.stderr)
+  return code
 
 
 if __name__ == '__main__':

@@ -1,4 +1,4 @@
-"""Tests of agents/scripts/train_agent.py: `train --agent` trains a Python agent with the
+"""Tests of the --agent flag of agents/scripts/train.py: it trains a Python agent with the
 run directory of an in-graph run, resumes with --timestamp, and refuses bad input in one
 line with exit 2 and nothing written."""
 
