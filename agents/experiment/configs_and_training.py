@@ -120,6 +120,16 @@ def save_yaml(data, path):
   configs.save_yaml(data, path)
 
 
+def make_env(config, seed=None):
+  """One environment of the config (`agents.builders.make_env`), reset with `seed`."""
+  from agents import builders
+  env = builders.make_env(config)
+  if seed is not None:
+    env.reset(seed=int(seed))
+    env.action_space.seed(int(seed))
+  return env
+
+
 def train(config, run_dir, quiet=True, export_policy=True, run_name=None, run_group=None):
   """Trains or resumes the run in `run_dir` with `config`; returns the summary dict.
 

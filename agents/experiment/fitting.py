@@ -44,6 +44,9 @@ class FitSpec:
     threads: threads each library may use in the worker.
     run_name, run_group: the fit's run name and experiment in the experiment trackers of
       `loop.track` (see `agents.training.train`).
+    seed: the fit's seed (an agent class's fit; a config carries its own).
+    agent: for a fit of an agent class, its `agent_fitting.AgentFit` (`config` is then
+      None); None for a fit of a config.
   """
   index: int
   run_dir: str
@@ -52,6 +55,8 @@ class FitSpec:
   threads: int = 1
   run_name: str | None = None
   run_group: str | None = None
+  seed: int | None = None
+  agent: object = None
 
 
 @dataclasses.dataclass
@@ -64,12 +69,14 @@ class FitOutcome:
     step: the last training step reached (None when unknown).
     mean_score: the last logged mean score (None when unknown).
     error: for a failed fit, the error with its traceback.
+    saved_agent: for a fit of an agent class, the path its agent's `save` returned.
   """
   index: int
   status: str
   step: int = None
   mean_score: float = None
   error: str = None
+  saved_agent: str = None
 
 
 def run_fit(spec, quiet=True):
@@ -84,6 +91,8 @@ def run_fit(spec, quiet=True):
   """
   if 'tensorflow' not in _imported_modules():
     threads_lib.apply(spec.threads)
+  if spec.agent is not None:  # An agent class: its fit knows how to run itself.
+    return spec.agent.fit_in_worker(spec)
   from agents.experiment import configs_and_training
   result = configs_and_training.train(spec.config, spec.run_dir, quiet=quiet,
                                       run_name=spec.run_name, run_group=spec.run_group)
@@ -125,7 +134,7 @@ def _worker_main(spec, results):
   except KeyboardInterrupt:  # SIGINT before the training loop took over the signal.
     outcome = FitOutcome(spec.index, INTERRUPTED)
   except BaseException as error:  # Reported to the parent with the fit's index.
-    outcome = _failure(spec.index, error)
+    outcome = failure(spec.index, error)
   results.put(dataclasses.asdict(outcome))
 
 
@@ -283,7 +292,8 @@ def _sigterm_as_keyboard_interrupt():
   return signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
 
 
-def _failure(index, error):
+def failure(index, error):
+  """A FAILED `FitOutcome` of fit `index` carrying `error` with its traceback."""
   text = ''.join(traceback.format_exception(type(error), error, error.__traceback__))
   return FitOutcome(index, FAILED, error=text)
 
@@ -311,7 +321,7 @@ def run_fits_inline(specs, progress=None, on_outcome=None):
     try:
       outcome = run_fit(spec)
     except Exception as error:  # Reported with the fit's index; the next fits go on.
-      outcome = _failure(spec.index, error)
+      outcome = failure(spec.index, error)
     interrupted = outcome.status == INTERRUPTED
     outcomes[spec.index] = outcome
     if progress is not None:

@@ -42,7 +42,7 @@ def _run_fit_task(spec):
   try:
     return fitting.run_fit(spec)
   except Exception as error:
-    return fitting._failure(spec.index, error)
+    return fitting.failure(spec.index, error)
 
 
 def run_fits_on_ray(specs, max_workers, progress=None, address=None, cpus_per_fit=None,
@@ -94,7 +94,7 @@ def run_fits_on_ray(specs, max_workers, progress=None, address=None, cpus_per_fi
           try:
             record(ray.get(ref))
           except Exception as error:  # The worker died, or Ray lost the task.
-            record(fitting._failure(spec.index, error))
+            record(fitting.failure(spec.index, error))
         if progress is not None:
           progress.poll()
       except KeyboardInterrupt:

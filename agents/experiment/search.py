@@ -53,6 +53,20 @@ def mean_final_score(manager):
   return float(scores.mean())
 
 
+def mean_eval(manager):
+  """The default objective of an agent class (rlberry's): the mean of `eval(**eval_kwargs)`
+  over the trial's trained agents."""
+  return float(sum(agent.eval(**manager.eval_kwargs) for agent in manager.get_agent_instances())
+               / manager.n_fit)
+
+
+def on_trained_agents(custom_eval_function):
+  """rlberry's `custom_eval_function(trained_agents) -> float` as an objective of a trial."""
+  def objective(manager):
+    return custom_eval_function(manager.get_agent_instances())
+  return objective
+
+
 def default_objective(config):
   """The objective the environment registers (`plugins.SEARCH_OBJECTIVES`, by its id; the
   balloon's: TWR50 on 'tiny_eval'), else `mean_final_score`."""
@@ -162,8 +176,8 @@ class _StopOnSigint:
 
 def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner='median',
              fit_fraction=0.25, continue_previous=False, n_workers=1, objective=None,
-             search_space=None, budget=None):
-  """Searches the hyperparameters of `manager`'s config with Optuna.
+             search_space=None, budget=None, custom_eval_function=None):
+  """Searches the hyperparameters of `manager`'s config (or agent class) with Optuna.
 
   Args:
     manager: the `ExperimentManager`; its config (with its overrides) is the
@@ -183,10 +197,14 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
       worker processes or Ray tasks).
     objective: callable(trial_manager) -> float to maximise; defaults to
       `mean_final_score` (for balloon configs, TWR50 on 'tiny_eval' when the
-      evaluation API is present).
+      evaluation API is present), and for an agent class to `mean_eval`.
     search_space: search space (see `search_distributions.py`); defaults to the one
-      declared for the config's name in `search_spaces.py`.
+      declared for the config's name in `search_spaces.py`. For an agent class its keys
+      are constructor arguments; without it, the class's `sample_parameters(trial)`
+      classmethod (rlberry's) returns a trial's arguments.
     budget: training steps per fit; defaults to the manager's fit_budget.
+    custom_eval_function: rlberry's objective, callable(list of a trial's trained
+      agents) -> float; give it or `objective`, not both.
 
   Returns:
     Dict of the best trial's values (dotted keys). The best config (the base
@@ -199,15 +217,24 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     KeyboardInterrupt: after a Ctrl-C, with every fit checkpointed.
   """
   import optuna
-  if search_space is None:
+  if objective is not None and custom_eval_function is not None:
+    raise SearchError('Give objective or custom_eval_function, not both.')
+  if custom_eval_function is not None:
+    if not callable(custom_eval_function):
+      raise SearchError(f'custom_eval_function must be callable, got {custom_eval_function!r}.')
+    objective = on_trained_agents(custom_eval_function)
+  if manager.agent_class is not None:
+    space = _agent_class_space(manager, search_space)
+  elif search_space is None:
     if manager.config_name is None:
       raise SearchError('The config is a mapping, not a named config: pass search_space=.')
     try:
       search_space = search_spaces.for_config(manager.config_name)
     except KeyError as error:
       raise SearchError(error.args[0]) from error
-  label = f'config {manager.config_name!r}' if manager.config_name else 'the config'
-  space = search_distributions.check(search_space, manager.config, label)
+  if manager.agent_class is None:
+    label = f'config {manager.config_name!r}' if manager.config_name else 'the config'
+    space = search_distributions.check(search_space, manager.config, label)
   if n_trials is None and timeout is None:
     raise SearchError('Give n_trials, timeout, or both; otherwise the search never ends.')
   if n_trials is not None and (not isinstance(n_trials, int) or n_trials < 1):
@@ -224,9 +251,13 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     raise SearchError(f'pruner must be one of {PRUNERS}, got {pruner!r}.')
   budget = budget or manager.fit_budget
   budgets = chunk_budgets(budget, fit_fraction)
+  if sampler == 'grid' and space is None:
+    raise SearchError("sampler='grid' needs a search_space, not sample_parameters.")
   sampler_object = make_sampler(sampler, space, seed=manager.seed_entropy % 2**32)
   pruner_object = make_pruner(pruner, len(budgets))
-  objective = objective or default_objective(manager.config)
+  if objective is None:
+    objective = mean_eval if manager.agent_class is not None \
+        else default_objective(manager.config)
 
   os.makedirs(manager.directory, exist_ok=True)
   storage = storage_url(manager.directory)
@@ -237,7 +268,8 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     study_name = f'{manager.name}-search-{len(existing) + 1}'
   study = optuna.create_study(storage=storage, study_name=study_name, direction='maximize',
                               sampler=sampler_object, pruner=pruner_object, load_if_exists=True)
-  study.set_user_attr('search_space', search_distributions.to_plain(space))
+  if space is not None:
+    study.set_user_attr('search_space', search_distributions.to_plain(space))
   study.set_user_attr('budget', budget)
   study.set_user_attr('n_fit', n_fit)
   if continue_previous:
@@ -247,15 +279,12 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
   per_trial_workers = max(1, (manager.max_workers or os.cpu_count() or 1) // n_workers)
 
   def run_trial(trial):
-    params = search_distributions.sample(trial, space)
-    # A trial is an experiment of the manager's own class (no import of the manager
-    # module here: it imports this one).
-    child = type(manager)(
-        manager.config, n_fit=n_fit, fit_budget=budget, output_dir=trials_dir,
-        parallelization=manager.parallelization, max_workers=per_trial_workers,
-        seed=manager.seed_entropy, overrides=params, name=trial_name(params),
-        ray_address=manager.ray_address, mp_context=manager.mp_context, quiet=True)
-    child.tracking_group = manager.tracking_group
+    if space is None:  # The agent class samples its own arguments (rlberry's way).
+      params = dict(manager.agent_class.sample_parameters(trial))
+    else:
+      params = search_distributions.sample(trial, space)
+    child = manager.trial_manager(params, n_fit, budget, trials_dir, per_trial_workers,
+                                  trial_name(params))
     trial.set_user_attr('directory', os.path.relpath(child.directory, manager.directory))
     score = None
     for chunk_budget in budgets:
@@ -286,6 +315,13 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     raise SearchError(f'No trial of study {study_name!r} completed; see the failed trials '
                       f'with optuna-dashboard {storage}.')
   best = dict(manager.study['best_params'])
+  if manager.agent_class is not None:
+    manager.init_kwargs.update(best)
+    manager.save()
+    if not manager.quiet:
+      print(summary_table(study).to_string(index=False))
+      print(f'Best value {manager.study["best_value"]:.4g} with {best}; init_kwargs updated.')
+    return best
   config = configs_and_training.resolve(
       manager.config, dict(best, **{configs_and_training.BUDGET_KEY: budget}))
   path = os.path.join(manager.directory, BEST_CONFIG_NAME)
@@ -294,6 +330,36 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     print(summary_table(study).to_string(index=False))
     print(f'Best value {manager.study["best_value"]:.4g} with {best}; config written to {path}')
   return best
+
+
+def _agent_class_space(manager, search_space):
+  """The parsed space of an agent class's search (None: its `sample_parameters` samples).
+
+  Raises:
+    SearchError: no space and no `sample_parameters`, or a key the constructor refuses or
+      that `init_kwargs_per_instance` sets (rlberry cannot search those either).
+  """
+  from agents.experiment import agent_classes
+  name = manager.agent_class.__name__
+  if search_space is None:
+    if callable(getattr(manager.agent_class, 'sample_parameters', None)):
+      return None
+    raise SearchError(f'agent_class {name} has no sample_parameters(trial); pass '
+                      'search_space= with its constructor arguments.')
+  space = search_distributions.parse(search_space)
+  per_instance = {key for entry in manager.init_kwargs_per_instance or () for key in entry}
+  for key, distribution in space.items():
+    if key in per_instance:
+      raise SearchError(f"Search space key '{key}' is set by init_kwargs_per_instance; "
+                        'a value given per fit cannot be searched.')
+    value = distribution.choices[0] if isinstance(
+        distribution, search_distributions.Categorical) else distribution.low
+    try:
+      agent_classes.check_init_kwargs(manager.agent_class,
+                                      dict(manager.init_kwargs, **{key: value}))
+    except ValueError as error:
+      raise SearchError(f"Search space key '{key}': {error}") from None
+  return space
 
 
 def _run_study(study, run_trial, n_trials, timeout, n_workers, quiet):
@@ -323,6 +389,8 @@ def _run_study(study, run_trial, n_trials, timeout, n_workers, quiet):
 
 def trial_values(study, trial):
   """A trial's values in config terms (list-valued choices are stored by index)."""
+  if 'search_space' not in study.user_attrs:  # Sampled by the agent class itself.
+    return dict(trial.params)
   space = search_distributions.parse(study.user_attrs['search_space'])
   values = {}
   for key, value in trial.params.items():

@@ -1,7 +1,7 @@
-"""Trains an agent: the command line of `agents.training.train`.
+"""Trains an agent: the command line of `agents.training.train` and of Python agents.
 
     python -m agents.scripts.train --logdir=DIR --config=NAME|PATH.yaml [--timestamp=T]
-        [--algorithm=NAME|pkg.module:Class] [--num_agents=N]
+        [--algorithm=NAME|pkg.module:Class | --agent=NAME|pkg.module:Class] [--num_agents=N]
         [--env_processes|--noenv_processes] [--seed=S] [--set section.key=VALUE ...] [--quiet]
         [--track=mlflow,wandb]
 
@@ -10,6 +10,16 @@ timestamp of an existing run resumes it with its saved config; `--set` may then
 change only the step budget and the cadences (e.g. `--set loop.steps=400000`
 extends a finished run). Any bad input (flag, config, key, value, path) is one
 line on stderr and exit code 2, before anything is built or written.
+
+What trains is named by one of two exclusive flags: `--algorithm`, an in-graph
+algorithm (the registry's name or a class of the algorithm interface), recorded as
+`algorithm.name` in config.yaml; or `--agent`, a Python agent with BLE's Agent
+interface (`pkg.module:Class`, single or batched, or a `create_agent` name such as
+`station_seeker`), recorded as `agent.name`, trained by `run_training_loop` in a run
+directory of the same layout (`agents.python_agents.agent_runs`; its config:
+`agents.python_agents.agent_configs`). `--set agent.KEY=VALUE` passes the agent's
+constructor arguments; `loop.steps` is its budget in environment steps. A run of
+`--agent` resumes with `--timestamp` as any run.
 """
 
 import contextlib
@@ -21,6 +31,7 @@ import shutil
 import sys
 
 from agents import configs
+from agents.configs import yaml_io
 from agents.tools import command_line, directory_lock, interrupts, tracking
 
 _PROG = 'agents.scripts.train'
@@ -34,8 +45,14 @@ def parse_args(argv):
                       help=f'One of {sorted(configs.CONFIGS)}, or the path of a YAML config.')
   parser.add_argument('--timestamp', default=None,
                       help='Run timestamp; an existing run with it is resumed.')
-  parser.add_argument('--algorithm', default=None,
-                      help="A registered algorithm ('ppo', 'random') or 'package.module:Class'.")
+  trained = parser.add_mutually_exclusive_group()
+  trained.add_argument('--algorithm', default=None,
+                       help="An in-graph algorithm: a registered one ('ppo', 'random') or "
+                       "'package.module:Class' (config key algorithm.name).")
+  trained.add_argument('--agent', default=None,
+                       help="A Python agent with BLE's Agent interface: "
+                       "'package.module:Class' or a create_agent name ('random', "
+                       "'station_seeker', ...) (config key agent.name).")
   parser.add_argument('--num_agents', type=int, default=None,
                       help='Parallel environments (environment.num_agents).')
   parser.add_argument('--env_processes', dest='env_processes', action='store_const', const=True,
@@ -66,6 +83,16 @@ def config_label(name_or_path):
   return os.path.splitext(os.path.basename(name_or_path))[0]
 
 
+def flag_overrides(args):
+  """The config overrides of the flags: every `--set`, then the flags that name a key."""
+  overrides = dict(configs.parse_override(text) for text in args.overrides)
+  flags = {'environment.num_agents': args.num_agents, 'environment.processes':
+           args.env_processes, 'seed': args.seed, 'algorithm.name': args.algorithm,
+           'loop.track': args.track}
+  overrides.update({key: value for key, value in flags.items() if value is not None})
+  return overrides
+
+
 def resolve_run(args):
   """Returns (config, run_dir) from parsed flags; resumes the saved config if the run exists.
 
@@ -75,11 +102,7 @@ def resolve_run(args):
   logdir = os.path.expanduser(args.logdir)
   if os.path.exists(logdir) and not os.path.isdir(logdir):
     raise configs.ConfigError(f'--logdir {args.logdir} is a file, not a directory.')
-  overrides = dict(configs.parse_override(text) for text in args.overrides)
-  flags = {'environment.num_agents': args.num_agents, 'environment.processes':
-           args.env_processes, 'seed': args.seed, 'algorithm.name': args.algorithm,
-           'loop.track': args.track}
-  overrides.update({key: value for key, value in flags.items() if value is not None})
+  overrides = flag_overrides(args)
   timestamp = args.timestamp or datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
   run_dir = run_directory(logdir, timestamp, config_label(args.config))
   config_path = os.path.join(run_dir, 'config.yaml')
@@ -91,9 +114,20 @@ def resolve_run(args):
   return configs.resolve(args.config, overrides), run_dir
 
 
-def _remove_if_empty(run_dir, is_new_run):
+def _saved_config(run_dir):
+  """The run's config.yaml as saved (unvalidated), or None for a new run."""
+  path = os.path.join(run_dir, 'config.yaml')
+  if not os.path.exists(path):
+    return None
+  try:
+    return yaml_io.read_yaml(path)
+  except configs.ConfigError:
+    return None  # Reported by the in-graph path, which reads it again.
+
+
+def remove_if_empty(run_dir, is_new_run):
   """Removes a new run that saved no checkpoint (only its config.yaml and first logs);
-  returns whether it did."""
+  returns whether it did (an in-graph run's checkpoints)."""
   if not is_new_run or glob.glob(os.path.join(run_dir, 'checkpoints', 'ckpt-*.index')):
     return False
   shutil.rmtree(run_dir, ignore_errors=True)
@@ -119,6 +153,12 @@ def _main(argv):
 
 def _train(args, held_directories):
   from agents import training
+  from agents.python_agents import agent_configs
+  args.timestamp = args.timestamp or datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
+  run_dir = run_directory(args.logdir, args.timestamp, config_label(args.config))
+  saved = _saved_config(run_dir)
+  if args.agent is not None or agent_configs.is_agent_config(saved):
+    return _train_agent(args, saved, run_dir, held_directories)
   try:
     config, run_dir = resolve_run(args)
     is_new_run = not os.path.exists(run_dir)
@@ -132,7 +172,7 @@ def _train(args, held_directories):
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
   except configs.ConfigError as error:
-    _remove_if_empty(run_dir, is_new_run)
+    remove_if_empty(run_dir, is_new_run)
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
   except OSError as error:
@@ -153,13 +193,13 @@ def _train(args, held_directories):
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
   except configs.ConfigError as error:  # The environment or the network refused the config.
-    _remove_if_empty(run_dir, is_new_run)
+    remove_if_empty(run_dir, is_new_run)
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
   except (errors.WorkerError, errors.NonFiniteError, errors.ActionError) as error:
     # The environment failed while training: its own message (a worker's error carries
     # the traceback of the environment's code), not the fused step's TensorFlow frames.
-    kept = not _remove_if_empty(run_dir, is_new_run)
+    kept = not remove_if_empty(run_dir, is_new_run)
     print(f'{_PROG}: error: the environment failed during training. {error}', file=sys.stderr)
     if kept:
       timestamp = os.path.basename(run_dir)[:-len(config_label(args.config)) - 1]
@@ -171,6 +211,78 @@ def _train(args, held_directories):
     return interrupts.exit_code(result['signal'])
   print(f"Run finished at step {result['step']}: {run_dir}")
   return 0
+
+
+def resolve_agent_run(args, saved, run_dir):
+  """The config of the `--agent` run in `run_dir`, new or resumed (checked: the agent
+  resolves and its constructor takes the kwargs).
+
+  Raises:
+    ConfigError: a bad flag, config, key or value, or a change a resumed run refuses.
+    AgentSpecError: the agent does not import, is not a class, lacks a method, or its
+      constructor refuses the arguments.
+  """
+  from agents.python_agents import agent_configs, agent_runs
+  logdir = os.path.expanduser(args.logdir)
+  if os.path.exists(logdir) and not os.path.isdir(logdir):
+    raise configs.ConfigError(f'--logdir {args.logdir} is a file, not a directory.')
+  if args.algorithm is not None:  # A resumed --agent run, given --algorithm.
+    raise configs.ConfigError('--algorithm names an in-graph algorithm; this run trains '
+                              'a Python agent (--agent).')
+  overrides, kwargs = agent_configs.split_overrides(flag_overrides(args))
+  if saved is not None:
+    if not agent_configs.is_agent_config(saved):
+      name = (saved.get('algorithm') or {}).get('name')
+      raise configs.ConfigError(f'{run_dir} was trained by the in-graph algorithm {name!r}; '
+                                'resume it without --agent.')
+    config = agent_configs.resume(saved, overrides, args.agent, kwargs)
+  else:
+    config = agent_configs.make(args.config, overrides, args.agent, kwargs)
+  steps = config['loop']['steps']
+  if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+    raise configs.ConfigError(f'loop.steps must be an int >= 1 (environment steps), got '
+                              f'{steps!r}.')
+  source = agent_runs.resolve_agent(config['agent']['name'])
+  agent_runs.check_kwargs(source, config['agent']['kwargs'])
+  return config
+
+
+def _train_agent(args, saved, run_dir, held_directories):
+  """Trains or resumes the `--agent` run in `run_dir`; returns the exit code."""
+  from agents.python_agents import agent as agent_lib
+  from agents.python_agents import agent_runs
+  try:
+    config = resolve_agent_run(args, saved, run_dir)
+  except (configs.ConfigError, agent_runs.AgentSpecError) as error:
+    return _fail(error, 2)
+  is_new_run = saved is None and not os.path.exists(run_dir)
+  try:
+    held_directories.enter_context(directory_lock.hold(run_dir, 'training run'))
+    result = agent_runs.train_run(config, run_dir, quiet=args.quiet)
+  except directory_lock.DirectoryBusyError as error:
+    return _fail(error, 2)
+  except (configs.ConfigError, agent_runs.AgentSpecError) as error:
+    if is_new_run and os.path.isdir(run_dir) and not os.listdir(run_dir):
+      os.rmdir(run_dir)  # Refused before anything was written.
+    return _fail(error, 2)
+  except (agent_lib.CheckpointMismatchError, agent_lib.CheckpointLoadError) as error:
+    return _fail(error, 2)
+  except (agent_lib.AgentError, agent_lib.AgentStepError, agent_lib.CollectorError) as error:
+    _fail(error, 1)
+    print(f'{_PROG}: the run keeps its newest checkpoint: {run_dir}', file=sys.stderr)
+    return 1
+  if result['interrupted']:
+    print(f"Run interrupted by {result['signal']} at step {result['step']}: {run_dir}")
+    return interrupts.exit_code(result['signal'])
+  exported = f"; policy exported to {result['exported']}" if result['exported'] else ''
+  print(f"Run finished at step {result['step']} (iteration {result['iteration']}): "
+        f'{run_dir}{exported}')
+  return 0
+
+
+def _fail(error, code):
+  print(f'{_PROG}: error: {error}', file=sys.stderr)
+  return code
 
 
 if __name__ == '__main__':

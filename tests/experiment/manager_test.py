@@ -55,6 +55,15 @@ class BadInputTest(unittest.TestCase):
       _tiny_manager(output_dir, parallelization='threads')
     self.assertFalse(os.listdir(output_dir))  # Nothing was written.
 
+  def test_clear_output_dir_deletes_only_the_experiment(self):
+    output_dir = tempfile.mkdtemp()
+    experiment = _tiny_manager(output_dir)
+    directory = experiment.save()
+    experiment.clear_output_dir()
+    self.assertFalse(os.path.exists(directory))
+    self.assertTrue(os.path.isdir(output_dir))
+    self.assertEqual(_tiny_manager(output_dir, seed=1).seed_entropy, 1)  # Nothing to adopt.
+
   def test_load_of_a_directory_that_is_not_an_experiment(self):
     directory = tempfile.mkdtemp()
     with self.assertRaisesRegex(manifest.NotAnExperimentError, 'has no experiment.yaml'):
@@ -106,6 +115,14 @@ class FitTest(unittest.TestCase):
     cls.output_dir = tempfile.mkdtemp()
     cls.manager = _tiny_manager(cls.output_dir)
     cls.first = cls.manager.fit()
+
+  def test_agent_instances_are_the_fits_policies_and_the_eval_env_is_seeded(self):
+    policies = self.manager.get_agent_instances()
+    self.assertEqual(len(policies), 2)
+    self.assertTrue(all(callable(policy) for policy in policies))
+    first, second = self.manager.build_eval_env(), self.manager.build_eval_env()
+    self.assertEqual(first.spec.id, 'Pendulum-v1')
+    self.assertEqual(first.unwrapped.state.tolist(), second.unwrapped.state.tolist())
 
   def test_each_fit_is_a_run_directory_with_its_own_seed(self):
     seeds = manager.fit_seeds(0, 2)

@@ -1,0 +1,257 @@
+"""The agent classes an experiment fits (rlberry's `agent_class`), and their environments.
+
+An agent class, in rlberry's sense, is any class with
+
+    class MyAgent:
+      def __init__(self, env, **init_kwargs): ...   # may also name seed, output_dir, eval_env
+      def fit(self, budget, **fit_kwargs): ...       # trains for `budget` more
+      def eval(self, **eval_kwargs): ...             # -> float, higher is better
+      def save(self, filename): ...                  # optional: -> the path it wrote
+      @classmethod
+      def load(cls, filename, **init_kwargs): ...    # optional: -> the saved agent
+
+A class with BLE's Agent interface (`agents.python_agents.agent`: `begin_episode`,
+`step`, `end_episode`, built as `(num_actions, observation_shape)`) is an agent class
+too: it is fitted through `agents.python_agents.fit_adapter.FitAdapter`, whose `fit`
+runs `run_training_loop` and whose `eval` flies an evaluation suite.
+
+An environment is `(id_or_constructor, kwargs)`, as rlberry's `train_env`: a Gymnasium
+id (made with `gymnasium.make(id, **kwargs)`) or a callable called with `**kwargs`.
+Unlike rlberry, whose base `Agent` builds the environment from that pair, the manager
+builds it (seeded with the fit's seed) and hands the agent the instance, because an
+agent class here needs no base class. The constructor gets `seed`, `output_dir` and
+`eval_env` only when its signature names them.
+"""
+
+import importlib
+import inspect
+
+from agents.experiment.errors import ExperimentError
+from agents.python_agents import agent as agent_lib
+
+REQUIRED_METHODS = ('fit', 'eval')
+# Passed to an agent's constructor only when it names them (rlberry passes its own
+# equivalents, `seeder` and `output_dir`, to every agent through its base class).
+PASSED_WHEN_NAMED = ('seed', 'output_dir', 'eval_env')
+
+
+def is_agent_class(value):
+  """Whether `value` is a class (what tells `ExperimentManager(agent_class)` from a config)."""
+  return inspect.isclass(value)
+
+
+def is_ble_agent_class(agent_class):
+  """Whether `agent_class` follows BLE's Agent interface rather than rlberry's fit/eval."""
+  if issubclass(agent_class, (agent_lib.Agent, agent_lib.BatchedAgent)):
+    return True
+  has_ble_methods = all(callable(getattr(agent_class, method, None))
+                        for method in agent_lib.REQUIRED_METHODS)
+  return has_ble_methods and not callable(getattr(agent_class, 'fit', None))
+
+
+def check_agent_class(agent_class):
+  """Checks that `agent_class` is a class with rlberry's or BLE's methods.
+
+  Raises:
+    ExperimentError: naming the class and the first method it lacks.
+  """
+  if not is_agent_class(agent_class):
+    raise ExperimentError(f'agent_class must be a class, got {agent_class!r}.')
+  if is_ble_agent_class(agent_class):
+    return agent_class
+  for method in REQUIRED_METHODS:
+    if not callable(getattr(agent_class, method, None)):
+      raise ExperimentError(
+          f'agent_class {agent_class.__name__} has no callable {method}(); an agent class '
+          f'needs fit(budget, **fit_kwargs) and eval(**eval_kwargs) (rlberry\'s), or '
+          f'{", ".join(agent_lib.REQUIRED_METHODS)} (BLE\'s Agent interface).')
+  return agent_class
+
+
+def class_path(value):
+  """`'module:qualname'` of a class or function (how the manifest records it)."""
+  module = getattr(value, '__module__', None)
+  qualname = getattr(value, '__qualname__', None)
+  if not module or not qualname:
+    return repr(value)
+  return f'{module}:{qualname}'
+
+
+def import_path(text, what):
+  """The object a `'module:qualname'` names.
+
+  Raises:
+    ExperimentError: the module or the name does not exist (named with `what`).
+  """
+  module_name, _, qualname = str(text).partition(':')
+  if not module_name or not qualname:
+    raise ExperimentError(f"{what}: expected 'package.module:Name', got {text!r}.")
+  try:
+    value = importlib.import_module(module_name)
+  except ImportError as error:
+    raise ExperimentError(f'{what}: cannot import module {module_name!r} ({error}).') from None
+  for part in qualname.split('.'):
+    if not hasattr(value, part):
+      raise ExperimentError(f'{what}: module {module_name!r} has no {qualname!r}.')
+    value = getattr(value, part)
+  return value
+
+
+def check_env(env, what):
+  """`(id_or_constructor, kwargs)` checked; returns it as a tuple with a dict of kwargs.
+
+  Raises:
+    ExperimentError: `env` is not such a pair (named with `what`).
+  """
+  if not isinstance(env, (tuple, list)) or len(env) != 2:
+    raise ExperimentError(f'{what} must be (id_or_constructor, kwargs), got {env!r}.')
+  maker, kwargs = env
+  if not isinstance(maker, str) and not callable(maker):
+    raise ExperimentError(f'{what}: {maker!r} is neither a Gymnasium id nor a callable.')
+  if kwargs is not None and not isinstance(kwargs, dict):
+    raise ExperimentError(f'{what}: kwargs must be a dict or None, got {kwargs!r}.')
+  return maker, dict(kwargs or {})
+
+
+def make_env(env, seed=None):
+  """Builds the environment of `(id_or_constructor, kwargs)`, seeded when it can be.
+
+  Args:
+    env: `(gymnasium id or callable, kwargs)`.
+    seed: an int; a Gymnasium environment is reset with it and its action space seeded.
+
+  Returns:
+    The environment.
+  """
+  maker, kwargs = check_env(env, 'env')
+  if isinstance(maker, str):
+    import gymnasium
+    instance = gymnasium.make(maker, **kwargs)
+  else:
+    instance = maker(**kwargs)
+  if seed is not None:
+    _seed(instance, seed)
+  return instance
+
+
+def _seed(env, seed):
+  reset = getattr(env, 'reset', None)
+  if callable(reset) and 'seed' in _parameters(reset):
+    reset(seed=int(seed))
+  action_space = getattr(env, 'action_space', None)
+  if callable(getattr(action_space, 'seed', None)):
+    action_space.seed(int(seed))
+
+
+def _parameters(function):
+  try:
+    return inspect.signature(function).parameters
+  except (TypeError, ValueError):
+    return {}
+
+
+def passed_when_named(agent_class, **candidates):
+  """The `candidates` whose names `agent_class`'s constructor declares."""
+  parameters = _parameters(agent_class.__init__)
+  return {key: value for key, value in candidates.items() if key in parameters}
+
+
+def construct(agent_class, env, init_kwargs, seed=None, output_dir=None, eval_env=None):
+  """An agent of `agent_class` (a BLE class through its fit adapter) on `env`.
+
+  Args:
+    agent_class: a checked agent class.
+    env: the built training environment.
+    init_kwargs: the constructor's keyword arguments.
+    seed: the fit's seed (passed when the constructor names `seed`).
+    output_dir: the fit's run directory (passed when it names `output_dir`).
+    eval_env: `(id_or_constructor, kwargs)` of the evaluation environment, built and
+      passed when the constructor names `eval_env`.
+
+  Raises:
+    ExperimentError: the constructor refused the arguments (its message, with the class).
+  """
+  builder, kwargs = _builder(agent_class, init_kwargs, seed, output_dir, eval_env)
+  try:
+    return builder(env=env, **kwargs)
+  except TypeError as error:
+    raise ExperimentError(f'agent_class {agent_class.__name__}: {error}') from error
+
+
+def load(agent_class, filename, env, init_kwargs, seed=None, output_dir=None, eval_env=None):
+  """The agent `load(filename, env=..., **init_kwargs)` restores (rlberry's classmethod),
+  or None when the class has no `load`; arguments as `construct`."""
+  builder, kwargs = _builder(agent_class, init_kwargs, seed, output_dir, eval_env)
+  loader = getattr(builder, 'load', None)
+  if not callable(loader):
+    return None
+  return loader(filename, env=env, **kwargs)
+
+
+def check_init_kwargs(agent_class, init_kwargs, what='init_kwargs'):
+  """Checks that the constructor takes `env` and `init_kwargs`, before any fit runs.
+
+  Raises:
+    ExperimentError: naming the class and the argument it refuses or misses.
+  """
+  builder, kwargs = _builder(agent_class, init_kwargs)
+  if builder is not agent_class:
+    builder.check_init_kwargs(agent_class, kwargs)
+    return
+  try:
+    inspect.signature(builder).bind(env=None, **kwargs)
+  except TypeError as error:
+    raise ExperimentError(f'{what} of agent_class {agent_class.__name__}: {error}.') from None
+  except ValueError:
+    return  # A constructor without a signature (a builtin): nothing to check.
+
+
+def _builder(agent_class, init_kwargs, seed=None, output_dir=None, eval_env=None):
+  """(what to build, its kwargs): the class itself, or the fit adapter of a BLE class; with
+  the fit's seed, run directory and evaluation environment when the builder names them."""
+  if is_ble_agent_class(agent_class):
+    from agents.python_agents import fit_adapter
+    builder, kwargs = fit_adapter.FitAdapter, dict(init_kwargs, agent_class=agent_class)
+  else:
+    builder, kwargs = agent_class, dict(init_kwargs)
+  named = passed_when_named(builder, seed=seed, output_dir=output_dir, eval_env=eval_env)
+  if named.get('eval_env') is not None:
+    named['eval_env'] = make_env(named['eval_env'], seed)
+  kwargs.update({key: value for key, value in named.items() if value is not None})
+  return builder, kwargs
+
+
+def record(value):
+  """`value` as plain YAML data for the manifest: classes and functions as
+  `'module:qualname'`, anything else that is not plain data as its repr."""
+  if isinstance(value, dict):
+    return {str(key): record(item) for key, item in value.items()}
+  if isinstance(value, (list, tuple)):
+    return [record(item) for item in value]
+  if value is None or isinstance(value, (bool, int, float, str)):
+    return value
+  if hasattr(value, 'item') and not isinstance(value, bytes):  # NumPy scalars.
+    return value.item()
+  if inspect.isclass(value) or inspect.isroutine(value):
+    return class_path(value)
+  return repr(value)
+
+
+def env_to_record(env):
+  """The manifest's form of an environment pair: `{id: ..., kwargs: ...}` or
+  `{constructor: 'module:name', kwargs: ...}`; None stays None."""
+  if env is None:
+    return None
+  maker, kwargs = env
+  if isinstance(maker, str):
+    return dict(id=maker, kwargs=record(kwargs))
+  return dict(constructor=class_path(maker), kwargs=record(kwargs))
+
+
+def env_from_record(data, what):
+  """The environment pair `env_to_record` wrote (the constructor imported again)."""
+  if data is None:
+    return None
+  if 'id' in data:
+    return data['id'], dict(data.get('kwargs') or {})
+  return import_path(data['constructor'], what), dict(data.get('kwargs') or {})
