@@ -263,7 +263,8 @@ def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0,
     exported=the policy directory or None).
 
   Raises:
-    What `run_training_loop` raises (typed errors naming the culprit).
+    AgentStepError, CollectorError, CheckpointMismatchError: what
+      `run_training_loop` raises (typed errors naming the culprit).
   """
   from agents import run_manifest, training
   from agents.tools import metrics_writer, run_metrics, tracking
@@ -315,7 +316,8 @@ def train_run(config, run_dir, quiet=True, run_name=None, run_group=None):
   Raises:
     ConfigError: the environment refuses its kwargs (nothing written but the folder).
     AgentSpecError: the agent does not resolve, or its constructor raises.
-    What `run_training_loop` raises while training.
+    AgentStepError, CollectorError, CheckpointMismatchError: what
+      `run_training_loop` raises while training.
   """
   from agents import builders, configs
   source = resolve_agent(config['agent']['name'])
