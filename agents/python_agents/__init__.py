@@ -17,6 +17,7 @@ balloon (and on any Gymnasium environment with discrete actions):
   per-episode statistics) for the collectors;
 - `eval_lib`: `eval_agent`, `get_eval_suite`, `EvaluationResult` (BLE's `eval/eval_lib.py`
   and `eval/suites.py`), over `agents.evaluation`'s runner;
+- `suites`: BLE's `eval/suites.py` names (`get_eval_suite`), from `eval_lib`;
 - `run_helpers`: `create_agent` (BLE's `utils/run_helpers.py`) for the shipped agents:
   `random`, `station_seeker`, `random_walk`, `balloon_ppo`, `quantile`;
 - `quantile_agent`: `QuantileAgent`, the project's QR-DQN as a `BatchedAgent`;

@@ -156,5 +156,14 @@ class SuiteTest(unittest.TestCase):
       eval_lib.get_eval_suite('teeny_eval')
 
 
+class SuitesModuleTest(unittest.TestCase):
+  """`agents.python_agents.suites` answers BLE's `suites.get_eval_suite` as eval_lib does."""
+
+  def test_same_suite_as_eval_lib(self):
+    from agents.python_agents import eval_lib, suites
+    self.assertEqual(list(suites.get_eval_suite('small_eval').seeds),
+                     list(eval_lib.get_eval_suite('small_eval').seeds))
+
+
 if __name__ == '__main__':
   unittest.main()
