@@ -22,6 +22,12 @@ resets at the same length), without collectors, after a warm-up that compiles th
 numba kernels. The ratios to the targets of issue 22 end the output: `single` at least
 50x `ble`, `batched` within 20 % of `in_graph`.
 
+BLE 1.0.1 installs on Python 3.10 (its dataclasses fail on 3.11) with numpy < 2, scipy <
+1.14 (it uses `interp2d`), scikit-learn 1.0.2 (later versions change the shape of the GP's
+standard deviation), tf-keras and opencv; its agent registry needs a flax with
+`flax.optim`, so without one the bench builds `StationSeekerAgent`, the class the registry
+names 'station_seeker', directly.
+
 `--quick` flies short episodes on a small batch (a minute or so; the numbers are
 indicative only); the full run flies 960-step episodes on 2 x 128 balloons.
 """
@@ -51,8 +57,14 @@ import json, sys, tempfile, time
 import gym
 from balloon_learning_environment import train_lib
 from balloon_learning_environment.env import balloon_env  # noqa: F401 - registers
-from balloon_learning_environment.utils import run_helpers
 length, episodes = int(sys.argv[1]), int(sys.argv[2])
+try:
+  from balloon_learning_environment.utils import run_helpers
+  def make_agent(num_actions, observation_shape):
+    return run_helpers.create_agent('station_seeker', num_actions, observation_shape)
+except ImportError:  # Its registry imports flax.optim, which later flax versions dropped.
+  from balloon_learning_environment.agents import station_seeker_agent
+  make_agent = station_seeker_agent.StationSeekerAgent  # The registry's 'station_seeker'.
 
 class Counting(gym.Wrapper):
   steps = 0
@@ -61,8 +73,7 @@ class Counting(gym.Wrapper):
     return self.env.step(action)
 
 env = Counting(gym.make('BalloonLearningEnvironment-v0'))
-agent = run_helpers.create_agent('station_seeker', env.action_space.n,
-                                 env.observation_space.shape)
+agent = make_agent(env.action_space.n, env.observation_space.shape)
 train_lib.run_training_loop(tempfile.mkdtemp(), env, agent, 1, 5, [],
                             episodes_per_iteration=1)  # warm-up
 Counting.steps = 0
