@@ -270,30 +270,45 @@ class BatchTest(unittest.TestCase):
         self.assertTrue(os.path.exists(
             os.path.join(base_dir, 'checkpoints', f'row_{row}', 'balancer_1.json')))
 
-  def test_balloon_batch_reports_twr50_and_failure_flags_per_episode(self):
-    class StayAgent(agent_lib.BatchedAgent):
-      def begin_episode(self, observations, rows):
-        return np.ones(len(rows), np.int64)
-
-      def step(self, rewards, observations, rows):
-        return np.ones(len(rows), np.int64)
-
-      def end_episode(self, rewards, terminals, rows):
-        pass
-
-    batch = train_lib.make_batch_env(BALLOON, 3, num_processes=0)
+  def test_balloon_batch_in_worker_processes_reports_twr50_and_failure_flags(self):
+    batch = train_lib.make_batch_env(BALLOON, 4, num_processes=2)
     try:
+      self.assertEqual(len(batch.workers), 2)
       with tempfile.TemporaryDirectory() as base_dir:
-        train(base_dir, StayAgent(3, (1099,), 3), 1, env=batch, length=12)
+        train(base_dir, StayAgent(3, (1099,), 4), 1, env=batch, length=12)
         rows = episodes(base_dir)
     finally:
       batch.close()
-    self.assertEqual(len(rows), 3)
+    self.assertEqual(sorted(row['row'] for row in rows), [0, 1, 2, 3])
     for row in rows:
       self.assertEqual(row['length'], 12)
       self.assertTrue(0.0 <= row['twr50'] <= 1.0)
       for flag in ('out_of_power_rate', 'envelope_burst_rate', 'zeropressure_rate'):
         self.assertIn(row[flag], (0.0, 1.0))
+
+
+  def test_a_vector_environment_with_autoreset_off_is_a_batch(self):
+    slab = gymnasium.make_vec(BALLOON, num_envs=2, vectorization_mode='vector_entry_point')
+    try:
+      with tempfile.TemporaryDirectory() as base_dir:
+        result = train(base_dir, StayAgent(3, (1099,), 2), 2, env=slab, length=5)
+        self.assertEqual(result['episodes'], 4)
+        self.assertEqual({row['length'] for row in episodes(base_dir)}, {5})
+    finally:
+      slab.close()
+
+
+class StayAgent(agent_lib.BatchedAgent):
+  """A batched balloon agent that always stays."""
+
+  def begin_episode(self, observations, rows):
+    return np.ones(len(rows), np.int64)
+
+  def step(self, rewards, observations, rows):
+    return np.ones(len(rows), np.int64)
+
+  def end_episode(self, rewards, terminals, rows):
+    pass
 
 
 class BLEAgentFileTest(unittest.TestCase):
