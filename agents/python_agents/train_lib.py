@@ -360,7 +360,9 @@ class _TrainingLoop:
         'iteration': iteration, 'episodes': self.episodes, 'complete': complete,
         'episodes_per_iteration': self.episodes_per_iteration, 'batch_size': self.size,
         'seed': self.seed, 'means': self.iteration_means})
-    postfix = {name: f'{value:.3g}' for name, value in list(self.iteration_means.items())[:4]}
+    shown = ['return', *self.statistics.names[:2]]  # The return, then TWR50 and the like.
+    postfix = {name: f'{self.iteration_means[name]:.3g}' for name in shown
+               if name in self.iteration_means}
     postfix['steps/s'] = f'{self.steps / max(time.perf_counter() - self._started, 1e-9):.0f}'
     self.bar.set_postfix(postfix, refresh=False)
 
