@@ -19,8 +19,16 @@ Side by side in one run, balloon steps per second (wall clock) of:
 
 Every row flies whole episodes of `--episode_length` steps from a reset (the in-graph row
 resets at the same length), without collectors, after a warm-up that compiles the
-numba kernels. The ratios to the targets of issue 22 end the output: `single` at least
-50x `ble`, `batched` within 20 % of `in_graph`.
+numba kernels. Our rows are timed in turns (`--rounds`) and report the median, so load
+from other processes spreads over them evenly; BLE's row runs first, once. The ratios to
+the targets of issue 22 end the output: `single` at least 50x `ble`, `batched` within
+20 % of `in_graph`.
+
+BLE 1.0.1 installs on Python 3.10 (its dataclasses fail on 3.11) with numpy < 2, scipy <
+1.14 (it uses `interp2d`), scikit-learn 1.0.2 (later versions change the shape of the GP's
+standard deviation), tf-keras and opencv; its agent registry needs a flax with
+`flax.optim`, so without one the bench builds `StationSeekerAgent`, the class the registry
+names 'station_seeker', directly.
 
 `--quick` flies short episodes on a small batch (a minute or so; the numbers are
 indicative only); the full run flies 960-step episodes on 2 x 128 balloons.
@@ -38,6 +46,7 @@ os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 os.environ.setdefault('OMP_NUM_THREADS', '1')
 
 import gymnasium  # noqa: E402
+import numpy as np  # noqa: E402
 
 import agents.env  # noqa: E402, F401 - registers the balloon
 from agents.env.balloon import baselines  # noqa: E402
@@ -51,8 +60,14 @@ import json, sys, tempfile, time
 import gym
 from balloon_learning_environment import train_lib
 from balloon_learning_environment.env import balloon_env  # noqa: F401 - registers
-from balloon_learning_environment.utils import run_helpers
 length, episodes = int(sys.argv[1]), int(sys.argv[2])
+try:
+  from balloon_learning_environment.utils import run_helpers
+  def make_agent(num_actions, observation_shape):
+    return run_helpers.create_agent('station_seeker', num_actions, observation_shape)
+except ImportError:  # Its registry imports flax.optim, which later flax versions dropped.
+  from balloon_learning_environment.agents import station_seeker_agent
+  make_agent = station_seeker_agent.StationSeekerAgent  # The registry's 'station_seeker'.
 
 class Counting(gym.Wrapper):
   steps = 0
@@ -61,8 +76,7 @@ class Counting(gym.Wrapper):
     return self.env.step(action)
 
 env = Counting(gym.make('BalloonLearningEnvironment-v0'))
-agent = run_helpers.create_agent('station_seeker', env.action_space.n,
-                                 env.observation_space.shape)
+agent = make_agent(env.action_space.n, env.observation_space.shape)
 train_lib.run_training_loop(tempfile.mkdtemp(), env, agent, 1, 5, [],
                             episodes_per_iteration=1)  # warm-up
 Counting.steps = 0
@@ -104,69 +118,98 @@ def _load():
   return round(os.getloadavg()[0], 2)
 
 
-def _train(env, agent_or_agents, length, iterations):
-  """Steps per second of `run_training_loop` over `iterations` iterations."""
-  with tempfile.TemporaryDirectory() as base_dir:
-    train_lib.run_training_loop(base_dir, env, agent_or_agents, 1, 3, progress=False)
-    with tempfile.TemporaryDirectory() as timed_dir:
+class LoopRunner:
+  """Times `run_training_loop` of one agent on one environment, a fresh run each time."""
+
+  def __init__(self, name, env, agent_or_agents, length, iterations, close):
+    self.name, self.env, self.agent = name, env, agent_or_agents
+    self.length, self.iterations, self._close = length, iterations, close
+    self.balloons = len(agent_or_agents) if isinstance(agent_or_agents, list) else getattr(
+        agent_or_agents, 'batch_size', 1)
+    with tempfile.TemporaryDirectory() as base_dir:  # Warm-up: numba, the workers' caches.
+      train_lib.run_training_loop(base_dir, env, agent_or_agents, 1, 3, progress=False)
+
+  def measure(self):
+    """(balloon steps, seconds) of one timed run."""
+    with tempfile.TemporaryDirectory() as base_dir:
       start = time.perf_counter()
-      result = train_lib.run_training_loop(timed_dir, env, agent_or_agents, iterations,
-                                           length, progress=False)
+      result = train_lib.run_training_loop(base_dir, self.env, self.agent, self.iterations,
+                                           self.length, progress=False)
       seconds = time.perf_counter() - start
-  return result['episodes'] * length, seconds
+    return result['episodes'] * self.length, seconds
+
+  def close(self):
+    self._close()
 
 
-def bench_single(length, episodes):
-  env = gymnasium.make(BALLOON)
-  try:
-    steps, seconds = _train(env, StationSeekerAgent(3, (1099,)), length, episodes)
-  finally:
-    env.close()
-  return {'bench': 'single', 'balloons': 1, 'steps': steps,
-          'steps_per_s': round(steps / seconds, 1), 'load_avg_1min': _load()}
+class InGraphRunner:
+  """Times the in-graph path: `FusedStep` steps the batch, resetting finished balloons."""
 
+  def __init__(self, balloons, processes, length, iterations):
+    import tensorflow as tf
 
-def bench_batch(kind, balloons, processes, length, iterations):
-  batch = train_lib.make_batch_env(BALLOON, balloons, processes, max_episode_steps=length)
-  try:
-    if kind == 'batched':
-      agent_or_agents = BatchedStationSeeker(3, (1099,), balloons)
-    else:
-      agent_or_agents = [StationSeekerAgent(3, (1099,)) for _ in range(balloons)]
-    steps, seconds = _train(batch, agent_or_agents, length, iterations)
-  finally:
-    batch.close()
-  return {'bench': kind, 'balloons': balloons, 'processes': processes, 'steps': steps,
-          'steps_per_s': round(steps / seconds, 1), 'load_avg_1min': _load()}
-
-
-def bench_in_graph(balloons, processes, length, iterations):
-  """The in-graph path: `FusedStep` steps the same batch, resetting finished balloons."""
-  import tensorflow as tf
-
-  from agents.tools import episode_collectors, in_graph_batch_env, simulate
-  from bench.in_graph_overhead import NoOpAgent
-  tf.config.threading.set_intra_op_parallelism_threads(1)
-  tf.config.threading.set_inter_op_parallelism_threads(1)
-  batch = train_lib.make_batch_env(BALLOON, balloons, processes, max_episode_steps=length)
-  try:
+    from agents.tools import episode_collectors, in_graph_batch_env, simulate
+    from bench.in_graph_overhead import NoOpAgent
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    self.name, self.balloons = 'in_graph', balloons
+    self._batch = train_lib.make_batch_env(BALLOON, balloons, processes,
+                                           max_episode_steps=length)
     collectors = episode_collectors.for_environment(
         {'id': BALLOON, 'max_episode_steps': length}, balloons)  # As training has them.
-    env = in_graph_batch_env.InGraphBatchEnv(batch, seed=0, collectors=collectors)
-    fused_step = simulate.FusedStep(env, NoOpAgent(batch.action_space))
-    steps_per_call = min(length, 64)
-    fused_step(False, 3)  # Warm-up: tracing and the first reset.
-    calls = -(-length * iterations // steps_per_call)
+    env = in_graph_batch_env.InGraphBatchEnv(self._batch, seed=0, collectors=collectors)
+    self._fused_step = simulate.FusedStep(env, NoOpAgent(self._batch.action_space))
+    self.steps_per_call = min(length, 64)
+    self._calls = -(-length * iterations // self.steps_per_call)
+    self._fused_step(False, 3)  # Warm-up: tracing and the first reset.
+
+  def measure(self):
     start = time.perf_counter()
-    for _ in range(calls):
-      fused_step(False, steps_per_call)
+    for _ in range(self._calls):
+      self._fused_step(False, self.steps_per_call)
     seconds = time.perf_counter() - start
-  finally:
-    batch.close()
-  steps = calls * steps_per_call * balloons
-  return {'bench': 'in_graph', 'balloons': balloons, 'processes': processes,
-          'steps': steps, 'steps_per_call': steps_per_call,
-          'steps_per_s': round(steps / seconds, 1), 'load_avg_1min': _load()}
+    return self._calls * self.steps_per_call * self.balloons, seconds
+
+  def close(self):
+    self._batch.close()
+
+
+def make_runners(balloons, processes, length, iterations, single_episodes):
+  """The runners of every row but BLE's, each with its own environment."""
+  runners = []
+  try:
+    env = gymnasium.make(BALLOON)
+    runners.append(LoopRunner('single', env, StationSeekerAgent(3, (1099,)), length,
+                              single_episodes, env.close))
+    for name in ('single_per_row', 'batched'):
+      batch = train_lib.make_batch_env(BALLOON, balloons, processes, max_episode_steps=length)
+      agent_or_agents = (BatchedStationSeeker(3, (1099,), balloons) if name == 'batched' else
+                         [StationSeekerAgent(3, (1099,)) for _ in range(balloons)])
+      runners.append(LoopRunner(name, batch, agent_or_agents, length, iterations,
+                                batch.close))
+    runners.append(InGraphRunner(balloons, processes, length, iterations))
+  except BaseException:
+    for runner in runners:
+      runner.close()
+    raise
+  return runners
+
+
+def measure_in_rounds(runners, rounds):
+  """Round robin over the runners, so other load spreads evenly; rows with the median."""
+  rates = {runner.name: [] for runner in runners}
+  for _ in range(rounds):
+    for runner in runners:
+      steps, seconds = runner.measure()
+      rates[runner.name].append(steps / seconds)
+  rows = []
+  for runner in runners:
+    row = {'bench': runner.name, 'balloons': runner.balloons,
+           'steps_per_s': round(float(np.median(rates[runner.name])), 1),
+           'rounds': [round(rate, 1) for rate in rates[runner.name]],
+           'load_avg_1min': _load()}
+    rows.append(row)
+  return rows
 
 
 def bench_ble(ble_python, length, episodes):
@@ -197,6 +240,8 @@ def main(argv=None):
   parser.add_argument('--processes', type=int, default=2, help='worker processes')
   parser.add_argument('--iterations', type=int, default=None,
                       help='iterations (one episode per balloon) of each batched row')
+  parser.add_argument('--rounds', type=int, default=None,
+                      help='timed runs of each row, in turns; the median is reported')
   args = parser.parse_args(argv)
   length = args.episode_length or (120 if args.quick else 960)
   balloons = args.balloons or (32 if args.quick else 256)
@@ -210,10 +255,15 @@ def main(argv=None):
 
   if args.ble_python:
     emit(bench_ble(args.ble_python, length, single_episodes))
-  emit(bench_single(length, single_episodes))
-  emit(bench_batch('single_per_row', balloons, args.processes, length, iterations))
-  emit(bench_batch('batched', balloons, args.processes, length, iterations))
-  emit(bench_in_graph(balloons, args.processes, length, iterations))
+  runners = make_runners(balloons, args.processes, length, iterations, single_episodes)
+  try:
+    for row in measure_in_rounds(runners, args.rounds or (2 if args.quick else 3)):
+      if row['balloons'] > 1:
+        row['processes'] = args.processes
+      emit(row)
+  finally:
+    for runner in runners:
+      runner.close()
 
   def rate(name):
     return rows.get(name, {}).get('steps_per_s')

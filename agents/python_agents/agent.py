@@ -18,8 +18,9 @@ episodes at different steps. `AgentPerRow` turns single-environment agents into 
 `BatchedAgent`, one agent per row, and `as_batched` does so when an agent needs it.
 
 Differences from BLE, each because the project has no JAX or gin:
-- `set_summary_writer` takes any object with the `tf.summary` writer interface (or
-  None) rather than flax's `SummaryWriter`;
+- `set_summary_writer` gets `collectors.SummaryWriter` (flax's `scalar`, `histogram`,
+  `flush` over a `tf.summary` writer, which `as_default()` also gives) or None, rather
+  than flax's own `SummaryWriter`;
 - `check_agent` names a missing or non-callable required method up front, where BLE
   fails at the first call.
 """
@@ -107,7 +108,7 @@ class _OptionalMethods:
     return self.__class__.__name__
 
   def set_summary_writer(self, summary_writer):
-    """Gives the agent a `tf.summary` writer to log to (or None)."""
+    """Gives the agent a summary writer to log to (`collectors.SummaryWriter`), or None."""
     self.summary_writer = summary_writer
 
   def set_mode(self, mode):

@@ -184,12 +184,51 @@ class ConsoleCollector(Collector):
       self._log_file_writer.flush()
 
 
+class SummaryWriter:
+  """flax's `SummaryWriter` methods over a `tf.summary` file writer, for agents to log to.
+
+  BLE's agents log with `self.summary_writer.scalar(tag, value, step)` and `flush()`
+  (flax's interface); agents written with `tf.summary` use
+  `with summary_writer.as_default(): tf.summary.scalar(...)`. Both work with this one.
+  """
+
+  def __init__(self, log_dir):
+    import tensorflow as tf
+    self._tf = tf
+    self._writer = tf.summary.create_file_writer(log_dir)
+
+  def scalar(self, tag, value, step):
+    """Logs a scalar (flax's argument order)."""
+    with self._writer.as_default():
+      self._tf.summary.scalar(tag, float(value), step=int(step))
+
+  def histogram(self, tag, values, step, bins=None):
+    """Logs a histogram of `values`."""
+    with self._writer.as_default():
+      self._tf.summary.histogram(tag, np.asarray(values), step=int(step), buckets=bins)
+
+  def text(self, tag, textdata, step):
+    """Logs a text."""
+    with self._writer.as_default():
+      self._tf.summary.text(tag, str(textdata), step=int(step))
+
+  def as_default(self, step=None):
+    """The `tf.summary` writer as the default, for `tf.summary` calls inside `with`."""
+    return self._writer.as_default(step)
+
+  def flush(self):
+    self._writer.flush()
+
+  def close(self):
+    self._writer.close()
+
+
 class TensorboardCollector(Collector):
   """Per-episode scalars in TensorBoard: `Train/EpisodeReward`, `Train/EpisodeLength` and
   `Train/<statistic>` for the environment's statistics (`Train/twr50`, ...).
 
-  Its `tf.summary` writer is the one `run_training_loop` gives the agent
-  (`set_summary_writer`), as BLE's flax writer is.
+  Its `SummaryWriter` is the one `run_training_loop` gives the agent
+  (`set_summary_writer`), as BLE's loop gives flax's.
   """
 
   def __init__(self, base_dir, num_actions, current_episode, fine_grained_logging=False,
@@ -197,11 +236,9 @@ class TensorboardCollector(Collector):
     if not isinstance(base_dir, str):
       raise ValueError(f'TensorboardCollector needs a base directory, got {base_dir!r}.')
     super().__init__(base_dir, num_actions, current_episode)
-    import tensorflow as tf
-    self._tf = tf
     self._fine_grained_logging = fine_grained_logging
     self._fine_grained_frequency = fine_grained_frequency
-    self.summary_writer = tf.summary.create_file_writer(self._base_dir)
+    self.summary_writer = SummaryWriter(self._base_dir)
     self._global_step = 0
 
   def get_name(self):
@@ -215,9 +252,8 @@ class TensorboardCollector(Collector):
 
   def step(self, statistics):
     if self._fine_grained_logging and self._global_step % self._fine_grained_frequency == 0:
-      with self.summary_writer.as_default():
-        self._tf.summary.scalar('Train/FineGrainedReward', statistics.reward,
-                                step=self._global_step)
+      self.summary_writer.scalar('Train/FineGrainedReward', statistics.reward,
+                                 self._global_step)
     self._global_step += 1
 
   def end_episode(self, statistics):
@@ -227,9 +263,8 @@ class TensorboardCollector(Collector):
     scalars.update({name: value for name, value in summary.items()
                     if name not in ('episode', 'row', 'return', 'length', 'iteration')
                     and isinstance(value, (int, float))})
-    with self.summary_writer.as_default():
-      for name, value in scalars.items():
-        self._tf.summary.scalar(f'Train/{name}', float(value), step=self.current_episode)
+    for name, value in scalars.items():
+      self.summary_writer.scalar(f'Train/{name}', value, self.current_episode)
     self.summary_writer.flush()
     self.current_episode += 1
 

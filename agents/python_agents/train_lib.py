@@ -205,6 +205,7 @@ class _TrainingLoop:
     self.bar = None
     self.steps = 0
     self._started = None
+    self._cut = False
     self.iteration_means = {}
 
   def run(self, start_iteration, num_iterations, progress):
@@ -222,14 +223,17 @@ class _TrainingLoop:
                                  self.episodes, progress)
         for iteration in range(start_iteration, num_iterations):
           self.iteration = iteration
-          self._fly_iteration(iteration)
-          self._save(iteration, complete=not self.stop.requested)
+          complete = self._fly_iteration(iteration)
+          self._save(iteration, complete)
           saved = iteration
           if self.stop.requested:
             interrupted = True
             line = (f'{self.stop.signal_name}: stopped in iteration {iteration} and saved '
                     f'its checkpoint in {self.checkpoint_dir}.')
-            self.bar.write(line) if progress else _LOG.warning(line)
+            if progress:
+              self.bar.write(line)
+            else:
+              _LOG.warning(line)
             break
         finished = True
     finally:
@@ -243,11 +247,14 @@ class _TrainingLoop:
                 signal=self.stop.signal_name if interrupted else None)
 
   def _fly_iteration(self, iteration):
+    """Flies the iteration's rounds; returns False when a stop request cut it short."""
     rounds = self.episodes_per_iteration // self.size
     seeds = _episode_seeds(self.seed, iteration, self.episodes_per_iteration)
     sums, count = {}, 0
+    self._cut = False
     for round_index in range(rounds):
       if self.stop.requested:
+        self._cut = True
         break
       ended = self._fly_round(seeds[round_index * self.size:(round_index + 1) * self.size])
       for summary in ended:
@@ -257,6 +264,7 @@ class _TrainingLoop:
               value, (int, float)):
             sums[name] = sums.get(name, 0.0) + value
     self.iteration_means = {name: total / count for name, total in sums.items()} if count else {}
+    return not self._cut
 
   def _fly_round(self, seeds):
     """One episode per row, from a reset of every row to the end of the last episode.
@@ -282,6 +290,8 @@ class _TrainingLoop:
       finished = terminated | truncated  # Including the unrecorded episodes of idle rows.
       reward = reward.astype(np.float64)
       terminated, truncated = terminated & active, truncated & active
+      if self.stop.requested and step < length - 1 and (active & ~terminated).any():
+        self._cut = True
       if step == length - 1 or self.stop.requested:
         truncated |= active & ~terminated  # Cut here: BLE's loop ends at its length.
       returns += np.where(active, reward, 0.0)
@@ -350,7 +360,9 @@ class _TrainingLoop:
         'iteration': iteration, 'episodes': self.episodes, 'complete': complete,
         'episodes_per_iteration': self.episodes_per_iteration, 'batch_size': self.size,
         'seed': self.seed, 'means': self.iteration_means})
-    postfix = {name: f'{value:.3g}' for name, value in list(self.iteration_means.items())[:4]}
+    shown = ['return', *self.statistics.names[:2]]  # The return, then TWR50 and the like.
+    postfix = {name: f'{self.iteration_means[name]:.3g}' for name in shown
+               if name in self.iteration_means}
     postfix['steps/s'] = f'{self.steps / max(time.perf_counter() - self._started, 1e-9):.0f}'
     self.bar.set_postfix(postfix, refresh=False)
 

@@ -29,6 +29,7 @@ class Balancer(agent_lib.Agent):
     self.calls = 0
     self.episodes = 0
     self.raise_at, self.action, self.interrupt_at = raise_at, action, interrupt_at
+    self.interrupt_signal = signal.SIGINT
 
   def begin_episode(self, observation):
     return self._act(observation)
@@ -52,7 +53,7 @@ class Balancer(agent_lib.Agent):
     if self.calls == self.raise_at:
       raise ZeroDivisionError('the agent failed')
     if self.calls == self.interrupt_at:
-      os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, as the user would press it.
+      os.kill(os.getpid(), self.interrupt_signal)  # Ctrl-C, as the user would press it.
     if self.action is not None and self.calls >= 3:
       return self.action
     return int(observation[2] > 0)
@@ -163,17 +164,37 @@ class SingleEnvironmentTest(unittest.TestCase):
       train(base_dir, Recording(), 1, length=4)
     self.assertEqual(calls, [('begin', (4,))] + [('step', 'float')] * 3 + [('end', False)])
 
-  def test_ctrl_c_cuts_the_episode_saves_and_stops(self):
+  def test_ctrl_c_and_sigterm_cut_the_episode_save_and_stop(self):
+    for signum in (signal.SIGINT, signal.SIGTERM):
+      name = signal.Signals(signum).name
+      with self.subTest(signal=name), tempfile.TemporaryDirectory() as base_dir:
+        agent = Balancer(interrupt_at=70)
+        agent.interrupt_signal = signum
+        with _QuietStderr(), self.assertLogs('agents.python_agents.train_lib',
+                                             'WARNING') as logs:
+          result = train(base_dir, agent, 5, length=60)
+        self.assertIn(f'{name}: stopped in iteration 1', logs.output[0])
+        self.assertEqual((result['interrupted'], result['signal'], result['iteration']),
+                         (True, name, 1))
+        records = train_lib.read_records(os.path.join(base_dir, 'checkpoints'))
+        self.assertEqual((records[0]['complete'], records[1]['complete']), (True, False))
+        self.assertFalse(episodes(base_dir)[-1]['terminal'])
+        self.assertEqual(train(base_dir, Balancer(), 3)['iteration'], 2)
+
+  def test_seed_none_leaves_the_seeding_to_the_environment(self):
     with tempfile.TemporaryDirectory() as base_dir:
-      with _QuietStderr(), self.assertLogs('agents.python_agents.train_lib', 'WARNING') as logs:
-        result = train(base_dir, Balancer(interrupt_at=70), 5, length=60)
-      self.assertIn('SIGINT: stopped in iteration 1', logs.output[0])
-      self.assertEqual((result['interrupted'], result['signal'], result['iteration']),
-                       (True, 'SIGINT', 1))
-      record = train_lib.read_records(os.path.join(base_dir, 'checkpoints'))[1]
-      self.assertFalse(record['complete'])
-      self.assertFalse(episodes(base_dir)[-1]['terminal'])
-      self.assertEqual(train(base_dir, Balancer(), 3)['iteration'], 2)
+      self.assertEqual(train(base_dir, Balancer(), 2, seed=None)['episodes'], 2)
+      self.assertIsNone(train_lib.read_records(os.path.join(base_dir, 'checkpoints'))[1]['seed'])
+
+  def test_no_loadable_checkpoint_is_an_error_naming_each_iteration(self):
+    with tempfile.TemporaryDirectory() as base_dir:
+      train(base_dir, Balancer(), 2)
+      for iteration in (0, 1):
+        os.remove(os.path.join(base_dir, 'checkpoints', f'balancer_{iteration}.json'))
+      with self.assertLogs('agents.python_agents.train_lib', 'WARNING'):
+        with self.assertRaisesRegex(agent_lib.CheckpointLoadError,
+                                    'iteration 1: FileNotFoundError.*iteration 0: '):
+          train(base_dir, Balancer(), 3)
 
 
 class BadInputTest(unittest.TestCase):
@@ -270,30 +291,45 @@ class BatchTest(unittest.TestCase):
         self.assertTrue(os.path.exists(
             os.path.join(base_dir, 'checkpoints', f'row_{row}', 'balancer_1.json')))
 
-  def test_balloon_batch_reports_twr50_and_failure_flags_per_episode(self):
-    class StayAgent(agent_lib.BatchedAgent):
-      def begin_episode(self, observations, rows):
-        return np.ones(len(rows), np.int64)
-
-      def step(self, rewards, observations, rows):
-        return np.ones(len(rows), np.int64)
-
-      def end_episode(self, rewards, terminals, rows):
-        pass
-
-    batch = train_lib.make_batch_env(BALLOON, 3, num_processes=0)
+  def test_balloon_batch_in_worker_processes_reports_twr50_and_failure_flags(self):
+    batch = train_lib.make_batch_env(BALLOON, 4, num_processes=2)
     try:
+      self.assertEqual(len(batch.workers), 2)
       with tempfile.TemporaryDirectory() as base_dir:
-        train(base_dir, StayAgent(3, (1099,), 3), 1, env=batch, length=12)
+        train(base_dir, StayAgent(3, (1099,), 4), 1, env=batch, length=12)
         rows = episodes(base_dir)
     finally:
       batch.close()
-    self.assertEqual(len(rows), 3)
+    self.assertEqual(sorted(row['row'] for row in rows), [0, 1, 2, 3])
     for row in rows:
       self.assertEqual(row['length'], 12)
       self.assertTrue(0.0 <= row['twr50'] <= 1.0)
       for flag in ('out_of_power_rate', 'envelope_burst_rate', 'zeropressure_rate'):
         self.assertIn(row[flag], (0.0, 1.0))
+
+
+  def test_a_vector_environment_with_autoreset_off_is_a_batch(self):
+    slab = gymnasium.make_vec(BALLOON, num_envs=2, vectorization_mode='vector_entry_point')
+    try:
+      with tempfile.TemporaryDirectory() as base_dir:
+        result = train(base_dir, StayAgent(3, (1099,), 2), 2, env=slab, length=5)
+        self.assertEqual(result['episodes'], 4)
+        self.assertEqual({row['length'] for row in episodes(base_dir)}, {5})
+    finally:
+      slab.close()
+
+
+class StayAgent(agent_lib.BatchedAgent):
+  """A batched balloon agent that always stays."""
+
+  def begin_episode(self, observations, rows):
+    return np.ones(len(rows), np.int64)
+
+  def step(self, rewards, observations, rows):
+    return np.ones(len(rows), np.int64)
+
+  def end_episode(self, rewards, terminals, rows):
+    pass
 
 
 class BLEAgentFileTest(unittest.TestCase):
