@@ -23,9 +23,9 @@ agent class here needs no base class. The constructor gets `seed`, `output_dir` 
 `eval_env` only when its signature names them.
 """
 
-import importlib
 import inspect
 
+from agents import plugins
 from agents.experiment.errors import ExperimentError
 from agents.python_agents import agent as agent_lib
 
@@ -83,18 +83,10 @@ def import_path(text, what):
   Raises:
     ExperimentError: the module or the name does not exist (named with `what`).
   """
-  module_name, _, qualname = str(text).partition(':')
-  if not module_name or not qualname:
-    raise ExperimentError(f"{what}: expected 'package.module:Name', got {text!r}.")
   try:
-    value = importlib.import_module(module_name)
-  except ImportError as error:
-    raise ExperimentError(f'{what}: cannot import module {module_name!r} ({error}).') from None
-  for part in qualname.split('.'):
-    if not hasattr(value, part):
-      raise ExperimentError(f'{what}: module {module_name!r} has no {qualname!r}.')
-    value = getattr(value, part)
-  return value
+    return plugins.import_path(str(text), what)
+  except plugins.PluginError as error:
+    raise ExperimentError(str(error)) from None
 
 
 def check_env(env, what):

@@ -30,11 +30,11 @@ or not its episodes end early, so `iterations_for(steps)` rounds up to whole ite
 
 import dataclasses
 import functools
-import importlib
 import inspect
 import math
 import os
 
+from agents import plugins
 from agents.python_agents import agent as agent_lib
 from agents.python_agents import collectors as collectors_lib
 from agents.python_agents import train_lib
@@ -90,16 +90,10 @@ def resolve_agent(spec):
       raise AgentSpecError(f"unknown agent {spec!r}: expected 'package.module:Class' or one "
                            f'of {run_helpers.agent_names()}.')
     return AgentSource(spec)
-  module_name, _, qualname = spec.partition(':')
   try:
-    value = importlib.import_module(module_name)
-  except ImportError as error:
-    raise AgentSpecError(f'agent {spec!r}: cannot import module {module_name!r} '
-                         f'({error}).') from None
-  for part in qualname.split('.'):
-    if not hasattr(value, part):
-      raise AgentSpecError(f'agent {spec!r}: module {module_name!r} has no {qualname!r}.')
-    value = getattr(value, part)
+    value = plugins.import_path(spec, 'agent')
+  except plugins.PluginError as error:
+    raise AgentSpecError(str(error)) from None
   if not inspect.isclass(value):
     raise AgentSpecError(f'agent {spec!r} is a {type(value).__name__}, not a class with '
                          "BLE's Agent interface.")

@@ -45,7 +45,8 @@ class CheckTest(unittest.TestCase):
       agent_classes.check_env('CartPole-v1', 'train_env')
     with self.assertRaisesRegex(ExperimentError, "eval_env: kwargs must be a dict"):
       agent_classes.check_env(('CartPole-v1', [1]), 'eval_env')
-    with self.assertRaisesRegex(ExperimentError, "agent_class: module 'tests.helpers' has no"):
+    with self.assertRaisesRegex(ExperimentError,
+                                "agent_class 'tests.helpers:Missing': tests.helpers has no"):
       agent_classes.import_path('tests.helpers:Missing', 'agent_class')
 
 

@@ -19,7 +19,7 @@ class ResolveTest(unittest.TestCase):
     self.assertIsNone(agent_runs.resolve_agent('station_seeker').agent_class)
 
   def test_errors_name_the_culprit(self):
-    for spec, message in (('tests.helpers.nope:A', "cannot import module 'tests.helpers.nope'"),
+    for spec, message in (('tests.helpers.nope:A', "cannot import 'tests.helpers.nope'"),
                           ('tests.helpers.ble_agents:Nope', "has no 'Nope'"),
                           ('tests.helpers.ble_agents:NoStepAgent', r'no callable step\(\)'),
                           ('nope', "unknown agent 'nope'"), ('', 'must name an agent')):

@@ -89,7 +89,7 @@ class BadInputTest(unittest.TestCase):
 
   def test_bad_agents_are_one_line_exit_2_and_write_nothing(self):
     cases = (
-        (['--agent', 'tests.helpers.no_such:Agent'], "cannot import module 'tests.helpers.no"),
+        (['--agent', 'tests.helpers.no_such:Agent'], "cannot import 'tests.helpers.no"),
         (['--agent', 'tests.helpers.ble_agents:Missing'], "has no 'Missing'"),
         (['--agent', 'tests.helpers.ble_agents:NoStepAgent'], r'has no callable step\(\)'),
         (['--agent', 'tests.helpers.ble_agents:np'], 'is a module, not a class'),
