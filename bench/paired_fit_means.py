@@ -1,0 +1,67 @@
+"""Paired statistics of groups of fits: each group's per-seed mean over its fits' evaluations.
+
+`evaluate compare` pairs single agents on the same seeds. Several fits of one config are
+one agent in distribution, so this pairs groups: for every suite seed, the mean metric
+over the group's evaluation folders, then the paired difference of two groups over the
+seeds (mean, 95 % bootstrap interval, Wilcoxon signed-rank p). Prints JSON lines, one per
+pair of groups, the first group against each other one.
+
+    python -m bench.paired_fit_means \
+        --group qrdqn=EXP/fit00/eval-small_eval,EXP/fit01/eval-small_eval,... \
+        --group ppo=... --group seeker=eval/seeker [--metric twr50]
+"""
+
+import argparse
+import json
+
+import numpy as np
+import scipy.stats
+
+from agents.evaluation import results as results_lib
+from agents.evaluation import statistics
+
+
+def per_seed_means(folders, metric):
+  """{seed: mean of `metric` over the folders' results} on the seeds all folders flew."""
+  tables = []
+  for folder in folders:
+    _, results = results_lib.load_shard(f'{folder}/results.json')
+    tables.append({result.seed: result.value(metric) for result in results})
+  seeds = sorted(set.intersection(*(set(table) for table in tables)))
+  return {seed: float(np.mean([table[seed] for table in tables])) for seed in seeds}
+
+
+def paired_difference(x, y):
+  """The paired statistics of y - x over their common seeds."""
+  seeds = sorted(set(x) & set(y))
+  diff = np.array([y[seed] - x[seed] for seed in seeds])
+  low, high = statistics.bootstrap_interval(diff, np.mean)
+  nonzero = diff[diff != 0]
+  return {'seeds': len(seeds), 'mean_difference': round(float(diff.mean()), 4),
+          'ci95': [round(float(low), 4), round(float(high), 4)],
+          'wilcoxon_p': float(scipy.stats.wilcoxon(nonzero).pvalue) if len(nonzero) else 1.0}
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--group', action='append', required=True,
+                      help='NAME=FOLDER[,FOLDER...]: evaluation folders with results.json')
+  parser.add_argument('--metric', default='twr50')
+  args = parser.parse_args(argv)
+  groups = {}
+  for spec in args.group:
+    name, _, folders = spec.partition('=')
+    if not name or not folders:
+      parser.error(f'--group {spec!r}: expected NAME=FOLDER[,FOLDER...]')
+    groups[name] = per_seed_means(folders.split(','), args.metric)
+  names = list(groups)
+  for name in names:
+    print(json.dumps({'group': name, 'fits': len(args.group[names.index(name)].split(',')),
+                      'mean': round(float(np.mean(list(groups[name].values()))), 4)}))
+  for name in names[1:]:
+    print(json.dumps({'comparison': f'{name} - {names[0]}', 'metric': args.metric,
+                      **paired_difference(groups[names[0]], groups[name])}))
+
+
+if __name__ == '__main__':
+  main()
