@@ -200,8 +200,9 @@ def as_members(envs):
 
   def close_run():
     if run:
-      members.append(InProcessGroup(run, start - len(run)) if len(run) > 1
-                     else InProcessSlab(run[0]))
+      first = start - len(run)
+      members.append(InProcessGroup(run, first) if len(run) > 1
+                     else InProcessSlab(run[0], first))
       run.clear()
 
   for env in envs:
@@ -211,6 +212,7 @@ def as_members(envs):
       continue
     close_run()
     members.append(as_member(env))
+    members[-1].index = start
     start += members[-1].num_envs
   close_run()
   return members
