@@ -37,8 +37,8 @@ Prints one JSON object.
     python bench/env_throughput.py --sweep [--sweep-costs 10,30,100,300,1000,2000]
         [--num-envs 8] [--rounds 3] [--sweep-seconds 0.3]
 
-sweeps instead a synthetic environment that spends a set CPU time per step (a busy
-loop on the thread's CPU clock, so a loaded machine does not shorten the work), with
+sweeps instead a synthetic environment that spends a set CPU time per step (a Python
+loop whose length is calibrated once, so a loaded machine does not shorten the work), with
 `sync` (SyncVectorEnv), `in_process` (BatchEnv in this process) and `processes`
 (BatchEnv, one worker per core), and prints one JSON line per cost: where processes
 start to pay is the crossover that `environment.processes: auto` uses
@@ -96,12 +96,17 @@ class HeavyEnv(gymnasium.Env):
 
 
 class SpinEnv(gymnasium.Env):
-  """Synthetic environment that spends `cost_us` microseconds of CPU time per step."""
+  """Synthetic environment that spends about a set CPU time per step in a Python loop.
 
-  def __init__(self, cost_us=100.0, episode_length=200):
+  `iterations` comes from `spin_iterations`, calibrated once in the parent: spinning on
+  the thread's CPU clock instead would serialise the workers (on this VM, reading that
+  clock in a loop runs one process at a time).
+  """
+
+  def __init__(self, iterations=1000, episode_length=200):
     self.observation_space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
     self.action_space = gymnasium.spaces.Discrete(2)
-    self._cost = cost_us * 1e-6
+    self._iterations = int(iterations)
     self._episode_length = episode_length
     self._steps = 0
 
@@ -112,11 +117,19 @@ class SpinEnv(gymnasium.Env):
 
   def step(self, action):
     self._steps += 1
-    end = time.thread_time() + self._cost
-    while time.thread_time() < end:
-      pass
+    total = 0
+    for index in range(self._iterations):
+      total += index
     observ = np.full(4, self._steps / self._episode_length, np.float32)
     return observ, 1.0, False, self._steps >= self._episode_length, {}
+
+
+def spin_iterations(cost_us, calibration=2_000_000):
+  """Loop iterations of `SpinEnv.step` that take about `cost_us` of CPU time here."""
+  total, start = 0, time.thread_time()
+  for index in range(calibration):
+    total += index
+  return max(1, round(cost_us * 1e-6 * calibration / (time.thread_time() - start)))
 
 
 def make_cartpole():
@@ -287,8 +300,9 @@ def sweep(costs_us, num_envs, rounds, seconds):
   """Prints one JSON line per step cost: sync, in-process and process BatchEnv rows."""
   workers = max(1, min(num_envs, os.cpu_count() or 1))
   per_worker = -(-num_envs // workers)
+  iterations_per_us = spin_iterations(1000.0) / 1000.0
   for cost in costs_us:
-    constructor = functools.partial(SpinEnv, cost)
+    constructor = functools.partial(SpinEnv, round(cost * iterations_per_us))
     runners = {
         'sync': GymRunner(gymnasium.vector.SyncVectorEnv([constructor] * num_envs)),
         'in_process': BatchRunner(BatchEnv.from_constructors(
@@ -300,22 +314,33 @@ def sweep(costs_us, num_envs, rounds, seconds):
     steps = max(20, int(seconds / (num_envs * (cost + 5) * 1e-6)))
     actions = [np.zeros(num_envs, np.int64)] * steps
     timings = {key: [] for key in runners}
+    cpu_seconds = {key: 0.0 for key in runners}
     try:
       for runner in runners.values():
         runner.run(actions[:10])
       for _ in range(rounds):
         for key, runner in runners.items():
+          workers_before, parent_before = process_cpu_seconds(runner.pids), time.process_time()
           timings[key].append(runner.run(actions))
+          cpu_seconds[key] += (time.process_time() - parent_before
+                               + (process_cpu_seconds(runner.pids) or 0.0)
+                               - (workers_before or 0.0))
     finally:
       for runner in runners.values():
         runner.close()
     rates = {key: round(steps * num_envs / statistics.median(values))
              for key, values in timings.items()}
+    # CPU time per batch step, which a loaded machine distorts less than wall time; the
+    # in-process row, over the environments, is what a step really cost.
+    cpu_us = {key: round(seconds / (rounds * steps) * 1e6, 1)
+              for key, seconds in cpu_seconds.items()}
     print(json.dumps({
         'benchmark': 'env_throughput_sweep', 'step_cost_us': cost, 'num_envs': num_envs,
         'workers': workers, 'batch_steps': steps, 'steps_per_second': rates,
         'processes_vs_in_process': round(rates['processes'] / rates['in_process'], 2),
         'in_process_vs_sync': round(rates['in_process'] / rates['sync'], 2),
+        'measured_step_us': round(cpu_us['in_process'] / num_envs, 1),
+        'cpu_us_per_batch_step': cpu_us,
         'load_average_1min': round(os.getloadavg()[0], 2)}), flush=True)
 
 
