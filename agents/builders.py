@@ -80,7 +80,7 @@ def make_batch_env(config, processes=None):
   # One worker per core: more workers than cores only adds switching.
   workers = -(-num_agents // per_process) if per_process else max(1, min(num_agents, cores))
   placement = placement_lib.decide(processes, functools.partial(make_env, config),
-                                   num_agents, min(workers, cores))
+                                   num_agents, workers, cores)
   _LOG.info('Environments step %s.', placement.describe())
   processes = placement.processes
   if not per_process:

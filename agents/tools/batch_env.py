@@ -282,7 +282,8 @@ class BatchEnv:
       # One member (everything in this process): its arrays need no joining, only a
       # copy of the observations, which a slab may reuse on its next step.
       observ, reward, terminated, truncated, infos = results[0]
-      observ = np.array(observ) if isinstance(observ, np.ndarray) else observ
+      observ = (np.array(observ) if isinstance(observ, np.ndarray)
+                else slab_lib.concatenate([observ]))
       reward = np.asarray(reward, np.float32)
       terminated, truncated = np.array(terminated, bool), np.array(truncated, bool)
     else:

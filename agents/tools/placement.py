@@ -8,10 +8,10 @@
 
 The rule. A worker process hop costs about `HOP_SECONDS` per batch step (a message to
 and from every worker, the wake-ups, the copies). Workers save the difference between
-stepping all `num_envs` environments here and the largest worker's share of them, so
-with a mean step time `t`:
+stepping all `num_envs` environments here and the share of each of the `W` workers
+that step at once (at most the cores), so with a mean step time `t`:
 
-    processes  if  t * (num_envs - ceil(num_envs / workers)) > HOP_SECONDS
+    processes  if  t * (num_envs - ceil(num_envs / W)) > HOP_SECONDS
 
 One core, or one environment, never pays for a hop. `HOP_SECONDS` is measured
 (docs/parallel.md, "Where environments step"): with 8 environments in 2 workers on 2
@@ -47,14 +47,17 @@ class Placement:
     processes: step in worker processes.
     rule: 'config' (`environment.processes` said true or false) or 'auto'.
     step_seconds: the probe's mean step time (auto only), else None.
-    workers: worker processes the batch would use (cores, at most one per environment).
+    workers: worker processes the batch would use (one per core, at most one per
+      environment, or as `envs_per_process` implies).
     num_envs: environments of the batch.
+    parallel: workers that can step at once (at most the cores).
   """
   processes: bool
   rule: str
   step_seconds: float | None = None
   workers: int = 1
   num_envs: int = 1
+  parallel: int = 1
 
   def describe(self):
     """One line: the choice and, for auto, the numbers behind it."""
@@ -62,9 +65,9 @@ class Placement:
     if self.rule != AUTO:
       return f'{where} (environment.processes = {str(self.processes).lower()})'
     if self.step_seconds is None:
-      return (f'{where} (environment.processes = auto: {self.num_envs} environments on '
-              f'{self.workers} cores, nothing to step in parallel)')
-    saved = self.step_seconds * (self.num_envs - math.ceil(self.num_envs / self.workers))
+      return (f'{where} (environment.processes = auto: {self.num_envs} environments, '
+              f'{self.parallel} at once, nothing to step in parallel)')
+    saved = self.step_seconds * (self.num_envs - math.ceil(self.num_envs / self.parallel))
     return (f'{where} (environment.processes = auto: one step takes '
             f'{self.step_seconds * 1e6:.0f} µs; {self.workers} workers would save '
             f'{saved * 1e6:.0f} µs per batch step against a hop of '
@@ -123,15 +126,16 @@ def probe_step_seconds(make_env, steps=PROBE_STEPS, budget_seconds=PROBE_SECONDS
     env.close()
 
 
-def decide(processes, make_env, num_envs, workers):
+def decide(processes, make_env, num_envs, workers, cores=None):
   """Resolves `environment.processes` (True, False or 'auto') into a `Placement`.
 
   Args:
     processes: True, False, or 'auto' to probe the environment.
     make_env: callable returning one `gymnasium.Env` of the batch (used by 'auto' only).
     num_envs: environments of the batch.
-    workers: worker processes the batch would use in processes (count those that can
-      run at once: at most the cores).
+    workers: worker processes the batch would use.
+    cores: cores of the machine (None: as many as workers); workers beyond them do not
+      step at once.
 
   Returns:
     A `Placement`.
@@ -139,13 +143,14 @@ def decide(processes, make_env, num_envs, workers):
   Raises:
     ValueError: `processes` is none of True, False, 'auto'.
   """
+  parallel = min(workers, cores or workers)
   if processes == AUTO:
-    if workers < 2 or num_envs < 2:  # Nothing to parallelise: no need to probe.
-      return Placement(False, AUTO, None, workers, num_envs)
+    if parallel < 2 or num_envs < 2:  # Nothing to parallelise: no need to probe.
+      return Placement(False, AUTO, None, workers, num_envs, parallel)
     step_seconds = probe_step_seconds(make_env)
-    return Placement(pays_off(step_seconds, num_envs, workers), AUTO, step_seconds, workers,
-                     num_envs)
+    return Placement(pays_off(step_seconds, num_envs, parallel), AUTO, step_seconds, workers,
+                     num_envs, parallel)
   if not isinstance(processes, bool):
     raise ValueError(f"environment.processes must be true, false or 'auto', got "
                      f'{processes!r}.')
-  return Placement(processes, 'config', None, workers, num_envs)
+  return Placement(processes, 'config', None, workers, num_envs, parallel)

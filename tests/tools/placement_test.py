@@ -66,8 +66,8 @@ class PlacementTest(unittest.TestCase):
     self.assertIn('step_us', decision.as_record())
 
   def test_one_core_or_one_environment_needs_no_probe(self):
-    for num_envs, workers in ((8, 1), (1, 2)):
-      decision = placement.decide('auto', _refuse, num_envs, workers)
+    for num_envs, workers, cores in ((8, 1, None), (1, 2, None), (8, 4, 1)):
+      decision = placement.decide('auto', _refuse, num_envs, workers, cores)
       self.assertFalse(decision.processes)
       self.assertIsNone(decision.step_seconds)
       self.assertIn('nothing to step in parallel', decision.describe())
