@@ -13,6 +13,7 @@ worker processes with pickle.
 """
 
 import functools
+import logging
 import os
 
 import gymnasium
@@ -20,6 +21,8 @@ import gymnasium
 from agents import configs
 from agents.algorithms import registry
 from agents.config_fields import ConfigError
+
+_LOG = logging.getLogger(__name__)
 
 
 def _make_kwargs(config, extra):
@@ -55,33 +58,47 @@ def env_spaces(config):
 def make_batch_env(config, processes=None):
   """Builds the `BatchEnv` of `environment.num_agents` environments.
 
+  `environment.processes: auto` probes one environment in this process and steps the
+  batch in worker processes only where they pay off (`agents.tools.placement`); the
+  choice is logged in one line and kept on the batch as `batch.placement`.
+
   Args:
     config: a validated config.
-    processes: override of `environment.processes`.
+    processes: override of `environment.processes` (True, False or 'auto').
 
   Returns:
     A `BatchEnv`: one worker per core (or `envs_per_process` environments per
     worker) in processes, or everything in this process.
   """
   from agents.tools import batch_env as batch_env_lib
+  from agents.tools import placement as placement_lib
   environment = config['environment']
   processes = environment['processes'] if processes is None else processes
   num_agents = environment['num_agents']
   per_process = environment['envs_per_process']
+  cores = os.cpu_count() or 1
+  # One worker per core: more workers than cores only adds switching.
+  workers = -(-num_agents // per_process) if per_process else max(1, min(num_agents, cores))
+  placement = placement_lib.decide(processes, functools.partial(make_env, config),
+                                   num_agents, workers, cores)
+  _LOG.info('Environments step %s.', placement.describe())
+  processes = placement.processes
   if not per_process:
-    # One worker per core: more workers than cores only adds switching. In
-    # this process, one slab holds everything.
-    workers = max(1, min(num_agents, os.cpu_count() or 1)) if processes else 1
-    per_process = -(-num_agents // workers)
+    # In this process, everything is one member of the batch.
+    per_process = -(-num_agents // (workers if processes else 1))
   options = dict(check_finite=environment['check_finite'])
   if not environment['vector']:
-    return batch_env_lib.BatchEnv.from_constructors(
+    batch = batch_env_lib.BatchEnv.from_constructors(
         functools.partial(make_env, config), num_agents, processes=processes,
         envs_per_process=per_process if processes else 1, **options)
-  sizes = [min(per_process, num_agents - start) for start in range(0, num_agents, per_process)]
-  return batch_env_lib.BatchEnv.from_slab_constructors(
-      [functools.partial(make_vector_env, config, size) for size in sizes],
-      processes=processes, **options)
+  else:
+    sizes = [min(per_process, num_agents - start)
+             for start in range(0, num_agents, per_process)]
+    batch = batch_env_lib.BatchEnv.from_slab_constructors(
+        [functools.partial(make_vector_env, config, size) for size in sizes],
+        processes=processes, **options)
+  batch.placement = placement
+  return batch
 
 
 def build_algorithm(config, observation_space, action_space, is_training=None):

@@ -37,7 +37,8 @@ class Spec:
 
   Attributes:
     name: the field name.
-    kind: the scalar type: int, float, bool, str or dict.
+    kind: the scalar type: int, float, bool, str or dict; or a tuple of scalar types
+      (declared as `bool | str`, usually with `choices`).
     is_list: a list of `kind` (declared as `tuple[kind, ...]`).
     nullable: None is allowed (declared as `kind | None`).
     doc: one line saying what the field is.
@@ -48,7 +49,7 @@ class Spec:
     min_length: the fewest elements a list may have.
   """
   name: str
-  kind: type
+  kind: type | tuple
   is_list: bool
   nullable: bool
   doc: str
@@ -63,7 +64,9 @@ class Spec:
   def allowed(self):
     """Says in words what the field accepts, e.g. 'a float in (0, 1]'."""
     if self.choices is not None:
-      text = 'one of ' + ', '.join(repr(choice) for choice in self.choices)
+      text = 'one of ' + ', '.join(_choice(choice) for choice in self.choices)
+    elif isinstance(self.kind, tuple):
+      text = ' or '.join(kind.__name__ for kind in self.kind)
     else:
       text = f'{"an" if self.kind is int else "a"} {self.kind.__name__}'
       if self.low is not None or self.high is not None:
@@ -168,7 +171,7 @@ def _check_scalar(key, value, spec, whole):
   kind = spec.kind
   if kind is float and isinstance(value, int) and not isinstance(value, bool):
     value = float(value)
-  if isinstance(value, bool) and kind is not bool:
+  if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
     raise _error(key, whole, spec)
   if not isinstance(value, kind):
     raise _error(key, whole, spec)
@@ -187,6 +190,11 @@ def _check_scalar(key, value, spec, whole):
 def _error(key, value, spec):
   return ConfigError(f'Config key {key!r} ({spec.doc}) must be {spec.allowed()}, '
                      f'got {_show(value)}.')
+
+
+def _choice(value):
+  """A choice as YAML spells it: true, false, 'auto'."""
+  return str(value).lower() if isinstance(value, bool) else repr(value)
 
 
 def _show(value):
@@ -212,14 +220,18 @@ def _plain(value):
 
 
 def _parse_annotation(annotation, cls, name):
-  """(kind, is_list, nullable) from `int`, `float | None`, `tuple[int, ...]`, `dict`..."""
+  """(kind, is_list, nullable) from `int`, `float | None`, `tuple[int, ...]`, `dict`,
+  `bool | str`..."""
   nullable = False
   origin = typing.get_origin(annotation)
   if origin in (typing.Union, types.UnionType):
     arguments = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
     nullable = len(arguments) < len(typing.get_args(annotation))
-    if len(arguments) != 1:
-      raise TypeError(f'{cls.__name__}.{name}: one type (or it | None) per field.')
+    if len(arguments) > 1:
+      if not set(arguments) <= {bool, int, str}:
+        raise TypeError(f'{cls.__name__}.{name}: a field of several types takes bool, int '
+                        f'and str only, got {annotation!r}.')
+      return tuple(arguments), False, nullable
     annotation = arguments[0]
     origin = typing.get_origin(annotation)
   if origin is tuple:

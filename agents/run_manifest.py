@@ -4,7 +4,8 @@
     project_version: 0.1.0          # agents.__version__ that started the run
     sessions:                       # one entry per start and per resume
     - {started: '2026-11-25T08:50:52', project_version: 0.1.0, commit: 9dbb4ea1b18c...,
-       python: 3.11.7, tensorflow: 2.21.0, platform: Linux-6.1-x86_64}
+       python: 3.11.7, tensorflow: 2.21.0, platform: Linux-6.1-x86_64,
+       environments: {processes: false, rule: auto, workers: 2, step_us: 9.3, hop_us: 150.0}}
     trackers:                       # what each tracker needs to reopen its run
       mlflow: {run_id: 5f0c..., tracking_uri: 'http://localhost:5000'}
       wandb: {id: m7l7l3vs, project: agents}
@@ -14,7 +15,9 @@ file holds what is about the run rather than its settings. It is written atomica
 one that cannot be read is set aside as `run.yaml.unreadable` and started anew, since
 nothing in it is needed to resume the run.
 
-A session's `commit` is the git commit of the source tree the package was imported from
+A session's `environments` says where its environments stepped and why
+(`agents.tools.placement`: `environment.processes: auto` decides at each start). A
+session's `commit` is the git commit of the source tree the package was imported from
 (with `-dirty` when tracked files differ from it), or null for an installed wheel.
 """
 
@@ -62,12 +65,20 @@ def read(run_dir, set_aside=True):
     return {}
 
 
-def record_session(run_dir):
-  """Adds this start (or resume) of the run, with the versions it runs on; returns the data."""
+def record_session(run_dir, environments=None):
+  """Adds this start (or resume) of the run, with the versions it runs on; returns the data.
+
+  Args:
+    run_dir: the run directory.
+    environments: where the environments step (`Placement.as_record()`), or None.
+  """
   data = read(run_dir)
   data.setdefault('format', FORMAT)
   data.setdefault('project_version', agents.__version__)
-  data.setdefault('sessions', []).append(_session())
+  session = _session()
+  if environments is not None:
+    session['environments'] = dict(environments)
+  data.setdefault('sessions', []).append(session)
   data.setdefault('trackers', {})
   yaml_io.save_yaml(data, path_in(run_dir))
   return data

@@ -270,7 +270,9 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
           batch_env, seed=config['seed'],
           collectors=_collectors(config, len(batch_env), collectors))
       loop = loop_lib.Loop(run_dir)
-      loop.metrics.attach(start_trackers(config, run_dir, run_name, run_group))
+      placement = getattr(batch_env, 'placement', None)
+      loop.metrics.attach(start_trackers(config, run_dir, run_name, run_group,
+                                         placement and placement.as_record()))
       algorithm = _build_algorithm(config, batch_env, loop.is_training)
       steps_per_call = loop_config['steps_per_call']
       batch_steps = config['environment']['num_agents'] * steps_per_call
@@ -317,7 +319,7 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
         batch_env.close()
 
 
-def start_trackers(config, run_dir, name, group):
+def start_trackers(config, run_dir, name, group, environments=None):
   """Records this start in run.yaml, then starts the trackers of `loop.track` (reopening
   the runs they opened before when resumed); returns the trackers that started.
 
@@ -326,9 +328,10 @@ def start_trackers(config, run_dir, name, group):
     run_dir: the run directory.
     name: the run's name in the trackers; None: the run directory's name.
     group: the experiment the trackers file the run under, or None.
+    environments: where the environments step (`Placement.as_record()`), for run.yaml.
   """
   from agents import run_manifest
-  previous = run_manifest.record_session(run_dir)['trackers']
+  previous = run_manifest.record_session(run_dir, environments)['trackers']
   if not config['loop']['track']:
     return []
   run = tracking.TrackedRun(name=name or os.path.basename(os.path.abspath(run_dir)),

@@ -6,6 +6,9 @@ Runs, side by side in one process and on the same environment:
   async        gymnasium.vector.AsyncVectorEnv, N processes (shared memory on)
   batch_env    BatchEnv.from_constructors, N processes
   batch_env_kK BatchEnv, N / K processes hosting a slab of K environments each
+  default      the framework's default path: `builders.make_batch_env` with
+               `environment.processes: auto`, which probes the environment and
+               steps it in this process or in one worker per core
 
 for CartPole-v1 (crossing processes dominates) and for a synthetic heavy
 environment (about half a millisecond of numpy work per step and an 84x84x4
@@ -30,6 +33,16 @@ machine and make wall-clock numbers noisy.
 (`async` is always measured, as the reference).
 
 Prints one JSON object.
+
+    python bench/env_throughput.py --sweep [--sweep-costs 10,30,100,300,1000,2000]
+        [--num-envs 8] [--rounds 3] [--sweep-seconds 0.3]
+
+sweeps instead a synthetic environment that spends a set CPU time per step (a Python
+loop whose length is calibrated once, so a loaded machine does not shorten the work), with
+`sync` (SyncVectorEnv), `in_process` (BatchEnv in this process) and `processes`
+(BatchEnv, one worker per core), and prints one JSON line per cost: where processes
+start to pay is the crossover that `environment.processes: auto` uses
+(agents/tools/placement.py).
 """
 
 import argparse
@@ -80,6 +93,43 @@ class HeavyEnv(gymnasium.Env):
     self._frame[0] = int(value) % 255
     truncated = self._steps >= self._episode_length
     return self._frame.copy(), value / len(self._work), False, truncated, {}
+
+
+class SpinEnv(gymnasium.Env):
+  """Synthetic environment that spends about a set CPU time per step in a Python loop.
+
+  `iterations` comes from `spin_iterations`, calibrated once in the parent: spinning on
+  the thread's CPU clock instead would serialise the workers (on this VM, reading that
+  clock in a loop runs one process at a time).
+  """
+
+  def __init__(self, iterations=1000, episode_length=200):
+    self.observation_space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    self.action_space = gymnasium.spaces.Discrete(2)
+    self._iterations = int(iterations)
+    self._episode_length = episode_length
+    self._steps = 0
+
+  def reset(self, *, seed=None, options=None):
+    super().reset(seed=seed)
+    self._steps = 0
+    return np.zeros(4, np.float32), {}
+
+  def step(self, action):
+    self._steps += 1
+    total = 0
+    for index in range(self._iterations):
+      total += index
+    observ = np.full(4, self._steps / self._episode_length, np.float32)
+    return observ, 1.0, False, self._steps >= self._episode_length, {}
+
+
+def spin_iterations(cost_us, calibration=2_000_000):
+  """Loop iterations of `SpinEnv.step` that take about `cost_us` of CPU time here."""
+  total, start = 0, time.thread_time()
+  for index in range(calibration):
+    total += index
+  return max(1, round(cost_us * 1e-6 * calibration / (time.thread_time() - start)))
 
 
 def make_cartpole():
@@ -158,11 +208,25 @@ class BatchRunner:
     self.env.close()
 
 
-METHODS = ('sync', 'async', 'batch_env', 'batch_env_k')
+METHODS = ('sync', 'async', 'batch_env', 'batch_env_k', 'default')
 
 
-def make_runners(constructor, num_envs, slab, slab_constructor=None, methods=METHODS):
+def default_batch(env_id, constructor, num_envs):
+  """The batch `builders.make_batch_env` builds by default (`processes: auto`)."""
+  from agents import builders
+  from agents.config_fields import defaults
+  from agents.configs.sections import EnvironmentConfig
+  if env_id not in gymnasium.registry:
+    gymnasium.register(env_id, entry_point=constructor)
+  environment = dict(defaults(EnvironmentConfig), id=env_id, num_agents=num_envs)
+  return builders.make_batch_env({'environment': environment})
+
+
+def make_runners(constructor, num_envs, slab, slab_constructor=None, methods=METHODS,
+                 env_id=None):
   runners = {}
+  if 'default' in methods:
+    runners['default'] = BatchRunner(default_batch(env_id, constructor, num_envs))
   if 'sync' in methods:
     runners['sync'] = GymRunner(gymnasium.vector.SyncVectorEnv([constructor] * num_envs))
   runners['async'] = GymRunner(gymnasium.vector.AsyncVectorEnv(
@@ -184,7 +248,7 @@ def make_runners(constructor, num_envs, slab, slab_constructor=None, methods=MET
 
 def measure(name, num_envs, slab, steps, rounds, methods=METHODS):
   env_id, constructor, slab_constructor = ENVIRONMENTS[name]
-  runners = make_runners(constructor, num_envs, slab, slab_constructor, methods)
+  runners = make_runners(constructor, num_envs, slab, slab_constructor, methods, env_id)
   space = runners['async'].env.action_space
   space.seed(0)
   actions = [space.sample() for _ in range(steps)]
@@ -208,6 +272,9 @@ def measure(name, num_envs, slab, steps, rounds, methods=METHODS):
       runner.close()
   processes = {'sync': 0, 'async': num_envs, 'batch_env': num_envs,
                f'batch_env_k{slab}': -(-num_envs // slab)}
+  if 'default' in runners:
+    placement = runners['default'].env.placement
+    processes['default'] = placement.workers if placement.processes else 0
   rows = {}
   for key, values in timings.items():
     rows[key] = {
@@ -216,13 +283,65 @@ def measure(name, num_envs, slab, steps, rounds, methods=METHODS):
         'cpu_us_per_step': round(cpu_seconds[key] / (rounds * steps * num_envs) * 1e6, 1),
         'processes': processes[key],
     }
+  if 'default' in runners:
+    rows['default']['placement'] = runners['default'].env.placement.describe()
   reference = rows['async']
   for row in rows.values():
+    if 'sync' in rows:
+      row['vs_sync'] = round(row['steps_per_second'] / rows['sync']['steps_per_second'], 2)
     row['vs_async'] = round(row['steps_per_second'] / reference['steps_per_second'], 2)
     row['best_vs_async'] = round(
         row['best_steps_per_second'] / reference['best_steps_per_second'], 2)
     row['cpu_vs_async'] = round(reference['cpu_us_per_step'] / row['cpu_us_per_step'], 2)
   return {'env': env_id, 'num_envs': num_envs, 'batch_steps': steps, 'rows': rows}
+
+
+def sweep(costs_us, num_envs, rounds, seconds):
+  """Prints one JSON line per step cost: sync, in-process and process BatchEnv rows."""
+  workers = max(1, min(num_envs, os.cpu_count() or 1))
+  per_worker = -(-num_envs // workers)
+  iterations_per_us = spin_iterations(1000.0) / 1000.0
+  for cost in costs_us:
+    constructor = functools.partial(SpinEnv, round(cost * iterations_per_us))
+    runners = {
+        'sync': GymRunner(gymnasium.vector.SyncVectorEnv([constructor] * num_envs)),
+        'in_process': BatchRunner(BatchEnv.from_constructors(
+            constructor, num_envs, processes=False)),
+        'processes': BatchRunner(BatchEnv.from_constructors(
+            constructor, num_envs, envs_per_process=per_worker, context=CONTEXT)),
+    }
+    # Enough batch steps for about `seconds` a round in this process.
+    steps = max(20, int(seconds / (num_envs * (cost + 5) * 1e-6)))
+    actions = [np.zeros(num_envs, np.int64)] * steps
+    timings = {key: [] for key in runners}
+    cpu_seconds = {key: 0.0 for key in runners}
+    try:
+      for runner in runners.values():
+        runner.run(actions[:10])
+      for _ in range(rounds):
+        for key, runner in runners.items():
+          workers_before, parent_before = process_cpu_seconds(runner.pids), time.process_time()
+          timings[key].append(runner.run(actions))
+          cpu_seconds[key] += (time.process_time() - parent_before
+                               + (process_cpu_seconds(runner.pids) or 0.0)
+                               - (workers_before or 0.0))
+    finally:
+      for runner in runners.values():
+        runner.close()
+    rates = {key: round(steps * num_envs / statistics.median(values))
+             for key, values in timings.items()}
+    # CPU time per batch step, which a loaded machine distorts less than wall time; the
+    # in-process row, over the environments, is what a step really cost.
+    cpu_us = {key: round(seconds / (rounds * steps) * 1e6, 1)
+              for key, seconds in cpu_seconds.items()}
+    print(json.dumps({
+        'benchmark': 'env_throughput_sweep', 'step_cost_us': cost, 'num_envs': num_envs,
+        'workers': workers, 'batch_steps': steps, 'steps_per_second': rates,
+        'processes_vs_in_process': round(rates['processes'] / rates['in_process'], 2),
+        'in_process_vs_sync': round(rates['in_process'] / rates['sync'], 2),
+        'measured_step_us': round(cpu_us['in_process'] / num_envs, 1),
+        'cpu_us_per_batch_step': cpu_us,
+        'load_average_1min': round(os.getloadavg()[0], 2)}), flush=True)
 
 
 def main(argv=None):
@@ -240,7 +359,17 @@ def main(argv=None):
   parser.add_argument('--methods', default=','.join(METHODS),
                       help='Comma-separated rows to measure: ' + ', '.join(METHODS)
                       + ' (async, the reference, always runs).')
+  parser.add_argument('--sweep', action='store_true',
+                      help='Sweep a synthetic environment over step costs instead (JSON lines).')
+  parser.add_argument('--sweep-costs', default='10,30,100,300,1000,2000',
+                      help='Comma-separated CPU microseconds per step, for --sweep.')
+  parser.add_argument('--sweep-seconds', type=float, default=0.3,
+                      help='About this long per round and method, for --sweep.')
   args = parser.parse_args(argv)
+  if args.sweep:
+    sweep([float(cost) for cost in args.sweep_costs.split(',')], args.num_envs, args.rounds,
+          args.sweep_seconds)
+    return
   methods = args.methods.split(',')
   unknown = sorted(set(methods) - set(METHODS))
   if unknown:

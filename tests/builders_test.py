@@ -1,5 +1,6 @@
 """Tests of agents/builders.py: environments, batches and algorithms from a config."""
 
+import types
 import unittest
 from unittest import mock
 
@@ -9,6 +10,7 @@ from agents import builders, configs
 from agents.algorithms import random_agent
 from agents.algorithms.ppo import ppo
 from agents.tools import batch_env as batch_env_lib
+from agents.tools import placement
 
 
 class BuildersTest(unittest.TestCase):
@@ -36,16 +38,52 @@ class BuildersTest(unittest.TestCase):
       finally:
         batch.close()
 
+  def test_processes_auto_steps_cartpole_here_and_a_costly_env_in_workers(self):
+    config = configs.resolve('cartpole', {'num_agents': 4})
+    self.assertEqual(config['environment']['processes'], 'auto')
+    with mock.patch('os.cpu_count', return_value=2), \
+        self.assertLogs('agents.builders', 'INFO') as logs:
+      batch = builders.make_batch_env(config)
+    try:
+      self.assertEqual((batch.workers, batch.placement.processes, batch.placement.rule),
+                       ([], False, 'auto'))
+      self.assertIn('Environments step in this process (environment.processes = auto',
+                    logs.output[0])
+    finally:
+      batch.close()
+    # A step far above the crossover (the probe is mocked: no timing in this test).
+    calls = []
+    with mock.patch('os.cpu_count', return_value=2), \
+        mock.patch.object(placement, 'probe_step_seconds', return_value=1e-3), \
+        mock.patch.object(batch_env_lib.BatchEnv, 'from_constructors',
+                          lambda *args, **kwargs: calls.append(kwargs) or types.SimpleNamespace()):
+      batch = builders.make_batch_env(config)
+    self.assertEqual((calls[0]['processes'], calls[0]['envs_per_process']), (True, 2))
+    self.assertEqual(batch.placement.as_record(), {
+        'processes': True, 'rule': 'auto', 'workers': 2, 'step_us': 1000.0,
+        'hop_us': placement.HOP_SECONDS * 1e6})
+
+  def test_processes_takes_true_false_and_auto_only(self):
+    for value in (True, False, 'auto'):
+      config = configs.resolve('cartpole', {'environment.processes': value})
+      self.assertEqual(config['environment']['processes'], value)
+    for value in ('sometimes', 1, None):
+      with self.assertRaisesRegex(
+          configs.ConfigError,
+          r"'environment.processes' .* must be one of true, false, 'auto', got"):
+        configs.resolve('cartpole', {'environment.processes': value})
+
   def test_check_finite_reaches_batch_env_when_it_takes_it(self):
     config = configs.resolve('cartpole', {'check_finite': False, 'environment.processes': False})
     calls = []
 
     def from_slab_constructors(slabs, processes=True, max_restarts=0, check_finite=True):
       calls.append(check_finite)
-      return 'batch'
+      return types.SimpleNamespace()
 
     with mock.patch.object(batch_env_lib.BatchEnv, 'from_constructors',
-                           lambda *args, **kwargs: calls.append(kwargs.get('check_finite'))), \
+                           lambda *args, **kwargs: calls.append(kwargs.get('check_finite'))
+                           or types.SimpleNamespace()), \
         mock.patch.object(batch_env_lib.BatchEnv, 'from_slab_constructors',
                           from_slab_constructors):
       builders.make_batch_env(config)

@@ -17,6 +17,7 @@ class _Example:
   kind: str = param('a', 'a kind', choices=('a', 'b'))
   flag: bool = param(True, 'a flag')
   options: dict = param({}, 'free options')
+  mode: bool | str = param('auto', 'a mode', choices=(True, False, 'auto'))
 
 
 class ConfigFieldsTest(unittest.TestCase):
@@ -27,6 +28,16 @@ class ConfigFieldsTest(unittest.TestCase):
                      (float, True, True))
     self.assertEqual(config_fields.defaults(_Example)['sizes'], [4, 4])
     self.assertEqual(config_fields.from_mapping(_Example, {'sizes': [2]}).sizes, (2,))
+
+  def test_a_field_of_two_types_takes_each_of_its_choices(self):
+    spec = config_fields.specs(_Example)['mode']
+    self.assertEqual(spec.kind, (bool, str))
+    for value in (True, False, 'auto'):
+      self.assertEqual(config_fields.check_value('mode', value, spec), value)
+    for value in ('sometimes', 1, 0.0):
+      with self.assertRaisesRegex(
+          ConfigError, r"'mode' \(a mode\) must be one of true, false, 'auto', got"):
+        config_fields.check_value('mode', value, spec)
 
   def test_good_values_pass_and_ints_become_floats(self):
     specs = config_fields.specs(_Example)

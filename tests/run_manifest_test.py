@@ -24,6 +24,15 @@ class RunManifestTest(unittest.TestCase):
     self.assertEqual(data['sessions'][0]['python'], platform.python_version())
     self.assertEqual(run_manifest.read(self.run_dir), data)
 
+  def test_a_session_records_where_its_environments_step(self):
+    record = {'processes': False, 'rule': 'auto', 'workers': 2, 'step_us': 9.3}
+    data = run_manifest.record_session(self.run_dir, record)
+    run_manifest.record_session(self.run_dir)
+    sessions = run_manifest.read(self.run_dir)['sessions']
+    self.assertEqual(data['sessions'][0]['environments'], record)
+    self.assertEqual((sessions[0]['environments'], 'environments' in sessions[1]),
+                     (record, False))
+
   def test_a_session_records_the_commit_of_this_source_tree(self):
     import subprocess
     data = run_manifest.record_session(self.run_dir)

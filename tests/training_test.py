@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from agents import builders, configs, plugins, training
+from agents import builders, configs, plugins, run_manifest, training
 from agents.configs import migration
 from tests.helpers import tiny_run
 
@@ -38,6 +38,12 @@ class TrainTest(unittest.TestCase):
       self.assertIn(key, update_rows[-1])
     self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')),
                      tiny_run.tiny_config())
+    # run.yaml says where the environments stepped.
+    session = run_manifest.read(run_dir)['sessions'][-1]
+    processes = tiny_run.tiny_config()['environment']['processes']
+    self.assertEqual(session['environments']['processes'], processes is True)
+    self.assertEqual(session['environments']['rule'],
+                     'auto' if processes == 'auto' else 'config')
 
   def test_resume_continues_from_checkpoint(self):
     run_dir = tempfile.mkdtemp()

@@ -40,7 +40,10 @@ class EnvironmentConfig:
   imports: tuple[str, ...] = param((), 'modules imported first (they register the id)')
   max_episode_steps: int | None = param(None, 'time limit; null keeps the registered one', low=1)
   num_agents: int = param(8, 'number of parallel environments', low=1)
-  processes: bool = param(False, 'step the environments in worker processes')
+  processes: bool | str = param(
+      'auto', "step the environments in worker processes; 'auto' measures one step of the "
+      'environment and takes processes only where they pay off (docs/parallel.md)',
+      choices=(True, False, 'auto'))
   vector: bool = param(False, "build slabs with gymnasium.make_vec (the environment's own "
                        'vectorised implementation, autoreset disabled)')
   envs_per_process: int = param(0, 'environments per worker process; 0 spreads them over the '

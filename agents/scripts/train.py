@@ -56,7 +56,8 @@ def parse_args(argv):
   parser.add_argument('--num_agents', type=int, default=None,
                       help='Parallel environments (environment.num_agents).')
   parser.add_argument('--env_processes', dest='env_processes', action='store_const', const=True,
-                      default=None, help='Step the environments in worker processes.')
+                      default=None, help='Step the environments in worker processes '
+                      "(neither flag: environment.processes, by default 'auto').")
   parser.add_argument('--noenv_processes', dest='env_processes', action='store_const',
                       const=False, help='Step the environments in this process.')
   parser.add_argument('--seed', type=int, default=None, help='Random seed.')

@@ -84,7 +84,7 @@ class BatchEnv:
     """
     if not envs:
       raise ValueError('BatchEnv needs at least one environment.')
-    self._members = [batch_member.as_member(env) for env in envs]
+    self._members = batch_member.as_members(envs)
     self._sizes = [member.num_envs for member in self._members]
     self._starts = np.cumsum([0] + self._sizes)[:-1].tolist()
     self._size = int(sum(self._sizes))
@@ -278,11 +278,20 @@ class BatchEnv:
       self._restarts.restart(position, error)
       results[position] = self._restarts.interrupted_step(
           position, self._last_observ, self.observation_space)
-    observ = slab_lib.concatenate([result[0] for result in results])
-    reward = np.concatenate([result[1] for result in results], dtype=np.float32)
-    terminated = np.concatenate([result[2] for result in results])
-    truncated = np.concatenate([result[3] for result in results])
-    infos = slab_lib.concatenate_infos([result[4] for result in results], self._sizes)
+    if len(results) == 1:
+      # One member (everything in this process): its arrays need no joining, only a
+      # copy of the observations, which a slab may reuse on its next step.
+      observ, reward, terminated, truncated, infos = results[0]
+      observ = (np.array(observ) if isinstance(observ, np.ndarray)
+                else slab_lib.concatenate([observ]))
+      reward = np.asarray(reward, np.float32)
+      terminated, truncated = np.array(terminated, bool), np.array(truncated, bool)
+    else:
+      observ = slab_lib.concatenate([result[0] for result in results])
+      reward = np.concatenate([result[1] for result in results], dtype=np.float32)
+      terminated = np.concatenate([result[2] for result in results])
+      truncated = np.concatenate([result[3] for result in results])
+      infos = slab_lib.concatenate_infos([result[4] for result in results], self._sizes)
     infos = self._restarts.truncate_lost_episodes(truncated, infos)
     if self._array_observ:
       self._last_observ = observ

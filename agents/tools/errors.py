@@ -113,13 +113,17 @@ def name_environment(error, start, size):
   Returns:
     The error, with the index set (NonFiniteError of a single environment) or a note.
   """
-  if isinstance(error, WorkerError):
-    return error  # Already names its environments.
+  if isinstance(error, WorkerError) or getattr(error, '_environment_named', False):
+    return error  # Already names its environments (an inner call named the exact one).
   if isinstance(error, NonFiniteError) and size == 1 and error.index is None:
-    return error.with_index(start)
-  if hasattr(error, 'add_note'):
+    error = error.with_index(start)
+  elif hasattr(error, 'add_note'):
     where = f'environment {start}' if size == 1 else f'environments {start}..{start + size - 1}'
     error.add_note(f'Raised by {where} of the batch.')
+  try:
+    error._environment_named = True
+  except AttributeError:  # An exception type with __slots__: a second note is harmless.
+    pass
   return error
 
 
