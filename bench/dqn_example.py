@@ -1,6 +1,6 @@
 """The worked example's DQN on the balloon: a fixed training budget, then small_eval. Prints JSON.
 
-    python -m bench.dqn_example [--iterations=20] [--batch=64] [--suite=small_eval] [--seed=0]
+    python -m bench.dqn_example [--iterations=10] [--batch=64] [--suite=small_eval] [--seed=0]
     python -m bench.dqn_example --quick      # 2 iterations of 48 steps, 5 seeds of 48 steps
 
 `examples/dqn_agent.py`'s `BatchedDQNAgent` (the learner of `DQNAgent`, acting for a
@@ -19,6 +19,7 @@ bootstrap interval, Wilcoxon p, wins / ties / losses, probability of improvement
 """
 
 import argparse
+import ast
 import json
 import sys
 import tempfile
@@ -27,7 +28,7 @@ import time
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-  parser.add_argument('--iterations', type=int, default=20,
+  parser.add_argument('--iterations', type=int, default=10,
                       help='iterations of one episode per balloon')
   parser.add_argument('--batch', type=int, default=64, help='balloons trained side by side')
   parser.add_argument('--episode_length', type=int, default=960)
@@ -44,7 +45,6 @@ def main(argv=None):
   for item in args.set:
     name, _, value = item.partition('=')
     try:
-      import ast
       hyperparameters[name] = ast.literal_eval(value)
     except (ValueError, SyntaxError):
       parser.error(f'--set {item!r}: expected NAME=<Python literal>.')

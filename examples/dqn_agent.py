@@ -211,7 +211,11 @@ class ReplayMemory:
 
 
 class DQNLearner:
-  """The networks, Adam, the replay memory and the schedules, for `rows` batch rows."""
+  """The networks, Adam, the replay memory and the schedules, for `rows` batch rows.
+
+  `DQNAgent` and `BatchedDQNAgent` hold one; its keyword arguments are their
+  hyperparameters (documented in `DQNAgent.__init__`).
+  """
 
   def __init__(self, num_actions, observation_shape, rows, *, network='column',
                hidden_layers=(256, 256), column_stride=4, learning_rate=5e-4,
@@ -219,15 +223,13 @@ class DQNLearner:
                replay_capacity=100_000, minibatch_size=256, min_replay=5_000, update_period=64,
                target_update_period=250, epsilon_start=1.0, epsilon_end=0.01,
                epsilon_decay_steps=100_000, seed=0):
-    if network == 'column':
-      make = lambda name: ColumnQNetwork(observation_shape, num_actions,  # noqa: E731
-                                         column_stride=column_stride, seed=seed, name=name)
-    elif network == 'mlp':
-      make = lambda name: MLPQNetwork(observation_shape, num_actions,  # noqa: E731
-                                      hidden_layers, seed, name=name)
-    else:
+    if network not in ('column', 'mlp'):
       raise ValueError(f"network must be 'column' or 'mlp', got {network!r}.")
-    self.online, self.target = make('online'), make('target')
+    self.online, self.target = (
+        ColumnQNetwork(observation_shape, num_actions, column_stride=column_stride,
+                       seed=seed, name=name) if network == 'column' else
+        MLPQNetwork(observation_shape, num_actions, hidden_layers, seed, name=name)
+        for name in ('online', 'target'))
     self._copy_to_target()
     self.optimizer = tf.keras.optimizers.Adam(learning_rate, epsilon=adam_epsilon,
                                               global_clipnorm=max_grad_norm or None)
