@@ -15,8 +15,12 @@ the BLE-style scripts of `agents.python_agents` (this repository's root on PYTHO
     batch = train_lib.make_batch_env('BalloonLearningEnvironment-v0', 64,
                                      progress_reward=0.2)      # 64 balloons, shaped reward
     dqn = BatchedDQNAgent(3, (1099,), batch_size=64)
-    train_lib.run_training_loop('runs/dqn64', batch, dqn, num_iterations=20)
+    train_lib.run_training_loop('runs/dqn64', batch, dqn, num_iterations=15)
     results = eval_lib.eval_agent(dqn, None, eval_lib.get_eval_suite('small_eval'))
+
+Trained so (920k steps, 6-8 minutes on a loaded 2-core machine), it flew `small_eval` at
+TWR50 0.30 and 0.28 (two seeds), against random's 0.07 and the station seeker's 0.31
+(`python -m bench.dqn_example`; docs/python_agents.md, "A worked example").
 
 The agent, top to bottom:
 - The Q-network (`network='column'`, the default) reads BLE's 1099 features as they are
