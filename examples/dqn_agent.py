@@ -29,10 +29,10 @@ The agent, top to bottom:
   `column_stride`-th), scores a level from its winds, its offset from the balloon and
   the ambient features; Q(UP) is the best score of the reachable levels above, Q(DOWN)
   of those below, Q(STAY) the balloon's own level's, plus a per-action term of the
-  ambient features. Sharing one judgement across levels is what lets a small network
-  learn in minutes; `network='mlp'` is the plain MLP over the flat observation (any
-  observation shape); on the balloon, flat MLPs learnt far slower in the project's PPO
-  and QR-DQN runs (not measured with this DQN).
+  ambient features. One judgement shared across levels is what made the project's PPO
+  learn fast on the balloon (the column policy). `network='mlp'` is the plain MLP over
+  the flat observation (any observation shape); on the balloon, flat MLPs learnt far
+  slower in the project's PPO and QR-DQN runs (not measured with this DQN).
 - Exploration is epsilon-greedy, epsilon decaying linearly over `epsilon_decay_steps`
   transitions; evaluation mode is greedy and records nothing.
 - The replay memory keeps one ring per batch row (observations as float16) and forms
