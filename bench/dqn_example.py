@@ -1,7 +1,7 @@
 """The worked example's DQN on the balloon: a fixed training budget, then small_eval. Prints JSON.
 
-    python -m bench.dqn_example [--iterations=20] [--batch=64] [--suite=small_eval] [--seed=0]
-    python -m bench.dqn_example --quick      # 2 iterations of 48 steps, 5 seeds of 48 steps
+    python -m bench.dqn_example [--iterations=15] [--batch=64] [--suite=small_eval] [--seed=0]
+    python -m bench.dqn_example --quick      # 2 iterations of 48 steps on 8 balloons, 5 seeds
 
 `examples/dqn_agent.py`'s `BatchedDQNAgent` (the learner of `DQNAgent`, acting for a
 batch) is trained by `run_training_loop` on `--batch` balloons stepped in worker
@@ -19,6 +19,7 @@ bootstrap interval, Wilcoxon p, wins / ties / losses, probability of improvement
 """
 
 import argparse
+import ast
 import json
 import sys
 import tempfile
@@ -27,7 +28,7 @@ import time
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-  parser.add_argument('--iterations', type=int, default=20,
+  parser.add_argument('--iterations', type=int, default=15,
                       help='iterations of one episode per balloon')
   parser.add_argument('--batch', type=int, default=64, help='balloons trained side by side')
   parser.add_argument('--episode_length', type=int, default=960)
@@ -40,11 +41,13 @@ def main(argv=None):
   parser.add_argument('--quick', action='store_true',
                       help='2 iterations of 48 steps on 8 balloons; 5 seeds of 48 steps')
   args = parser.parse_args(argv)
+  for name in ('iterations', 'batch', 'episode_length'):
+    if getattr(args, name) < 1:
+      parser.error(f'--{name} must be a positive int, got {getattr(args, name)}.')
   hyperparameters = {'seed': args.seed}
   for item in args.set:
     name, _, value = item.partition('=')
     try:
-      import ast
       hyperparameters[name] = ast.literal_eval(value)
     except (ValueError, SyntaxError):
       parser.error(f'--set {item!r}: expected NAME=<Python literal>.')
@@ -62,12 +65,11 @@ def main(argv=None):
     suite = eval_lib.EvaluationSuite(suite.seeds[:5], 48, name=f'{args.suite}[:5]')
     hyperparameters.update(min_replay=64, epsilon_decay_steps=400)
 
-  env = train_lib.make_batch_env(constants.BALLOON_ENV_ID, batch_size,
-                                 progress_reward=args.progress_reward)
   try:
     dqn = BatchedDQNAgent(3, (constants.OBSERVATION_SIZE,), batch_size, **hyperparameters)
+    env = train_lib.make_batch_env(constants.BALLOON_ENV_ID, batch_size,
+                                   progress_reward=args.progress_reward)
   except (TypeError, ValueError) as error:
-    env.close()
     parser.error(str(error))
   run_dir = tempfile.mkdtemp(prefix='bench-dqn-example-')
   start = time.time()
