@@ -73,9 +73,10 @@ def make_batch_env(env_id, num_balloons, num_processes=None, *, max_episode_step
                    check_finite=True, **env_kwargs):
   """A batch of `num_balloons` environments in worker processes, for `run_training_loop`.
 
-  The balloon (any environment with a vector entry point) steps as slabs: each worker
-  process hosts one `BalloonVectorEnv` of about `num_balloons / num_processes` balloons.
-  Other environments run one `gymnasium.make` per row, grouped into slabs the same way.
+  The balloon (any environment whose vector entry point leaves resets to the caller)
+  steps as slabs: each worker process hosts one `BalloonVectorEnv` of about
+  `num_balloons / num_processes` balloons. Other environments (CartPole's vector form
+  resets by itself) run one `gymnasium.make` per row, grouped the same way.
 
   Args:
     env_id: a registered Gymnasium id ('BalloonLearningEnvironment-v0').
@@ -101,12 +102,26 @@ def make_batch_env(env_id, num_balloons, num_processes=None, *, max_episode_step
   environment = {
       'id': env_id, 'kwargs': env_kwargs, 'imports': ['agents.env'],
       'max_episode_steps': max_episode_steps, 'num_agents': num_balloons,
-      'processes': num_processes > 0, 'vector': spec.vector_entry_point is not None,
+      'processes': num_processes > 0, 'vector': _steps_as_slab(spec),
       'envs_per_process': -(-num_balloons // max(num_processes, 1)),
       'check_finite': check_finite}
   batch = builders.make_batch_env({'environment': environment})
   batch.env_id = env_id
   return batch
+
+
+def _steps_as_slab(spec):
+  """Whether the environment's own vector form can be a slab: it must leave resets to us.
+
+  A vector entry point that resets finished environments itself (Gymnasium's CartPole)
+  cannot; the balloon's `BalloonVectorEnv` disables autoreset and can.
+  """
+  if spec.vector_entry_point is None:
+    return False
+  from gymnasium.envs.registration import load_env_creator  # noqa: PLC0415
+  vector_class = load_env_creator(spec.vector_entry_point)
+  mode = getattr(vector_class, 'metadata', {}).get('autoreset_mode')
+  return mode == gymnasium.vector.AutoresetMode.DISABLED
 
 
 def run_training_loop(base_dir, env, agent, num_iterations, max_episode_length=960,

@@ -411,6 +411,14 @@ class HelpersTest(unittest.TestCase):
     with self.assertRaisesRegex(ValueError, 'num_processes must be an int >= 0'):
       train_lib.make_batch_env(BALLOON, 2, num_processes=-1)
 
+  def test_an_environment_whose_vector_form_autoresets_runs_one_env_per_row(self):
+    batch = train_lib.make_batch_env('CartPole-v1', 3, num_processes=0)
+    self.addCleanup(batch.close)
+    agents = [agent_lib.RandomAgent(2, (4,)) for _ in range(3)]
+    summary = train_lib.run_training_loop(tempfile.mkdtemp(), batch, agents, 1,
+                                          max_episode_length=8, progress=False)
+    self.assertEqual(summary['episodes'], 3)
+
 
 if __name__ == '__main__':
   unittest.main()
