@@ -1,8 +1,8 @@
 """Evaluates agents on suites of seeded episodes (BLE's eval), for any Gymnasium environment.
 
     python -m agents.scripts.evaluate --agent=random|station_seeker|random_walk|mpc|
-        run:<RUN_DIR>|savedmodel:<DIR>|<module:factory> --suite=small_eval --output_dir=DIR [--env=ID]
-        [--num_shards=K --shard_index=i] [--workers=N] [--ray | --ray_address=ADDR]
+        run:<RUN_DIR>|savedmodel:<DIR>|<module:factory> --suite=small_eval --output_dir=DIR
+        [--env=ID] [--num_shards=K --shard_index=i] [--workers=N] [--ray | --ray_address=ADDR]
         [--flight_paths] [--checkpoint=NAME] [--overwrite] [--nogallery] [--record]
     python -m agents.scripts.evaluate combine DIR
     python -m agents.scripts.evaluate compare DIR_A DIR_B ... [--output_dir=DIR]
