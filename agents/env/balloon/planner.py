@@ -14,16 +14,21 @@ What it uses, at each decision, per balloon (nothing else):
 
 How it plans: every `replan_every` steps, for each balloon and each candidate target
 pressure (`num_levels` levels spread evenly over the reachable range, the balloon's own
-pressure, and the target it holds), a simplified balloon is rolled forward over
-`horizon_s` in steps of `rollout_step_s`: its pressure moves towards the target at the
-ACS's typical rate (`ascent_rate`, `descent_rate` Pa/s, measured on the simulator) and
-it drifts with the estimated wind at its pressure. A rollout scores the discounted sum,
-over its steps, of BLE's reward without the power term (1 within 50 km, else 0.4 halved
-every 100 km beyond), so time within 50 km counts most and distance breaks ties. The
-balloon keeps its target unless another scores `switch_margin` more; the action heads
-for the target: UP above it by more than `deadband` Pa... (pressure falls as it rises),
-DOWN below it, else STAY. Everything is vectorised over balloons and candidates with
-numpy (the GP mean in a compiled kernel, kernels.posterior_means).
+pressure, and the target it holds), a simplified balloon is rolled forward in steps of
+`rollout_step_s`: its pressure moves towards the target at the ACS's typical rate
+(`ascent_rate`, `descent_rate` Pa/s, measured on the simulator) and it drifts with the
+estimated wind at its pressure. With `second_levels` > 0 the plans have two stages: the
+first target is held for `switch_after_s`, then each of `second_levels` targets over the
+range reachable then is tried until `horizon_s`, and a first target scores with its best
+follow-up (a two-level tree, max over the second level). A rollout scores the discounted
+sum, over its steps, of BLE's reward without the power term (1 within 50 km, else 0.4
+halved every 100 km beyond), so time within 50 km counts most and distance breaks ties.
+The balloon keeps its target unless another scores `switch_margin` more, and heads for
+it: UP while its pressure is more than `deadband` Pa above the target (pressure falls as
+it rises), DOWN while more than `deadband` below, else STAY. The safety layers, the
+battery and the day-night cycle are not modelled (the simulator's safety layers still
+apply to what it commands). Everything is vectorised over balloons and candidates with
+numpy, the GP mean in a compiled kernel (kernels.posterior_means).
 
 It flies next to the simulator, in the slab's process (`PlannedSlab`): the evaluation
 baseline `mpc` (evaluation.py) asks for such a slab, whose steps take the planner's
@@ -42,7 +47,7 @@ from agents.env.balloon import constants
 
 @dataclasses.dataclass(frozen=True)
 class PlannerConfig:
-  """The planner's settings (defaults tuned on `tiny_eval`, see docs/balloon_env.md).
+  """The planner's settings (defaults chosen on seeds outside `small_eval`, docs/balloon_env.md).
 
   Attributes:
     num_levels: candidate target pressures spread over the reachable range.
@@ -55,6 +60,10 @@ class PlannerConfig:
       score to replace the held one.
     deadband: Pa around the target where the balloon stays.
     replan_every: agent steps between plans (the target is held in between).
+    second_levels: if not 0, two-stage plans: after `switch_after_s` each first target
+      is followed by each of `second_levels` targets over the reachable range, and a first
+      target scores with its best follow-up.
+    switch_after_s: when the second stage starts (s).
   """
   num_levels: int = 16
   horizon_s: float = 12 * 3600.0
@@ -65,11 +74,18 @@ class PlannerConfig:
   switch_margin: float = 0.5
   deadband: float = 100.0
   replan_every: int = 1
+  second_levels: int = 8
+  switch_after_s: float = 3 * 3600.0
 
   def __post_init__(self):
     if self.num_levels < 2 or self.replan_every < 1:
       raise ValueError(f'PlannerConfig needs num_levels >= 2 and replan_every >= 1, got '
                        f'{self.num_levels} and {self.replan_every}.')
+    if self.second_levels and not (
+        self.horizon_s > self.switch_after_s >= self.rollout_step_s):
+      raise ValueError(f'PlannerConfig needs horizon_s > switch_after_s >= rollout_step_s '
+                       f'for two-stage plans, got {self.horizon_s}, {self.switch_after_s} and '
+                       f'{self.rollout_step_s}.')
     if not (self.horizon_s >= self.rollout_step_s > 0):
       raise ValueError(f'PlannerConfig needs horizon_s >= rollout_step_s > 0, got '
                        f'{self.horizon_s} and {self.rollout_step_s}.')
@@ -141,29 +157,56 @@ class Planner:
     simulator = self.simulator
     targets = self.candidates()
     count, num_candidates = targets.shape
-    x = np.repeat(simulator.x[:, None], num_candidates, axis=1)
-    y = np.repeat(simulator.y[:, None], num_candidates, axis=1)
-    pressure = np.repeat(simulator.pressure[:, None], num_candidates, axis=1)
-    t = np.repeat(simulator.time_elapsed_s[:, None], num_candidates, axis=1)
-    dt = config.rollout_step_s
-    scores = np.zeros((count, num_candidates))
-    for weight in self._weights:
-      # The pressure moves towards the target at the ACS's rate; the balloon drifts in
-      # the estimated wind at the middle of the step's pressure change.
-      moved = pressure + np.clip(targets - pressure, -config.ascent_rate * dt,
-                                 config.descent_rate * dt)
-      u, v = simulator.estimated_wind(x, y, 0.5 * (pressure + moved), t)
-      pressure = moved
-      x = x + u * dt
-      y = y + v * dt
-      t = t + dt
-      scores += weight * rollout_reward(np.hypot(x, y) / 1000.0)
+    start = [np.repeat(value[:, None], num_candidates, axis=1) for value in (
+        simulator.x, simulator.y, simulator.pressure, simulator.time_elapsed_s)]
+    first_steps = len(self._weights) if not config.second_levels else int(
+        round(config.switch_after_s / config.rollout_step_s))
+    state, scores = self._roll(start, targets, self._weights[:first_steps])
+    if config.second_levels and first_steps < len(self._weights):
+      # Each first target is followed by each of `second_levels` targets spread over the
+      # range reachable then; a first target scores with its best follow-up.
+      lowest, highest = simulator.reachable_pressures(
+          simulator.time_elapsed_s + config.switch_after_s)
+      fractions = np.linspace(0.0, 1.0, config.second_levels)
+      levels = lowest[:, None] + fractions * (highest - lowest)[:, None]
+      follow = np.repeat(levels[:, None, :], num_candidates, axis=1).reshape(count, -1)
+      branched = [np.repeat(value, config.second_levels, axis=1) for value in state]
+      _, later = self._roll(branched, follow, self._weights[first_steps:])
+      scores = scores + later.reshape(count, num_candidates, -1).max(axis=2)
     best = scores.argmax(axis=1)
     rows = np.arange(count)
     held_score = scores[:, -1]
     switch = np.isnan(self.target) | (scores[rows, best] > held_score + config.switch_margin)
     target = np.where(switch, targets[rows, best], targets[:, -1])
     return target, targets, scores
+
+  def _roll(self, state, targets, weights):
+    """Rolls simplified balloons forward, one rollout step per weight.
+
+    Args:
+      state: (x, y, pressure, t), float arrays [B, M].
+      targets: target pressures [B, M].
+      weights: the discount weight of each rollout step.
+
+    Returns:
+      (the final state, the weighted sums of `rollout_reward` [B, M]).
+    """
+    config = self.config
+    x, y, pressure, t = state
+    dt = config.rollout_step_s
+    scores = np.zeros(targets.shape)
+    for weight in weights:
+      # The pressure moves towards the target at the ACS's rate; the balloon drifts in
+      # the estimated wind at the middle of the step's pressure change.
+      moved = pressure + np.clip(targets - pressure, -config.ascent_rate * dt,
+                                 config.descent_rate * dt)
+      u, v = self.simulator.estimated_wind(x, y, 0.5 * (pressure + moved), t)
+      pressure = moved
+      x = x + u * dt
+      y = y + v * dt
+      t = t + dt
+      scores += weight * rollout_reward(np.hypot(x, y) / 1000.0)
+    return (x, y, pressure, t), scores
 
 
 class PlannedSlab(VectorWrapper):

@@ -12,7 +12,10 @@ from agents.evaluation import environments, runner, suites
 
 SEEDS = [EVALUATION_SEED_BASE + seed for seed in (3, 5, 7)]
 # A short horizon keeps the tests fast; the planning is the same.
-FAST = planner.PlannerConfig(num_levels=6, horizon_s=3 * 3600.0, rollout_step_s=1800.0)
+FAST = planner.PlannerConfig(num_levels=6, horizon_s=3 * 3600.0, rollout_step_s=1800.0,
+                             second_levels=0)
+TWO_STAGES = planner.PlannerConfig(num_levels=4, horizon_s=4 * 3600.0, rollout_step_s=1800.0,
+                                   second_levels=3, switch_after_s=3600.0)
 
 
 def flown_slab(steps=12, config=FAST):
@@ -56,7 +59,7 @@ class EstimatedWindTest(unittest.TestCase):
 class PlannerTest(unittest.TestCase):
 
   def test_never_reads_the_true_wind(self):
-    slab = flown_slab()
+    slab = flown_slab(config=TWO_STAGES)
     target, candidates, scores = slab.planner.plan()
     actions = slab.planner.actions_towards(target)
     # Another true error field, the forecast and the GP's measurements unchanged.
@@ -77,9 +80,14 @@ class PlannerTest(unittest.TestCase):
     self.assertFalse(np.array_equal(scores, forecast_only))
 
   def test_actions_are_valid_and_deterministic(self):
+    for config in (FAST, TWO_STAGES):
+      with self.subTest(second_levels=config.second_levels):
+        self.check_valid_and_deterministic(config)
+
+  def check_valid_and_deterministic(self, config):
     flights = []
     for _ in range(2):
-      slab = planner.PlannedSlab(BalloonVectorEnv(len(SEEDS)), FAST)
+      slab = planner.PlannedSlab(BalloonVectorEnv(len(SEEDS)), config)
       slab.reset(seed=SEEDS)
       actions = []
       for _ in range(30):
@@ -149,6 +157,8 @@ class EvaluationTest(unittest.TestCase):
     self.assertIsInstance(flight_paths.env, balloon_evaluation.FlightPathSlab)
     with self.assertRaisesRegex(ValueError, 'controller'):
       balloon_evaluation.make_slab(2, 20, {}, controller='nope')
+    with self.assertRaisesRegex(ValueError, 'switch_after_s'):
+      planner.PlannerConfig(horizon_s=3600.0, switch_after_s=7200.0)
 
   def test_evaluation_flies_the_planner(self):
     suite = suites.Suite('short', range(3), episode_length=20)
