@@ -208,9 +208,12 @@ an object whose attributes, each optional, replace or add to that (see
     named_suites: {name: () -> seeds}  # besides BLE's names, which every environment has
     episode_seed(suite_seed) -> reset seed
     make_slab(num_envs, episode_length, options, flight_paths) -> autoreset-off VectorEnv
+      (with controller=<baseline name> for a baseline acting in the slab, see below)
     steps_finished_episodes            # its slabs may step an ended episode (no resets)
     episode_metrics(batch_size, episode_length, flight_paths)  # start/record/result
     flight_path_keys, baselines: {name: (batch_size, episode_length) -> batched policy}
+      # a baseline class with `acts_in_slab = True` is computed by its slab (make_slab's
+      # controller=name), next to the environment's internals; its policy sends placeholders
     flight_renderer(slab, row) -> renderer with record() and draw(figure)
 """
 

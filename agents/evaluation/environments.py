@@ -135,11 +135,28 @@ class EnvironmentEvaluation:
     mapping = self._get('episode_seed', None)
     return [int(seed) if mapping is None else mapping(seed) for seed in seeds]
 
-  def slab_constructor(self, num_envs, episode_length, options, flight_paths=False):
-    """A picklable constructor of one slab of `num_envs` environments for a suite."""
+  def acts_in_slab(self, agent):
+    """Whether `agent` is a baseline whose actions its slab computes (`slab_constructor`)."""
+    return bool(getattr(self.baselines.get(agent), 'acts_in_slab', False))
+
+  def slab_constructor(self, num_envs, episode_length, options, flight_paths=False, agent=None):
+    """A picklable constructor of one slab of `num_envs` environments for a suite.
+
+    For an `agent` that is a baseline acting in the slab (its class has `acts_in_slab`
+    true: a controller that needs the environment's internals, such as a planner with
+    the simulator's forecast), the plug-in's `make_slab` gets `controller=agent` and
+    returns a slab whose steps take that controller's actions; the batched policy's
+    actions are then placeholders.
+    """
     make_slab = self._get('make_slab', None)
     if make_slab is None:
+      if self.acts_in_slab(agent):
+        raise EvaluationError(f'baseline {agent!r} acts in the slab, but {self.env_id} has no '
+                              'make_slab to build it one.')
       return functools.partial(_generic_slab, self.env_id, num_envs, episode_length)
+    if self.acts_in_slab(agent):
+      return functools.partial(make_slab, num_envs, episode_length, dict(options), flight_paths,
+                               controller=agent)
     return functools.partial(make_slab, num_envs, episode_length, dict(options), flight_paths)
 
   def episode_metrics(self, batch_size, episode_length, flight_paths=False):

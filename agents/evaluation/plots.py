@@ -122,7 +122,8 @@ def gallery(agent, suite, results, output_dir, environment, checkpoint=None):
   """
   picks = gallery_seeds(results, environment.metric)
   count = len(picks)
-  env = environment.slab_constructor(count, suite.episode_length, suite.options)()
+  env = environment.slab_constructor(count, suite.episode_length, suite.options,
+                                     agent=agent)()
   policy = policies_lib.make_policy(agent, count, suite.episode_length, checkpoint,
                                     environment.env_id)
   seeds = [result.seed for _, result in picks]

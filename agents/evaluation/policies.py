@@ -11,8 +11,9 @@ the rows, so a random policy can draw from per-seed streams and a seed's result 
 not depend on which row or batch it was flown in. `make_policy(spec, batch_size)` builds:
 
 - `random`: uniformly random actions of any action space, from a stream per suite seed;
-- the baselines of the environment's evaluation plug-in (the balloon's `station_seeker`
-  and `random_walk`, see `agents.env.balloon.evaluation`);
+- the baselines of the environment's evaluation plug-in (the balloon's `station_seeker`,
+  `random_walk` and `mpc`, see `agents.env.balloon.evaluation`); a baseline that acts in
+  the slab (`mpc`) sends placeholder actions, its slab computing the real ones;
 - `run:<RUN_DIR>`: a trained run's deterministic policy (the newest checkpoint that
   reads, or `checkpoint`), the algorithm's network and normaliser run as one TensorFlow
   function on the whole batch;

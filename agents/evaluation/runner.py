@@ -48,11 +48,15 @@ def slab_sizes(num_seeds, workers, slab_size=DEFAULT_SLAB_SIZE):
   return [batch // slabs + (index < batch % slabs) for index in range(slabs)]
 
 
-def make_batch(environment, suite, sizes, workers, flight_paths=False):
-  """A BatchEnv of the environment's slabs: a worker process per slab, or in-process."""
+def make_batch(environment, suite, sizes, workers, flight_paths=False, agent=None):
+  """A BatchEnv of the environment's slabs: a worker process per slab, or in-process.
+
+  `agent` is the agent flown: a baseline that acts in the slab gets slabs that run it
+  (`environments.EnvironmentEvaluation.slab_constructor`).
+  """
   from agents.tools.batch_env import BatchEnv
   constructors = [environment.slab_constructor(size, suite.episode_length, suite.options,
-                                               flight_paths) for size in sizes]
+                                               flight_paths, agent) for size in sizes]
   return BatchEnv.from_slab_constructors(constructors, processes=workers > 0)
 
 
@@ -224,7 +228,8 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
   flying, finished = [], []
   try:
     for group, fleet_policy in zip(groups, policies):
-      batch = make_batch(environment, suite, group, workers, flight_paths)
+      batch = make_batch(environment, suite, group, workers, flight_paths,
+                         None if policy is not None else agent)
       try:
         flying.append(_Fleet(agent, environment, suite, batch, fleet_policy, flight_paths,
                              pending))

@@ -23,7 +23,7 @@ def evaluate(agent, suite, output_dir, num_shards=1, shard_index=None, workers=2
 
   Args:
     agent: agent spec: random, an environment's baseline (the balloon's station_seeker,
-      random_walk), run:<RUN_DIR>, savedmodel:<DIR> or <module>:<factory> (see
+      random_walk, mpc), run:<RUN_DIR>, savedmodel:<DIR> or <module>:<factory> (see
       `policies`).
     suite: a `Suite` or a suite name (see `suites.get_suite`).
     output_dir: where the shard files (and, when complete, the summary) go.

@@ -7,7 +7,9 @@
 
 - `random`: `agent.RandomAgent`, uniform actions (BLE's);
 - `station_seeker`, `random_walk`: BLE's two controllers, the baselines of the balloon's
-  evaluation plug-in as agents (any environment's baselines are offered the same way);
+  evaluation plug-in as agents (any environment's baselines are offered the same way,
+  except those that act in the slab, such as the balloon's planner `mpc`, which needs the
+  simulator's forecast and GP and so is flown by `agents.scripts.evaluate` only);
 - `balloon_ppo`: the balloon policy shipped in `models/balloon_ppo` (a PPO SavedModel),
   flown deterministically;
 - `quantile`: `QuantileAgent`, QR-DQN learning through BLE's interface, batched
@@ -112,8 +114,10 @@ def _constructors():
   constructors = {'random': agent_lib.RandomAgent, 'balloon_ppo': SavedModelAgent,
                   'quantile': _quantile_agent}
   for env_id in plugins.EVALUATION.names():
-    for name in environments.get(env_id).baselines:
-      constructors.setdefault(name, _baseline_agent(name))
+    environment = environments.get(env_id)
+    for name in environment.baselines:
+      if not environment.acts_in_slab(name):
+        constructors.setdefault(name, _baseline_agent(name))
   return constructors
 
 

@@ -48,7 +48,40 @@ class _Registered:
     environments.get.cache_clear()
 
 
+class _InSlab:
+  """A baseline whose actions its slab computes."""
+
+  acts_in_slab = True
+
+
+def _recording_slab(num_envs, episode_length, options, flight_paths, controller=None):
+  return ('slab', num_envs, episode_length, options, flight_paths, controller)
+
+
+class _SlabBaselines:
+  baselines = {'in_slab': _InSlab, 'outside': object}
+  make_slab = staticmethod(_recording_slab)
+
+
+class _InSlabWithoutSlab:
+  baselines = {'in_slab': _InSlab}
+
+
 class EnvironmentEvaluationTest(unittest.TestCase):
+
+  def test_a_baseline_acting_in_the_slab_gets_a_slab_with_its_controller(self):
+    environment = environments.EnvironmentEvaluation('Mine-v0', _SlabBaselines())
+    self.assertTrue(environment.acts_in_slab('in_slab'))
+    self.assertFalse(environment.acts_in_slab('outside'))
+    self.assertFalse(environment.acts_in_slab('run:somewhere'))
+    self.assertEqual(environment.slab_constructor(3, 10, {}, agent='in_slab')(),
+                     ('slab', 3, 10, {}, False, 'in_slab'))
+    for agent in ('outside', None):
+      self.assertEqual(environment.slab_constructor(3, 10, {}, agent=agent)(),
+                       ('slab', 3, 10, {}, False, None))
+    without = environments.EnvironmentEvaluation('Mine-v0', _InSlabWithoutSlab())
+    with self.assertRaisesRegex(EvaluationError, 'acts in the slab'):
+      without.slab_constructor(3, 10, {}, agent='in_slab')
 
   def test_the_balloon_plugs_in_through_the_registry(self):
     environment = environments.get(constants.BALLOON_ENV_ID)

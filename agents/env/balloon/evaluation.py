@@ -14,7 +14,9 @@ the balloon BLE's way:
 - metrics: BLE's EvaluationResult fields per seed, `time_within_radius` (steps within
   50 km / steps flown), `twr50` (/ the suite's episode length, the headline metric),
   `out_of_power`, `envelope_burst`, `zeropressure`, and the flight path when asked;
-- baselines: `station_seeker` and `random_walk`, batched, from per-seed streams;
+- baselines: `station_seeker` and `random_walk`, batched, from per-seed streams; and
+  `mpc`, the planner of planner.py, which flies in the slab next to the simulator whose
+  forecast and GP it plans with (`make_slab(..., controller='mpc')`);
 - pictures: each flight drawn by `renderer.FlightRenderer`.
 
 Nothing here imports `agents.evaluation` (a layer above the environments): the plug-in
@@ -27,7 +29,7 @@ import os
 
 import numpy as np
 
-from agents.env.balloon import baselines, constants
+from agents.env.balloon import baselines, constants, planner
 from agents.env.balloon.env import BalloonVectorEnv
 from agents.env.balloon.simulator import EVALUATION_SEED_BASE
 
@@ -97,10 +99,20 @@ class FlightPathSlab(BalloonVectorEnv):
     return observ, reward, terminated, truncated, infos
 
 
-def make_slab(num_envs, episode_length, options, flight_paths=False):
-  """A slab of `num_envs` balloons for a suite (BLE's reward, the suite's wind)."""
+def make_slab(num_envs, episode_length, options, flight_paths=False, controller=None):
+  """A slab of `num_envs` balloons for a suite (BLE's reward, the suite's wind).
+
+  `controller` names a baseline that acts in the slab (`SLAB_CONTROLLERS`): the slab's
+  steps then take its actions.
+  """
   cls = FlightPathSlab if flight_paths else BalloonVectorEnv
-  return cls(num_envs, max_episode_steps=episode_length, wind=check_options(options)['wind'])
+  slab = cls(num_envs, max_episode_steps=episode_length, wind=check_options(options)['wind'])
+  if controller is None:
+    return slab
+  if controller not in SLAB_CONTROLLERS:
+    raise ValueError(f'controller must be one of {sorted(SLAB_CONTROLLERS)}, got '
+                     f'{controller!r}.')
+  return SLAB_CONTROLLERS[controller](slab)
 
 
 class EpisodeMetrics:
@@ -196,6 +208,30 @@ class RandomWalk:
                              constants.STAY)).astype(np.int64)
 
 
+class ModelPredictive:
+  """The planner of planner.py (`mpc`): it acts in the slab, this policy sends placeholders.
+
+  `acts_in_slab` makes the evaluation ask for slabs built with `controller='mpc'`
+  (`PlannedSlab`), whose steps take the planner's actions; the STAY actions returned here
+  are ignored.
+  """
+
+  acts_in_slab = True
+
+  def __init__(self, batch_size=None, episode_length=None):
+    del batch_size, episode_length
+
+  def begin_episode(self, indices, seeds=None):
+    del indices, seeds
+
+  def __call__(self, observations):
+    return np.full(len(observations), constants.STAY, np.int64)
+
+
+# Baselines that act in the slab: name -> the wrapper of a slab that runs them.
+SLAB_CONTROLLERS = {'mpc': planner.PlannedSlab}
+
+
 def flight_renderer(slab, row):
   """The renderer of balloon `row` of a slab: `record()` after each step, `draw(figure)`."""
   from agents.env.balloon.renderer import FlightRenderer
@@ -233,7 +269,8 @@ class BalloonEvaluation:
   flight_path_keys = FLIGHT_PATH_KEYS
   strata, stratum_size, strata_path = STRATA, STRATUM_SIZE, STRATA_PATH
   named_suites = {name: functools.partial(strata_seeds, name) for name in (*STRATA, 'all_strata')}
-  baselines = {'station_seeker': StationSeeker, 'random_walk': RandomWalk}
+  baselines = {'station_seeker': StationSeeker, 'random_walk': RandomWalk,
+               'mpc': ModelPredictive}
   episode_seed = staticmethod(episode_seed)
   check_options = staticmethod(check_options)
   make_slab = staticmethod(make_slab)

@@ -10,7 +10,9 @@ of separate calls, each a trip over the data:
 - `correlations`: exp(-r) over every (level, point) pair of a chunk of wind
   columns, r the scaled distance, in one pass (numpy needed six);
 - `forecast_columns`: the forecast's trilinear-then-linear interpolation to a
-  column of levels per balloon (numpy needed gathers of [N, L] index arrays).
+  column of levels per balloon (numpy needed gathers of [N, L] index arrays);
+- `posterior_means`: the GP's posterior mean at arbitrary points of each balloon
+  (the planner's rollouts, planner.py), in float64.
 
 The big product of predict stays in BLAS (wind_gp.py), which runs it near the
 core's peak.
@@ -114,6 +116,36 @@ def correlations(levels, query, points, out):
       bits = row.view(np.int32)
       for i in range(n):
         bits[i] += exponents[i] << _EXPONENT_BITS
+
+
+@numba.njit(fastmath=_FAST, cache=True)
+def posterior_means(queries, points, valid, alpha, kernel_variance, out):
+  """GP posterior means k*^T alpha at M points per balloon, in float64.
+
+  Args:
+    queries: float64 [B, M, 4], the scaled (x, y, pressure, t) of each query point.
+    points: float64 [B, n, 4], each window's scaled (x, y, pressure, t).
+    valid: bool [B, n], the window's used slots.
+    alpha: float64 [B, n, 2], Q y of each window (zero on unused slots).
+    kernel_variance: the kernel's variance (3.6^2).
+    out: float64 [B, M, 2], filled with the posterior mean of (error u, error v).
+  """
+  for b in range(queries.shape[0]):
+    for m in range(queries.shape[1]):
+      mean_u = 0.0
+      mean_v = 0.0
+      for i in range(points.shape[1]):
+        if not valid[b, i]:
+          continue
+        dx = queries[b, m, 0] - points[b, i, 0]
+        dy = queries[b, m, 1] - points[b, i, 1]
+        dp = queries[b, m, 2] - points[b, i, 2]
+        dt = queries[b, m, 3] - points[b, i, 3]
+        correlation = math.exp(-math.sqrt(dx * dx + dy * dy + dp * dp + dt * dt))
+        mean_u += correlation * alpha[b, i, 0]
+        mean_v += correlation * alpha[b, i, 1]
+      out[b, m, 0] = kernel_variance * mean_u
+      out[b, m, 1] = kernel_variance * mean_v
 
 
 @numba.njit(fastmath=_FAST, cache=True)

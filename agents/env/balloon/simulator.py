@@ -422,6 +422,38 @@ class BalloonSimulator:
     """The true wind (forecast + error) of balloons `indices` at points (for renderers)."""
     return self._wind.truth(indices, x, y, pressure, t)
 
+  def estimated_wind(self, x, y, pressure, t):
+    """The wind an agent can know at M points per balloon: forecast + GP posterior mean.
+
+    The forecast plus the posterior mean of its error given the balloon's own
+    measurements so far (the estimate the observation's wind column shows), never the
+    true error field; for planners (planner.py).
+
+    Args:
+      x, y, pressure, t: float arrays [B, M]: offsets from the station (m), pressures
+        (Pa) and times since the episode start (s).
+
+    Returns:
+      (u, v), each float64 [B, M], in m/s.
+    """
+    x, y, pressure, t = np.broadcast_arrays(*(np.asarray(a, np.float64)
+                                              for a in (x, y, pressure, t)))
+    count, points = x.shape
+    indices = np.repeat(np.arange(count), points)
+    forecast_u, forecast_v = self._wind.forecast.query(
+        indices, x.ravel(), y.ravel(), pressure.ravel(), t.ravel())
+    error_u, error_v = self._wind.gp.mean_at(x, y, pressure, t)
+    return forecast_u.reshape(x.shape) + error_u, forecast_v.reshape(x.shape) + error_v
+
+  def reachable_pressures(self, elapsed_s=None):
+    """(lowest, highest) reachable pressure (Pa), [B] each, at `elapsed_s` (None: now).
+
+    The range whose levels the observation shows (the rest is padding), from the
+    episode's hourly table.
+    """
+    elapsed_s = self.time_elapsed_s if elapsed_s is None else np.asarray(elapsed_s, np.float64)
+    return reachable_range.lookup(self._range_table, elapsed_s)
+
   @property
   def observation(self):
     """float32 [B, 1099], the current observation (a copy)."""

@@ -21,6 +21,7 @@ posterior variance / 3.6^2. Spec §11:
   # or both at once, chunk by chunk (same results; predict's weights still in cache):
   mean_u, mean_v, variance = gp.observe_and_predict(x, y, pressure, t, error_u, error_v,
                                                     pressures)
+  mean_u, mean_v = gp.mean_at(x, y, pressure, t)       # means only, at points [B, M]
 
 Incremental exact inverse. BLE refits a GP from scratch every step. Here every
 balloon keeps the inverse Q = (K + 0.05 I)^-1 of its window's kernel matrix in
@@ -225,6 +226,31 @@ class WindGP:
         self._observe_chunk(rows[part], new_points[part], times[part], new_errors[part])
         self._predict_chunk(part, query, levels, needed, mean, variance)
     return self._finish_prediction(mean, variance)
+
+  def mean_at(self, x, y, pressure, t):
+    """Posterior mean of the forecast error at M arbitrary points per balloon.
+
+    The same mean as `predict`'s, in float64, at points that need not share (x, y, t)
+    (a planner's rollouts: planner.py); no variance.
+
+    Args:
+      x, y, pressure, t: float arrays [B, M]: positions (m, m, Pa) and times (s).
+
+    Returns:
+      (mean_error_u, mean_error_v), each float64 [B, M]; 0 for a balloon with no
+      measurements.
+    """
+    arrays = [np.asarray(a, np.float64) for a in (x, y, pressure, t)]
+    shape = arrays[0].shape
+    if len(shape) != 2 or shape[0] != self.num_balloons or any(
+        array.shape != shape for array in arrays):
+      raise ValueError(f'WindGP.mean_at: x, y, pressure and t must share a shape '
+                       f'({self.num_balloons}, M), got {[a.shape for a in arrays]}.')
+    queries = np.stack(arrays, axis=-1) / LENGTH_SCALES
+    out = np.empty((*shape, 2))
+    kernels.posterior_means(queries, self._points, self._valid, self._alpha, KERNEL_VARIANCE,
+                            out)
+    return out[..., 0], out[..., 1]
 
   def _check_observation(self, count, x, y, pressure, t, error_u, error_v, where):
     """Validates measurement arrays; returns scaled points, times and errors."""

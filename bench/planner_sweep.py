@@ -1,0 +1,66 @@
+"""TWR50 of planner settings (planner.PlannerConfig) on suite seeds outside `small_eval`.
+
+    OPENBLAS_NUM_THREADS=1 python -m bench.planner_sweep --first=200 --count=40 \\
+        --configs='{}' '{"horizon_s": 21600, "second_levels": 0}'
+
+How `mpc`'s defaults were chosen (docs/balloon_env.md): suite seeds s in [first, first +
+count), flown as episode seeds 2**62 + s like the evaluation suites', one slab in this
+process; `small_eval` is seeds 0-99, so first >= 100 keeps it out of the tuning. Prints
+one JSON line for the station seeker, then one per config (a JSON object of
+`PlannerConfig` fields over the defaults): mean TWR50 (steps within 50 km / 960), the
+per-seed values and the seconds flown.
+"""
+
+import argparse
+import json
+import os
+import time
+
+os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
+
+import numpy as np  # noqa: E402
+
+from agents.env.balloon import baselines, constants  # noqa: E402
+from agents.env.balloon import planner as planner_lib  # noqa: E402
+from agents.env.balloon.env import BalloonVectorEnv  # noqa: E402
+from agents.env.balloon.simulator import EVALUATION_SEED_BASE  # noqa: E402
+
+
+def fly(suite_seeds, config=None):
+  """TWR50 per seed and seconds: the planner with `config`, or the seeker if None."""
+  slab = BalloonVectorEnv(len(suite_seeds))
+  if config is not None:
+    slab = planner_lib.PlannedSlab(slab, config)
+  observations, _ = slab.reset(seed=[EVALUATION_SEED_BASE + seed for seed in suite_seeds])
+  within = np.zeros(len(suite_seeds))
+  done = np.zeros(len(suite_seeds), bool)
+  start = time.perf_counter()
+  for _ in range(constants.EPISODE_STEPS):
+    # A planned slab ignores the seeker's actions.
+    observations, _, terminated, truncated, info = slab.step(
+        baselines.station_seeker(observations))
+    within += ~done & ~terminated & (info['distance_km'] <= constants.STATION_RADIUS_KM)
+    done |= terminated | truncated
+  return within / constants.EPISODE_STEPS, time.perf_counter() - start
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--first', type=int, default=200)
+  parser.add_argument('--count', type=int, default=40)
+  parser.add_argument('--configs', nargs='*', default=['{}'])
+  args = parser.parse_args(argv)
+  seeds = list(range(args.first, args.first + args.count))
+  rows = [('station_seeker', None)] + [
+      (text, planner_lib.PlannerConfig(**json.loads(text))) for text in args.configs]
+  for name, config in rows:
+    twr50, seconds = fly(seeds, config)
+    print(json.dumps({'agent': 'station_seeker' if config is None else 'mpc',
+                      'config': None if config is None else json.loads(name),
+                      'seeds': [seeds[0], seeds[-1]], 'twr50_mean': round(twr50.mean(), 4),
+                      'twr50': np.round(twr50, 3).tolist(), 'seconds': round(seconds, 1)}),
+          flush=True)
+
+
+if __name__ == '__main__':
+  main()
