@@ -4,7 +4,7 @@
         run:<RUN_DIR>|savedmodel:<DIR>|<module:factory> --suite=small_eval --output_dir=DIR
         [--env=ID] [--num_shards=K --shard_index=i] [--workers=N] [--ray | --ray_address=ADDR]
         [--flight_paths] [--checkpoint=NAME] [--overwrite] [--nogallery] [--record]
-    python -m agents.scripts.evaluate combine DIR
+    python -m agents.scripts.evaluate combine DIR [--nogallery] [--record]
     python -m agents.scripts.evaluate compare DIR_A DIR_B ... [--output_dir=DIR]
 
 A `savedmodel:<DIR>` agent flies the environment its record (`policy.yaml`, written by
@@ -32,6 +32,9 @@ def _parser(command):
     parser.add_argument('output_dir')
     parser.add_argument('--nogallery', dest='gallery', action='store_false',
                         help='do not re-fly the best, median and worst seeds for pictures')
+    parser.add_argument('--record', action='store_true',
+                        help="the shards flew savedmodel:<DIR>: add the combined results to "
+                        "the policy's record (policy.yaml) and model card")
     return parser
   if command == 'compare':
     parser = _Parser(prog='agents.scripts.evaluate compare',
@@ -107,8 +110,12 @@ def _interval(point, interval):
   return f'{_number(point)} [{_number(interval[0])}, {_number(interval[1])}]'
 
 
-def _announce_saved_model(args):
+def _announce_saved_model(args, verb='Flying'):
   """Prints what a savedmodel: agent is (from its record); checks --record can be kept.
+
+  Args:
+    args: parsed flags with `agent`, `env` and `record`.
+    verb: what is done with the policy, for the line that names it.
 
   Returns:
     The folder whose record takes the results (with --record), else None.
@@ -129,7 +136,7 @@ def _announce_saved_model(args):
       raise EvaluationError(f'--record: {path} has no {policy_record.FILENAME} to add the '
                             'results to; export the policy again with agents.scripts.export.')
     return None
-  print(f'Flying {policy_record.describe(record)}.')
+  print(f'{verb} {policy_record.describe(record)}.')
   if args.record and policy_record.weights_digest(path) != record['weights_sha256']:
     raise EvaluationError(f'--record: {policy_record.path_in(path)} describes other weights '
                           f'than {path} holds (weights_sha256); export the policy again.')
@@ -176,10 +183,18 @@ def _record(path, summary, command_line):
 
 
 def _combine(args):
-  from agents.evaluation import suite_runs
+  from agents.evaluation import results, suite_runs
+  recorded = None
+  if args.record:
+    # The shards name the agent they flew; the record is checked before anything is written.
+    header, _ = results.combine(args.output_dir, write=False)
+    args.agent, args.env = header['agent'], header.get('env_id')
+    recorded = _announce_saved_model(args, verb='Combining the results of')
   summary = suite_runs.finish(args.output_dir, artifacts=True, gallery=args.gallery)
   print(_table([summary]))
   print(f'Wrote {os.path.join(args.output_dir, "results.json")} and summary.json.')
+  if recorded:
+    _record(recorded, summary, args.command_line)
 
 
 def _compare(args):
@@ -208,7 +223,9 @@ def main(argv=None):
     args = _parser(command).parse_args(argv)
   except SystemExit as exit_:  # A bad flag (one line on stderr already) or --help.
     return exit_.code
-  args.command_line = shlex.join(['python', '-m', 'agents.scripts.evaluate', *argv])
+  subcommand = [] if command == 'run' else [command]
+  args.command_line = shlex.join(['python', '-m', 'agents.scripts.evaluate', *subcommand,
+                                  *argv])
   try:
     {'run': _run, 'combine': _combine, 'compare': _compare}[command](args)
   except EvaluationError as error:

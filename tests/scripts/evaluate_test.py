@@ -163,6 +163,35 @@ class SavedModelRecordTest(unittest.TestCase):
     self.assertTrue(evaluation['command'].startswith(
         f'python -m agents.scripts.evaluate --agent=savedmodel:{policy} '))
 
+  def test_combine_record_adds_the_results_of_the_shards(self):
+    policy = tiny_run.policy_copy()
+    output_dir = f'{tempfile.mkdtemp()}/eval'
+    for index in range(2):
+      code, _, err = run_cli(f'--agent=savedmodel:{policy}', f'--suite={SHORT_SUITE}',
+                             f'--output_dir={output_dir}', '--num_shards=2',
+                             f'--shard_index={index}', '--workers=0', '--quiet',
+                             '--nogallery')
+      self.assertEqual(code, 0, err)
+    self.assertEqual(policy_record.load(policy)['evaluations'], [])  # not asked to record
+    code, out, err = run_cli('combine', output_dir, '--nogallery', '--record')
+    self.assertEqual(code, 0, err)
+    self.assertIn('Combining the results of', out)
+    [evaluation] = policy_record.load(policy)['evaluations']
+    self.assertEqual(evaluation['suite']['num_seeds'], 4)
+    self.assertTrue(evaluation['command'].startswith('python -m agents.scripts.evaluate combine'))
+
+  def test_combine_record_refuses_shards_of_another_agent_and_writes_nothing(self):
+    output_dir = f'{tempfile.mkdtemp()}/eval'
+    code, _, err = run_cli('--agent=random', '--env=CartPole-v1', f'--suite={SHORT_SUITE}',
+                           f'--output_dir={output_dir}', '--workers=0', '--quiet',
+                           '--nogallery', '--num_shards=1', '--shard_index=0')
+    self.assertEqual(code, 0, err)
+    before = sorted(os.listdir(output_dir))
+    code, _, err = run_cli('combine', output_dir, '--nogallery', '--record')
+    self.assertEqual(code, 2)
+    self.assertIn('is not savedmodel:<DIR>', err)
+    self.assertEqual(sorted(os.listdir(output_dir)), before)
+
   def test_a_folder_without_record_still_flies_with_one_line(self):
     policy = tiny_run.policy_copy()
     os.remove(policy_record.path_in(policy))
