@@ -4,10 +4,10 @@
 people both want the plain tally, so this wraps the same discovery (every
 `*_test.py` under `tests/`, see tests/__init__.py).
 
-    python -m tests.run_all [-k PATTERN] [--jobs N] [-v]
+    python -m tests.run_all [-k PATTERN] [--jobs N] [--durations N] [-v]
 
-By default the test modules run in parallel, one worker process per core
-(`--jobs`, or the environment variable `TEST_JOBS`): each worker imports
+By default the test modules run in parallel, one worker process per core, at most 8
+(`--jobs`, or the environment variable `TEST_JOBS`, choose): each worker imports
 TensorFlow once and takes the next module from a queue, longest first by the
 durations of an earlier run (`tests/durations.json`, rewritten by
 `--record_durations`). Modules are independent (each test makes its own
@@ -36,6 +36,9 @@ DURATIONS_FILE = os.path.join(_TESTS, 'durations.json')
 _SUFFIX = '_test.py'
 # Modules slower than this (by the recorded durations) run as several shards of classes.
 SHARD_SECONDS = 15.0
+# Each worker holds TensorFlow (over 1 GB): a machine that reports many cores (a container
+# with a CPU quota, say) gets at most this many unless TEST_JOBS or --jobs says otherwise.
+MAX_DEFAULT_JOBS = 8
 
 
 def test_modules(root=_TESTS, top=_TOP):
@@ -229,10 +232,11 @@ def run_serial(modules, patterns=None, verbose=False):
 
 
 def default_jobs():
-  """`TEST_JOBS` if set, else the cores this process may use."""
+  """`TEST_JOBS` if set, else the cores this process may use, at most MAX_DEFAULT_JOBS."""
   if os.environ.get('TEST_JOBS'):
     return int(os.environ['TEST_JOBS'])
-  return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
+  cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
+  return max(1, min(cores or 1, MAX_DEFAULT_JOBS))
 
 
 def main(argv=None):
