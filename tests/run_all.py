@@ -133,6 +133,11 @@ def _shard(suite, shard, num_shards):
   return unittest.TestSuite([test for group in classes[shard::num_shards] for test in group])
 
 
+def _error_outcome(report, seconds=0.0):
+  """The outcome of a unit that could not run (its module did not import, its worker died)."""
+  return {'passed': 0, 'failed': 1, 'skipped': 0, 'seconds': seconds, 'reports': [report]}
+
+
 def run_module(module, patterns=None, verbose=False, shard=0, num_shards=1):
   """Runs one test module (or one shard of its test classes) in this process; returns its
   picklable outcome."""
@@ -141,19 +146,13 @@ def run_module(module, patterns=None, verbose=False, shard=0, num_shards=1):
   try:
     suite = _loader(patterns).loadTestsFromName(module)
   except Exception:  # noqa: BLE001 -- an import error is that module's failure, reported
-    return {'passed': 0, 'failed': 1, 'skipped': 0, 'seconds': time.perf_counter() - start,
-            'reports': [f'ERROR: importing {module}\n{traceback.format_exc()}']}
+    return _error_outcome(f'ERROR: importing {module}\n{traceback.format_exc()}',
+                          time.perf_counter() - start)
   if num_shards > 1:
     suite = _shard(suite, shard, num_shards)
   runner = unittest.TextTestRunner(stream=stream, verbosity=2 if verbose else 0,
                                    resultclass=_TimedResult)
   return _outcome(runner.run(suite), time.perf_counter() - start)
-
-
-def _worker_init():
-  # Output of the workers' tests goes where the parent's does; keep TensorFlow quiet
-  # as tests/__init__.py does for the serial run.
-  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 
 def _recorded_durations():
@@ -190,8 +189,8 @@ def run_parallel(modules, jobs, patterns=None, verbose=False, shard_seconds=SHAR
   tally, durations = _Tally(), collections.defaultdict(float)
   units = _units(modules, _recorded_durations(), shard_seconds)
   context = multiprocessing.get_context('spawn')  # no fork of a process with threads
-  with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context,
-                                              initializer=_worker_init) as pool:
+  # Workers import `tests` (and so its TF_CPP_MIN_LOG_LEVEL) with run_module.
+  with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
     futures = {pool.submit(run_module, module, patterns, False, shard, shards):
                (module, shard, shards) for module, shard, shards, _ in units}
     try:
@@ -201,8 +200,7 @@ def run_parallel(modules, jobs, patterns=None, verbose=False, shard_seconds=SHAR
         try:
           outcome = future.result()
         except Exception:  # noqa: BLE001 -- a worker that died fails its unit, not the run
-          outcome = {'passed': 0, 'failed': 1, 'skipped': 0, 'seconds': 0.0,
-                     'reports': [f'ERROR: worker running {name}\n{traceback.format_exc()}']}
+          outcome = _error_outcome(f'ERROR: worker running {name}\n{traceback.format_exc()}')
         tally.add(outcome)
         durations[module] += outcome['seconds']
         if verbose or outcome['failed']:

@@ -149,15 +149,14 @@ class EnvironmentEvaluation:
     actions are then placeholders.
     """
     make_slab = self._get('make_slab', None)
+    controller = {'controller': agent} if self.acts_in_slab(agent) else {}
     if make_slab is None:
-      if self.acts_in_slab(agent):
+      if controller:
         raise EvaluationError(f'baseline {agent!r} acts in the slab, but {self.env_id} has no '
                               'make_slab to build it one.')
       return functools.partial(_generic_slab, self.env_id, num_envs, episode_length)
-    if self.acts_in_slab(agent):
-      return functools.partial(make_slab, num_envs, episode_length, dict(options), flight_paths,
-                               controller=agent)
-    return functools.partial(make_slab, num_envs, episode_length, dict(options), flight_paths)
+    return functools.partial(make_slab, num_envs, episode_length, dict(options), flight_paths,
+                             **controller)
 
   def episode_metrics(self, batch_size, episode_length, flight_paths=False):
     """The plug-in's per-episode metrics of a batch (start, record, result), or None.

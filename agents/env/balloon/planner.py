@@ -21,14 +21,14 @@ estimated wind at its pressure. With `second_levels` > 0 the plans have two stag
 first target is held for `switch_after_s`, then each of `second_levels` targets over the
 range reachable then is tried until `horizon_s`, and a first target scores with its best
 follow-up (a two-level tree, max over the second level). A rollout scores the discounted
-sum, over its steps, of BLE's reward without the power term (1 within 50 km, else 0.4
-halved every 100 km beyond), so time within 50 km counts most and distance breaks ties.
-The balloon keeps its target unless another scores `switch_margin` more, and heads for
-it: UP while its pressure is more than `deadband` Pa above the target (pressure falls as
-it rises), DOWN while more than `deadband` below, else STAY. The safety layers, the
-battery and the day-night cycle are not modelled (the simulator's safety layers still
-apply to what it commands). Everything is vectorised over balloons and candidates with
-numpy, the GP mean in a compiled kernel (kernels.posterior_means).
+sum, over its steps, of BLE's reward without the power term (`reward.distance_reward`: 1
+within 50 km, else 0.4 halved every 100 km beyond), so time within 50 km counts most and
+distance breaks ties. The balloon keeps its target unless another scores `switch_margin`
+more, and heads for it: UP while its pressure is more than `deadband` Pa above the
+target (pressure falls as it rises), DOWN while more than `deadband` below, else STAY.
+The safety layers, the battery and the day-night cycle are not modelled (the simulator's
+safety layers still apply to what it commands). Everything is vectorised over balloons
+and candidates with numpy, the GP mean in a compiled kernel (kernels.posterior_means).
 
 It flies next to the simulator, in the slab's process (`PlannedSlab`): the evaluation
 baseline `mpc` (evaluation.py) asks for such a slab, whose steps take the planner's
@@ -42,7 +42,7 @@ import dataclasses
 import numpy as np
 from gymnasium.vector import VectorWrapper
 
-from agents.env.balloon import constants
+from agents.env.balloon import constants, reward
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,11 +91,10 @@ class PlannerConfig:
                        f'{self.horizon_s} and {self.rollout_step_s}.')
 
 
-def rollout_reward(distance_km):
-  """BLE's station-keeping reward without its power term: 1 within 50 km, else decaying."""
-  beyond = np.maximum(distance_km - constants.STATION_RADIUS_KM, 0.0)
-  return np.where(distance_km <= constants.STATION_RADIUS_KM, 1.0,
-                  constants.REWARD_DROPOFF * 2.0 ** (-beyond / constants.REWARD_HALFLIFE_KM))
+def spread_levels(lowest, highest, count):
+  """`count` pressures spread evenly over each balloon's [lowest, highest], [B, count]."""
+  fractions = np.linspace(0.0, 1.0, count)
+  return lowest[:, None] + fractions * (highest - lowest)[:, None]
 
 
 class Planner:
@@ -142,8 +141,7 @@ class Planner:
     """Candidate target pressures [B, C]: the levels, the balloon's pressure, the held target."""
     lowest, highest = self.simulator.reachable_pressures()
     pressure = self.simulator.pressure
-    fractions = np.linspace(0.0, 1.0, self.config.num_levels)
-    levels = lowest[:, None] + fractions * (highest - lowest)[:, None]
+    levels = spread_levels(lowest, highest, self.config.num_levels)
     held = np.where(np.isnan(self.target), pressure, self.target)
     return np.concatenate([levels, pressure[:, None], held[:, None]], axis=1)
 
@@ -165,10 +163,8 @@ class Planner:
     if config.second_levels and first_steps < len(self._weights):
       # Each first target is followed by each of `second_levels` targets spread over the
       # range reachable then; a first target scores with its best follow-up.
-      lowest, highest = simulator.reachable_pressures(
-          simulator.time_elapsed_s + config.switch_after_s)
-      fractions = np.linspace(0.0, 1.0, config.second_levels)
-      levels = lowest[:, None] + fractions * (highest - lowest)[:, None]
+      levels = spread_levels(*simulator.reachable_pressures(
+          simulator.time_elapsed_s + config.switch_after_s), config.second_levels)
       follow = np.repeat(levels[:, None, :], num_candidates, axis=1).reshape(count, -1)
       branched = [np.repeat(value, config.second_levels, axis=1) for value in state]
       _, later = self._roll(branched, follow, self._weights[first_steps:])
@@ -189,7 +185,7 @@ class Planner:
       weights: the discount weight of each rollout step.
 
     Returns:
-      (the final state, the weighted sums of `rollout_reward` [B, M]).
+      (the final state, the weighted sums of `reward.distance_reward` [B, M]).
     """
     config = self.config
     x, y, pressure, t = state
@@ -205,7 +201,7 @@ class Planner:
       x = x + u * dt
       y = y + v * dt
       t = t + dt
-      scores += weight * rollout_reward(np.hypot(x, y) / 1000.0)
+      scores += weight * reward.distance_reward(np.hypot(x, y) / 1000.0)
     return (x, y, pressure, t), scores
 
 

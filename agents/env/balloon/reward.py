@@ -48,6 +48,19 @@ def station_keeping_reward(x, y, last_command, excess_energy, acs_power):
   return np.where(penalised, reward * multiplier, reward)
 
 
+def distance_reward(distance_km):
+  """The reward's distance term over any array: 1 within 50 km, 0.4·2^(−(d − 50)/100) beyond.
+
+  Vectorised numpy arithmetic for planners' rollouts (planner.py), which score many
+  imagined positions a step: it agrees with `station_keeping_reward` (no descent penalty)
+  to rounding, not to the last bit, and is far cheaper on large arrays.
+  """
+  distance_km = np.asarray(distance_km, np.float64)
+  beyond_km = np.maximum(distance_km - constants.STATION_RADIUS_KM, 0.0)
+  return np.where(distance_km <= constants.STATION_RADIUS_KM, 1.0,
+                  constants.REWARD_DROPOFF * 2.0 ** (-beyond_km / constants.REWARD_HALFLIFE_KM))
+
+
 def check_progress_weight(weight):
   """Returns the shaping weight as a float; raises naming it unless finite and >= 0."""
   if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)):

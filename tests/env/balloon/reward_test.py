@@ -17,6 +17,15 @@ class RewardTest(unittest.TestCase):
                                         np.zeros(5, bool), np.zeros(5))
     np.testing.assert_allclose(got, [1.0, 1.0, 0.4, 0.2, 0.1], atol=1e-6)
 
+  def test_distance_reward_matches_the_exact_reward_without_penalty(self):
+    distance_km = np.array([[0.0, 49.9, 50.0, 50.0001], [75.0, 150.0, 250.0, 1234.5]])
+    x, y = distance_km.ravel() * 600.0, distance_km.ravel() * 800.0
+    exact = reward.station_keeping_reward(x, y, np.full(8, STAY), np.zeros(8, bool),
+                                          np.zeros(8))
+    got = reward.distance_reward(distance_km)
+    self.assertEqual(got.shape, (2, 4))
+    np.testing.assert_allclose(got.ravel(), exact, rtol=1e-9)
+
   def test_descent_penalty(self):
     got = reward.station_keeping_reward(
         np.array([10e3, 10e3, 10e3, 10e3, 150e3, 10e3]), np.zeros(6),
