@@ -290,9 +290,25 @@ def from_saved(data, where):
   else:
     data = migration.migrate_nested(data)
   try:
-    return validate(data)
+    return validate(_with_added_keys(data))
   except ConfigError as error:
     raise ConfigError(f'{where}: {error}') from None
+
+
+def _with_added_keys(data):
+  """`data` with the defaults of the keys declared `added` that it lacks (keys added
+  after it was saved, whose defaults do what it did)."""
+  try:
+    specs = sections.specs_for(data)
+    defaults = sections.defaults_of(data['algorithm']['name'], data['network'].get('kind'))
+  except (ConfigError, AttributeError, KeyError, TypeError):
+    return data  # `validate` names what is wrong.
+  filled = dict(data)
+  for dotted, spec in specs.items():
+    section, _, leaf = dotted.rpartition('.')
+    if spec.added and isinstance(filled.get(section), dict) and leaf not in filled[section]:
+      filled[section] = {**filled[section], leaf: defaults[section][leaf]}
+  return filled
 
 
 def parse_override(text):

@@ -199,6 +199,8 @@ class NetworkKindTest(unittest.TestCase):
     self.assertEqual((config['network']['kind'], config['network']['gru_units']),
                      ('recurrent', 8))
     self.assertNotIn('column_stride', config['network'])
+    with self.assertRaisesRegex(ConfigError, "'network.column_conv' = 4 must be odd"):
+      configs.resolve('balloon', {'network.column_conv': 4})
 
   def test_config_files_of_runs_before_network_kinds_declared_their_keys(self):
     # Until then every network section carried the column keys, with these defaults.
@@ -215,6 +217,21 @@ class NetworkKindTest(unittest.TestCase):
     configs.save_yaml(balloon, path)  # a column run keeps its keys
     self.assertEqual(configs.load_yaml(path), balloon)
     self.assertEqual(configs.resolve(path), balloon)
+
+  def test_a_saved_config_without_keys_added_since_takes_their_defaults(self):
+    # network.column_conv and network.column_value were added after column runs were
+    # saved; their defaults fly the network those runs had.
+    balloon = configs.resolve('balloon')
+    old = copy.deepcopy(balloon)
+    del old['network']['column_conv'], old['network']['column_value']
+    path = os.path.join(tempfile.mkdtemp(), 'config.yaml')
+    configs.save_yaml(old, path)
+    self.assertEqual(configs.load_yaml(path), balloon)
+    # A key not declared `added` is still required.
+    del old['network']['column_stride']
+    configs.save_yaml(old, path)
+    with self.assertRaisesRegex(ConfigError, "missing the key 'network.column_stride'"):
+      configs.load_yaml(path)
 
 
 class ResumeTest(unittest.TestCase):

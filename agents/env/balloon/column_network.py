@@ -23,12 +23,22 @@ With `column_summary: true` every level's score also sees a summary of the whole
 column (the mean first-layer features of the valid levels, and those of the balloon's
 own level), so a level can be judged against the others, not only on its own.
 
+With `column_conv: k` (odd) a convolution across levels adds to every level's first-layer
+features those of its k nearest read levels (a residual, masked to valid levels), so a
+level is judged with its neighbourhood: a good wind in a band of good winds is a safer
+target than one alone.
+
+With `column_value: true` the value function reads the column the way the policy does:
+its own level-shared encoder (the level's features and offsets, plus a projection of the
+ambient features) is pooled over the valid levels (mean and max) and at the balloon's
+level, and an MLP (`value_layers`) reads the pools and the ambient features. Otherwise
+it is the flat MLP over the whole observation that every network kind has.
+
 With `column_stride: k` the policy reads every k-th level (k divides 180, so the
 balloon's own level is read): winds change little over 50 Pa, and k = 4 (200 Pa)
 learnt like k = 1 at a quarter of the column's cost.
 
-The value function is the usual feed-forward MLP over the whole observation. The
-observation should reach this network unnormalised (`algorithm.normalize_observ:
+The observation should reach this network unnormalised (`algorithm.normalize_observ:
 false`): its features are already in [0, 1], and per-index normalisation would give
 each level its own scale, which the shared MLP cannot undo.
 """
@@ -52,8 +62,8 @@ class ColumnPolicy(networks.PolicyValueNetwork):
 
   def __init__(self, observ_size, action_space, policy_layers=(64,), value_layers=(64, 64),
                activation='tanh', init_std=1.0, seed=0, matmul_dtype='float32',
-               column_layers=(32, 32), column_stride=1, column_summary=False,
-               name='column_policy', **unused):
+               column_layers=(32, 32), column_stride=1, column_summary=False, column_conv=0,
+               column_value=False, name='column_policy', **unused):
     if observ_size != constants.OBSERVATION_SIZE:
       raise ValueError(f'The column network reads the balloon observation of '
                        f'{constants.OBSERVATION_SIZE} floats, got {observ_size} '
@@ -64,6 +74,8 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     if not column_layers:
       raise ValueError('The column network needs at least one column layer '
                        '(config key "network.column_layers").')
+    if column_conv < 0 or (column_conv and column_conv % 2 == 0):
+      raise ValueError(f'network.column_conv must be 0 or an odd kernel size, got {column_conv}.')
     if column_stride < 1 or _CENTRE % column_stride:
       raise ValueError(f'network.column_stride must be a positive divisor of {_CENTRE}, so '
                        f'that the balloon\'s own level is read; got {column_stride}.')
@@ -85,12 +97,37 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     # mean of the valid levels' first-layer features and those of the balloon's level).
     self.summary_input = (networks.Dense(2 * width, width, 1.0, rng, name='summary_input')
                           if column_summary else None)
+    # Optional convolution across levels, a residual on the first layer's features.
+    self.level_conv = (tf.Variable(_orthogonal_taps(column_conv, width, rng), name='level_conv')
+                       if column_conv else None)
     self.column = networks.MLP(width, column_layers[1:], 1, 0.01, self._activation, rng,
                                matmul_dtype, name='column')
+    if column_value:
+      # Replaces the flat value MLP the base class built.
+      self.value_level_input = networks.Dense(5, width, np.sqrt(2.0), rng,
+                                              name='value_level_input')
+      self.value_context_input = networks.Dense(_AMBIENT, width, np.sqrt(2.0), rng,
+                                                name='value_context_input')
+      self.value_mlp = networks.MLP(3 * width + _AMBIENT, value_layers, 1, 1.0,
+                                    self._activation, rng, matmul_dtype, name='value')
+    self._column_value = column_value
     self.action_bias = networks.Dense(self.context.output_size, 3, 0.01, rng,
                                       name='action_bias')
     offsets = (np.arange(0, _LEVELS, column_stride, dtype=np.float32) - _CENTRE) / _CENTRE
     self._offsets = tf.constant(np.stack([offsets, np.abs(offsets)], -1))
+
+  def _read_levels(self, observ):
+    """The read levels' inputs [batch, levels, 5] and validity [batch, levels]."""
+    batch = tf.shape(observ)[0]
+    winds = tf.reshape(observ[:, _AMBIENT:], [batch, _LEVELS, 3])[:, ::self._stride]
+    offsets = tf.broadcast_to(self._offsets, [batch, self._levels, 2])
+    return tf.concat([winds, offsets], -1), winds[..., 2] < 1.0
+
+  def _encode_levels(self, level_dense, inputs, context_projection):
+    """A level-shared first layer: each level's inputs plus its balloon's context."""
+    hidden = level_dense(tf.reshape(inputs, [-1, 5]))
+    hidden = tf.reshape(hidden, [tf.shape(inputs)[0], self._levels, -1])
+    return self._activation(hidden + context_projection[:, None])
 
   # No tensor-dependent Python control flow here, so autograph need not rewrite it.
   @tf.autograph.experimental.do_not_convert
@@ -98,12 +135,11 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     batch = tf.shape(observ)[0]
     context = self.context(observ[:, :_AMBIENT])
     levels, centre = self._levels, self._centre
-    winds = tf.reshape(observ[:, _AMBIENT:], [batch, _LEVELS, 3])[:, ::self._stride]
-    valid = winds[..., 2] < 1.0
-    offsets = tf.broadcast_to(self._offsets, [batch, levels, 2])
-    hidden = self.level_input(tf.reshape(tf.concat([winds, offsets], -1), [-1, 5]))
-    hidden = tf.reshape(hidden, [batch, levels, -1]) + self.context_input(context)[:, None]
-    hidden = self._activation(hidden)
+    inputs, valid = self._read_levels(observ)
+    hidden = self._encode_levels(self.level_input, inputs, self.context_input(context))
+    if self.level_conv is not None:
+      masked = hidden * tf.cast(valid, tf.float32)[..., None]
+      hidden = hidden + self._activation(tf.nn.conv1d(masked, self.level_conv, 1, 'SAME'))
     if self.summary_input is not None:
       weights = tf.cast(valid, tf.float32)[..., None]
       mean = tf.math.divide_no_nan(tf.reduce_sum(hidden * weights, 1), tf.reduce_sum(weights, 1))
@@ -120,9 +156,32 @@ class ColumnPolicy(networks.PolicyValueNetwork):
   def policy(self, observ, state):
     return self._logits(observ), state
 
+  def value(self, observ):
+    if not self._column_value:
+      return super().value(observ)
+    return networks.apply_over_leading_axes(self._column_value_of, observ)[..., 0]
+
+  @tf.autograph.experimental.do_not_convert
+  def _column_value_of(self, observ):
+    ambient = observ[:, :_AMBIENT]
+    inputs, valid = self._read_levels(observ)
+    hidden = self._encode_levels(self.value_level_input, inputs,
+                                 self.value_context_input(ambient))
+    weights = tf.cast(valid, tf.float32)[..., None]
+    mean = tf.math.divide_no_nan(tf.reduce_sum(hidden * weights, 1), tf.reduce_sum(weights, 1))
+    # tanh features lie in (-1, 1): -1 stands in for "no valid level".
+    peak = tf.reduce_max(tf.where(valid[..., None], hidden, -1.0), 1)
+    return self.value_mlp(tf.concat([ambient, mean, peak, hidden[:, self._centre]], -1))
+
   def policy_sequence(self, observ, state, reset):
     del state, reset  # Feed-forward: no memory across steps.
     return networks.apply_over_leading_axes(self._logits, observ)
+
+
+def _orthogonal_taps(kernel_size, width, rng):
+  """Convolution taps [kernel_size, width, width], each an orthogonal map scaled by 1/√k."""
+  taps = [np.linalg.qr(rng.standard_normal((width, width)))[0] for _ in range(kernel_size)]
+  return (np.stack(taps) / np.sqrt(kernel_size)).astype(np.float32)
 
 
 def _log_mean_exp(scores, valid):

@@ -119,6 +119,40 @@ class ColumnPolicyTest(unittest.TestCase):
     here = logits(network, set_level(observ, CENTRE, [0.5, 0.1, 0.3]))
     self.assertGreater(np.abs(here - before)[:, STAY].max(), 1e-7)
 
+  def test_the_level_convolution_lets_a_level_see_its_neighbours_only(self):
+    network = make(column_conv=3)
+    observ = observations(3, first_valid=150, last_valid=300)
+    before = logits(network, observ)
+    # Level CENTRE + 1 is read by DOWN; through the convolution it also reaches STAY.
+    below = logits(network, set_level(observ, CENTRE + 1, [0.5, 0.1, 0.3]))
+    self.assertTrue(np.all(np.abs(below - before)[:, [DOWN, STAY]] > 1e-7))
+    np.testing.assert_allclose(below[:, UP], before[:, UP], atol=1e-7)
+    # Two levels away it stays out of STAY's window.
+    further = logits(network, set_level(observ, CENTRE + 2, [0.5, 0.1, 0.3]))
+    np.testing.assert_allclose(further[:, STAY], before[:, STAY], atol=1e-7)
+    # Padding is masked before the convolution.
+    padded = logits(network, set_level(observ, 149, [0.7, 1.0, 1.0]))
+    np.testing.assert_allclose(padded, before, atol=1e-7)
+    sequence = network.policy_sequence(observ.reshape(3, 1, -1), None, None).numpy()
+    np.testing.assert_allclose(sequence.reshape(3, 3), before, rtol=1e-5, atol=1e-6)
+
+  def test_the_column_value_reads_valid_levels_and_the_ambient_features(self):
+    network = make(column_value=True, column_stride=4)
+    observ = observations(4, first_valid=100, last_valid=300)
+    value = lambda o: network.value(tf.constant(o)).numpy()  # noqa: E731
+    before = value(observ)
+    self.assertEqual(before.shape, (4,))
+    self.assertTrue(np.all(np.abs(value(set_level(observ, CENTRE + 8, [0.5, 0.1, 0.3]))
+                                  - before) > 1e-7))
+    moved = observ.copy()
+    moved[:, 3] += 0.5
+    self.assertTrue(np.all(np.abs(value(moved) - before) > 1e-7))
+    np.testing.assert_allclose(value(set_level(observ, 96, [0.7, 1.0, 1.0])), before, atol=1e-7)
+    # Not the flat MLP: the value has no weight per index of the observation.
+    self.assertNotEqual(network.value_mlp.layers[0].kernel.shape[0], constants.OBSERVATION_SIZE)
+    np.testing.assert_allclose(network.value(tf.constant(observ.reshape(2, 2, -1))).numpy(),
+                               before.reshape(2, 2), rtol=1e-5, atol=1e-6)
+
   def test_bad_spaces_and_stride_name_the_key(self):
     with self.assertRaisesRegex(ValueError, '1099 floats.*network.kind'):
       networks.make_network('column', gymnasium.spaces.Box(0, 1, (4,)), ACTIONS)
@@ -128,6 +162,8 @@ class ColumnPolicyTest(unittest.TestCase):
       make(column_stride=7)
     with self.assertRaisesRegex(ValueError, 'network.column_layers'):
       make(column_layers=[])
+    with self.assertRaisesRegex(ValueError, 'network.column_conv'):
+      make(column_conv=4)
 
 
 if __name__ == '__main__':
