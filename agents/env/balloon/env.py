@@ -82,7 +82,7 @@ class BalloonEnv(gymnasium.Env):
   metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 10}
 
   def __init__(self, render_mode=None, wind='procedural', power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0):
+               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1):
     """Creates the environment.
 
     Args:
@@ -93,7 +93,11 @@ class BalloonEnv(gymnasium.Env):
       gp_predict_dtype: np.float32 (default) or np.float64, the wind GP's prediction.
       progress_reward: weight of the optional shaped training reward, per km gained toward
         the station each step (BalloonSimulator); 0 (default) is BLE's reward.
+      action_repeat: a training option: each `step` holds the action for this many 180 s
+        steps and returns their summed reward (nothing is added after the episode ends on
+        the way). 1 (default) is BLE's environment.
     """
+    self.action_repeat = _check_action_repeat(action_repeat)
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
                        f'got {render_mode!r}.')
@@ -144,10 +148,9 @@ class BalloonEnv(gymnasium.Env):
                                np.array([wind_v], np.float64).reshape(-1)))
 
   def _step(self, action, wind):
-    observation, reward, terminated, truncated, info = self.simulator.step(
-        np.array([_check_action(action)]), wind=wind)
-    if self._renderer is not None:
-      self._renderer.record()
+    observation, reward, terminated, truncated, info = _held_step(
+        self.simulator, np.array([_check_action(action)]), wind, self.action_repeat,
+        self._renderer)
     info = {key: value[0].item() for key, value in info.items()}
     return observation[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
@@ -188,7 +191,7 @@ class BalloonVectorEnv(VectorEnv):
 
   def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS, wind='procedural',
                render_mode=None, seed=None, power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0):
+               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1):
     """Creates the slab.
 
     Args:
@@ -200,7 +203,10 @@ class BalloonVectorEnv(VectorEnv):
       power_sun: as for BalloonEnv.
       gp_predict_dtype: as for BalloonEnv.
       progress_reward: as for BalloonEnv.
+      action_repeat: as for BalloonEnv (a balloon that ends on the way adds nothing
+        after its end).
     """
+    self.action_repeat = _check_action_repeat(action_repeat)
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
                        f'got {render_mode!r}.')
@@ -282,9 +288,8 @@ class BalloonVectorEnv(VectorEnv):
     return self._step(actions, (wind_u, wind_v))
 
   def _step(self, actions, wind):
-    observation, reward, terminated, truncated, info = self.simulator.step(actions, wind=wind)
-    if self._renderer is not None:
-      self._renderer.record()
+    observation, reward, terminated, truncated, info = _held_step(
+        self.simulator, actions, wind, self.action_repeat, self._renderer)
     mask = np.ones(self.num_envs, bool)
     infos = {}
     for key, value in info.items():
@@ -321,3 +326,34 @@ def _check_action(action):
   if number not in (0, 1, 2):
     raise ValueError(f'action must be 0 (DOWN), 1 (STAY) or 2 (UP), got {number}.')
   return number
+
+
+def _check_action_repeat(action_repeat):
+  if (isinstance(action_repeat, bool) or not isinstance(action_repeat, (int, np.integer))
+      or action_repeat < 1):
+    raise ValueError(f'action_repeat must be an int >= 1, got {action_repeat!r}.')
+  return int(action_repeat)
+
+
+def _held_step(simulator, actions, wind, repeat, renderer):
+  """Steps `simulator` `repeat` times with the same actions.
+
+  The rewards are summed up to each balloon's end, and the info gains
+  'steps_within_radius' (int [B]: the steps of these within 50 km of the station, up to
+  the end); the rest is what the last step returned.
+  """
+  total = np.zeros(simulator.num_balloons)
+  within = np.zeros(simulator.num_balloons, np.int64)
+  ended = np.zeros(simulator.num_balloons, bool)
+  for _ in range(repeat):
+    observation, reward, terminated, truncated, info = simulator.step(actions, wind=wind)
+    if renderer is not None:
+      renderer.record()
+    total += np.where(ended, 0.0, reward)
+    within += ~ended & (info['distance_km'] <= constants.STATION_RADIUS_KM)
+    ended |= terminated | truncated
+    if ended.all():
+      break
+  info['steps_within_radius'] = within
+  return observation, total, terminated, truncated, info
+
