@@ -27,7 +27,6 @@ evaluation and `run_helpers.create_agent('perciatelli44', 3, (1099,))` fly it; T
 is imported when the weights are loaded, not when this module is.
 """
 
-import argparse
 import functools
 import hashlib
 import importlib.util
@@ -74,7 +73,7 @@ def _package_path():
 
 
 def find_weights(path=None):
-  """The file of Perciatelli44's weights: `path`, else `$AGENTS_PERCIATELLI44`, else BLE's, else the cache.
+  """The weights' file: `path`, else `$AGENTS_PERCIATELLI44`'s, else BLE's, else the cache's.
 
   Raises:
     WeightsError: `path` or the variable's file does not exist, or no weights are found
