@@ -79,12 +79,11 @@ def find_weights(path=None):
     WeightsError: `path` or the variable's file does not exist, or no weights are found
       (the message names the fetch command).
   """
-  for given, what in ((path, 'Perciatelli44 weights'),
-                      (os.environ.get(ENV_VAR), f'${ENV_VAR}')):
+  for given, what in ((path, "Perciatelli44's weights "),
+                      (os.environ.get(ENV_VAR), f'${ENV_VAR}=')):
     if given:
       if not os.path.isfile(given):
-        raise WeightsError(f'{what} {given} is not a file; fetch the weights with '
-                           f'`{FETCH_COMMAND}`.')
+        raise WeightsError(f'{what}{given}: no such file; fetch them with `{FETCH_COMMAND}`.')
       return given
   for candidate in (_package_path(), cache_path()):
     if candidate and os.path.isfile(candidate):

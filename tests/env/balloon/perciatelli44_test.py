@@ -112,10 +112,12 @@ class FindWeightsTest(PerciatelliTest):
 
   def test_an_explicit_path_or_the_variable_must_exist(self):
     with no_weights_anywhere():
-      with self.assertRaisesRegex(perciatelli44.WeightsError, 'nope.pb is not a file.*fetch'):
+      with self.assertRaisesRegex(perciatelli44.WeightsError,
+                                  'nope.pb: no such file; fetch them with'):
         perciatelli44.find_weights('/nonexistent/nope.pb')
       with mock.patch.dict(os.environ, {perciatelli44.ENV_VAR: '/nonexistent/env.pb'}), \
-          self.assertRaisesRegex(perciatelli44.WeightsError, r'\$AGENTS_PERCIATELLI44'):
+          self.assertRaisesRegex(perciatelli44.WeightsError,
+                                 r'\$AGENTS_PERCIATELLI44=/nonexistent/env.pb: no such file'):
         perciatelli44.find_weights()
 
   def test_order_path_variable_package_cache(self):
