@@ -230,8 +230,10 @@ def _baseline_usage(name):
 
 
 def baseline_parts(spec):
-  """(name, argument) of a baseline's spec: `mpc` -> ('mpc', None), `perciatelli44:w.pb` ->
-  ('perciatelli44', 'w.pb')."""
+  """(name, argument) of a baseline's spec, the argument None for a bare name.
+
+  `mpc` -> ('mpc', None); `perciatelli44:w.pb` -> ('perciatelli44', 'w.pb').
+  """
   if spec in GENERIC_AGENTS or environments.baseline_env_id(spec) is not None:
     return spec, None
   name, _, argument = spec.partition(':')
