@@ -213,7 +213,11 @@ an object whose attributes, each optional, replace or add to that (see
     episode_metrics(batch_size, episode_length, flight_paths)  # start/record/result
     flight_path_keys, baselines: {name: (batch_size, episode_length) -> batched policy}
       # a baseline class with `acts_in_slab = True` is computed by its slab (make_slab's
-      # controller=name), next to the environment's internals; its policy sends placeholders
+      # controller=name), next to the environment's internals; its policy sends placeholders.
+      # One with `spec_argument = 'WHAT'` is also named `name:<WHAT>` and built
+      # (batch_size, episode_length, argument); its `describe(argument)`, if any, returns
+      # what the results record of it ({'weights_sha256': ...}) and raises ValueError or
+      # OSError on bad input (a missing weights file), refused before anything is flown
     flight_renderer(slab, row) -> renderer with record() and draw(figure)
 """
 

@@ -12,8 +12,10 @@ not depend on which row or batch it was flown in. `make_policy(spec, batch_size)
 
 - `random`: uniformly random actions of any action space, from a stream per suite seed;
 - the baselines of the environment's evaluation plug-in (the balloon's `station_seeker`,
-  `random_walk` and `mpc`, see `agents.env.balloon.evaluation`); a baseline that acts in
-  the slab (`mpc`) sends placeholder actions, its slab computing the real ones;
+  `random_walk`, `mpc` and `perciatelli44`, see `agents.env.balloon.evaluation`); a
+  baseline that acts in the slab (`mpc`) sends placeholder actions, its slab computing
+  the real ones; a baseline that declares a `spec_argument` is also flown as
+  `<name>:<argument>` (`perciatelli44:<PATH>`, the weights at PATH);
 - `run:<RUN_DIR>`: a trained run's deterministic policy (the newest checkpoint that
   reads, or `checkpoint`), the algorithm's network and normaliser run as one TensorFlow
   function on the whole batch;
@@ -170,8 +172,17 @@ def is_ble_agent(obj):
 
 
 def describe_agent(spec, checkpoint=None):
-  """What identifies an agent in a shard file: {'kind', ...} (paths made absolute)."""
+  """What identifies an agent in a shard file: {'kind', ...} (paths made absolute).
+
+  A baseline with a `describe(argument)` adds what it returns (Perciatelli44: the SHA-256
+  of its weights).
+
+  Raises:
+    EvaluationError: an unknown agent, or a baseline whose `describe` refuses its input.
+  """
   kind, rest = split_spec(spec)
+  if kind == 'baseline':
+    return {'kind': 'baseline', **_baseline_description(spec)}
   if kind == 'run':
     run_dir = os.path.abspath(rest)
     return {'kind': 'run', 'run_dir': run_dir,
@@ -193,13 +204,58 @@ def split_spec(spec):
     if spec.startswith(kind + ':'):
       return kind, spec[len(kind) + 1:]
   module, colon, factory = spec.partition(':')
+  if colon and factory and _spec_argument(module) is not None:
+    return 'baseline', spec
   if colon and module and factory:
     return 'factory', spec
-  baselines = sorted({name for env_id in plugins.EVALUATION.names()
+  baselines = sorted({_baseline_usage(name) for env_id in plugins.EVALUATION.names()
                       for name in environments.get(env_id).baselines})
   raise EvaluationError(
       f'unknown agent {spec!r}; choose {", ".join([*baselines, *GENERIC_AGENTS])}, '
       'run:<RUN_DIR>, savedmodel:<DIR> or <module>:<factory>.')
+
+
+def _spec_argument(name):
+  """What the baseline `name` takes after a colon (its `spec_argument`), or None."""
+  env_id = environments.baseline_env_id(name)
+  if env_id is None:
+    return None
+  return getattr(environments.get(env_id).baselines[name], 'spec_argument', None)
+
+
+def _baseline_usage(name):
+  """How a baseline is named in an agent spec: `mpc`, `perciatelli44[:PATH]`."""
+  argument = _spec_argument(name)
+  return name if argument is None else f'{name}[:{argument}]'
+
+
+def baseline_parts(spec):
+  """(name, argument) of a baseline's spec, the argument None for a bare name.
+
+  `mpc` -> ('mpc', None); `perciatelli44:w.pb` -> ('perciatelli44', 'w.pb').
+  """
+  if spec in GENERIC_AGENTS or environments.baseline_env_id(spec) is not None:
+    return spec, None
+  name, _, argument = spec.partition(':')
+  return name, argument
+
+
+def _baseline_description(spec):
+  """What the baseline's `describe(argument)` says of it ({} without one).
+
+  Raises:
+    EvaluationError: `describe` refuses the argument (missing or bad weights), in one line.
+  """
+  name, argument = baseline_parts(spec)
+  env_id = environments.baseline_env_id(name)
+  describe = getattr(environments.get(env_id).baselines[name], 'describe', None) if (
+      env_id is not None) else None
+  if describe is None:
+    return {}
+  try:
+    return dict(describe(argument))
+  except (OSError, ValueError) as error:
+    raise EvaluationError(f'--agent {spec}: {error}') from None
 
 
 def run_env_id(run_dir):
@@ -248,7 +304,7 @@ def resolve_env_id(spec, env_id=None):
     if os.path.exists(os.path.join(run_dir, 'config.yaml')):
       return run_env_id(run_dir)
   elif kind == 'baseline' and rest not in GENERIC_AGENTS:
-    return environments.baseline_env_id(rest)
+    return environments.baseline_env_id(baseline_parts(rest)[0])
   return environments.default_env_id()
 
 
@@ -315,11 +371,14 @@ def policy_builder(spec, episode_length=None, checkpoint=None, env_id=None):
     if rest in GENERIC_AGENTS:
       action_space = environment.spaces[1]
       return lambda batch_size: RandomPolicy(action_space, batch_size, episode_length)
-    if rest not in environment.baselines:
-      raise EvaluationError(f'agent {rest!r} is a baseline of '
-                            f'{environments.baseline_env_id(rest)}, not of {environment.env_id}.')
-    baseline = environment.baselines[rest]
-    return lambda batch_size: baseline(batch_size, episode_length)
+    name, argument = baseline_parts(rest)
+    if name not in environment.baselines:
+      raise EvaluationError(f'agent {name!r} is a baseline of '
+                            f'{environments.baseline_env_id(name)}, not of {environment.env_id}.')
+    baseline = environment.baselines[name]
+    _baseline_description(rest)  # refuses missing or bad weights here, in one line
+    arguments = () if argument is None else (argument,)
+    return lambda batch_size: baseline(batch_size, episode_length, *arguments)
   if kind == 'run':
     model = _run_model(rest, checkpoint, environment.env_id)
   elif kind == 'savedmodel':

@@ -23,8 +23,8 @@ def evaluate(agent, suite, output_dir, num_shards=1, shard_index=None, workers=2
 
   Args:
     agent: agent spec: random, an environment's baseline (the balloon's station_seeker,
-      random_walk, mpc), run:<RUN_DIR>, savedmodel:<DIR> or <module>:<factory> (see
-      `policies`).
+      random_walk, mpc, perciatelli44[:PATH]), run:<RUN_DIR>, savedmodel:<DIR> or
+      <module>:<factory> (see `policies`).
     suite: a `Suite` or a suite name (see `suites.get_suite`).
     output_dir: where the shard files (and, when complete, the summary) go.
     num_shards: split the suite into `num_shards` contiguous shards. With Ray, None

@@ -10,14 +10,17 @@
   evaluation plug-in as agents (any environment's baselines are offered the same way,
   except those that act in the slab, such as the balloon's planner `mpc`, which needs the
   simulator's forecast and GP and so is flown by `agents.scripts.evaluate` only);
+- `perciatelli44`: BLE's frozen Perciatelli44 network, also a baseline of the balloon's
+  plug-in (`agents.env.balloon.perciatelli44`; `path=` names its weights, else they are
+  found as that module says);
 - `balloon_ppo`: the balloon policy shipped in `models/balloon_ppo` (a PPO SavedModel),
   flown deterministically;
 - `quantile`: `QuantileAgent`, QR-DQN learning through BLE's interface, batched
   (`num_envs` rows).
 
-BLE's `perciatelli44` (a pretrained network distributed with BLE) has no counterpart.
 `create_agent` passes keyword arguments on to the agent's constructor (`quantile`'s
-hyperparameters, `balloon_ppo`'s `path`), as BLE's gin bindings would.
+hyperparameters, `balloon_ppo`'s and `perciatelli44`'s `path`), as BLE's gin bindings
+would.
 
 The baselines come through the environments' evaluation plug-ins
 (`agents.plugins.EVALUATION`), so this module names no environment but for the shipped
@@ -95,11 +98,11 @@ class SavedModelAgent(PolicyAgent):
 def _baseline_agent(name):
   """A constructor `(num_actions, observation_shape)` of an evaluation baseline's agent."""
 
-  def construct(num_actions, observation_shape, episode_length=None):
+  def construct(num_actions, observation_shape, episode_length=None, **kwargs):
     environment = environments.get(environments.baseline_env_id(name))
     length = episode_length or environment.default_episode_length()
     return PolicyAgent(num_actions, observation_shape,
-                       environment.baselines[name](1, length), name)
+                       environment.baselines[name](1, length, **kwargs), name)
   construct.__name__ = name
   return construct
 
@@ -142,6 +145,8 @@ def create_agent(agent_name, num_actions, observation_shape, **kwargs):
     UnknownAgentError: an unknown name (the message lists the names).
     EvaluationError: `balloon_ppo` when the shipped model is missing (an installed wheel
       does not hold `models/`) or takes other observations.
+    ValueError: `perciatelli44` when its weights are missing or are not its graph (the
+      message names the command that fetches them).
   """
   constructors = _constructors()
   if agent_name not in constructors:

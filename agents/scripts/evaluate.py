@@ -1,7 +1,8 @@
 """Evaluates agents on suites of seeded episodes (BLE's eval), for any Gymnasium environment.
 
     python -m agents.scripts.evaluate --agent=random|station_seeker|random_walk|mpc|
-        run:<RUN_DIR>|savedmodel:<DIR>|<module:factory> --suite=small_eval --output_dir=DIR
+        perciatelli44[:PATH]|run:<RUN_DIR>|savedmodel:<DIR>|<module:factory>
+        --suite=small_eval --output_dir=DIR
         [--env=ID] [--num_shards=K --shard_index=i] [--workers=N] [--ray | --ray_address=ADDR]
         [--flight_paths] [--checkpoint=NAME] [--overwrite] [--nogallery] [--record]
     python -m agents.scripts.evaluate combine DIR [--nogallery] [--record]
@@ -50,7 +51,8 @@ def _parser(command):
   parser = _Parser(prog='agents.scripts.evaluate', description=__doc__.split('\n')[0])
   parser.add_argument('--agent', required=True,
                       help="random, an environment's baseline (the balloon's station_seeker, "
-                      'random_walk, mpc), run:<RUN_DIR>, savedmodel:<DIR> or <module>:<factory>')
+                      'random_walk, mpc, perciatelli44[:PATH]), run:<RUN_DIR>, '
+                      'savedmodel:<DIR> or <module>:<factory>')
   parser.add_argument('--env', default=None,
                       help="the Gymnasium id flown (default: the run's environment, the "
                       "baseline's, else the one with an evaluation plug-in, the balloon)")

@@ -48,8 +48,8 @@ class CreateAgentTest(unittest.TestCase):
 
   def test_an_unknown_name_lists_the_names(self):
     with self.assertRaisesRegex(run_helpers.UnknownAgentError,
-                                "unknown agent 'perciatelli44'.*station_seeker"):
-      run_helpers.create_agent('perciatelli44', 3, (1099,))
+                                "unknown agent 'perciatelli45'.*station_seeker"):
+      run_helpers.create_agent('perciatelli45', 3, (1099,))
 
 
 class QuantileAgentTest(unittest.TestCase):

@@ -79,6 +79,8 @@ class CommandLineTest(unittest.TestCase):
         (['--agent=tests.helpers.fake_agents:wrong_shape', f'--output_dir={self.root}/f'],
          'returned actions of shape'),
         (['--agent=random'], 'the following arguments are required: --output_dir'),
+        (['--agent=perciatelli44:/nonexistent/p44.pb', f'--output_dir={self.root}/g'],
+         "Perciatelli44's weights /nonexistent/p44.pb: no such file; fetch them with"),
     ]
     before = {name: os.path.getmtime(os.path.join(self.seeker, name))
               for name in os.listdir(self.seeker)}

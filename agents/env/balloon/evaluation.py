@@ -14,9 +14,11 @@ the balloon BLE's way:
 - metrics: BLE's EvaluationResult fields per seed, `time_within_radius` (steps within
   50 km / steps flown), `twr50` (/ the suite's episode length, the headline metric),
   `out_of_power`, `envelope_burst`, `zeropressure`, and the flight path when asked;
-- baselines: `station_seeker` and `random_walk`, batched, from per-seed streams; and
+- baselines: `station_seeker` and `random_walk`, batched, from per-seed streams;
   `mpc`, the planner of planner.py, which flies in the slab next to the simulator whose
-  forecast and GP it plans with (`make_slab(..., controller='mpc')`);
+  forecast and GP it plans with (`make_slab(..., controller='mpc')`); and
+  `perciatelli44`, BLE's frozen network (perciatelli44.py), `perciatelli44:<PATH>` for
+  weights at PATH;
 - pictures: each flight drawn by `renderer.FlightRenderer`.
 
 Nothing here imports `agents.evaluation` (a layer above the environments): the plug-in
@@ -29,7 +31,7 @@ import os
 
 import numpy as np
 
-from agents.env.balloon import baselines, constants, planner
+from agents.env.balloon import baselines, constants, perciatelli44, planner
 from agents.env.balloon.env import BalloonVectorEnv
 from agents.env.balloon.simulator import EVALUATION_SEED_BASE
 
@@ -270,7 +272,7 @@ class BalloonEvaluation:
   strata, stratum_size, strata_path = STRATA, STRATUM_SIZE, STRATA_PATH
   named_suites = {name: functools.partial(strata_seeds, name) for name in (*STRATA, 'all_strata')}
   baselines = {'station_seeker': StationSeeker, 'random_walk': RandomWalk,
-               'mpc': ModelPredictive}
+               'mpc': ModelPredictive, 'perciatelli44': perciatelli44.Perciatelli44}
   episode_seed = staticmethod(episode_seed)
   check_options = staticmethod(check_options)
   make_slab = staticmethod(make_slab)
