@@ -13,10 +13,18 @@ BALLOON_SPACE = {
 }
 
 
-def twr50_objective(config, suite='tiny_eval'):
+def twr50_objective(config, suite=None):
   """The default objective of balloon configs: the mean TWR50 of a trial's fits on `suite`
-  (flown by `ExperimentManager.eval_agents`)."""
-  del config
+  (flown by `ExperimentManager.eval_agents`).
+
+  Args:
+    config: the study's resolved config.
+    suite: the suite to fly; None takes the config's `loop.eval_suite` (the `balloon`
+      config's 'tiny_eval'; `--set loop.eval_suite=small_eval` ranks trials on 100 seeds),
+      or 'tiny_eval' when it has none.
+  """
+  if suite is None:
+    suite = (config.get('loop') or {}).get('eval_suite') or 'tiny_eval'
 
   def objective(manager):
     return float(manager.eval_agents(suite=suite)['twr50'].mean())
