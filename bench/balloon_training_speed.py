@@ -7,8 +7,9 @@ Every variant trains the `balloon` config (workers in processes, as in a real
 run) for `--steps` environment steps in a fresh subprocess: TensorFlow's
 thread pools are process-wide, so each variant gets its own process and the
 whole run is measured (environment steps, in-graph policy, updates), not the
-update alone. Steps are balloon steps: a variant with the environment's `action_repeat`
-k trains for `--steps` / k decisions, and its rates count k balloon steps per decision. One round per seed interleaves the variants (A, B, C, A, B,
+update alone. Steps are balloon steps: a variant with the environment's
+`action_repeat` k trains for `--steps` / k decisions, and its rates count k balloon
+steps per decision. One round per seed interleaves the variants (A, B, C, A, B,
 C, ...) so that a change of machine load hits all of them alike; every
 variant trains the same seeds, so long runs also compare learning.
 
