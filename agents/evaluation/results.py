@@ -204,11 +204,30 @@ def same_run(a, b):
 
 
 def describe(data):
-  """'agent A on suite S (N seeds)' (with the environment when it is not the default)."""
+  """'agent A on suite S (N seeds)' (with the environment when it is not the default, and a
+  run's checkpoint)."""
   env_id = data.get('env_id')
   on = f' of {env_id}' if env_id and env_id != _default_or_none() else ''
-  return (f'agent {data["agent"]} on suite {data["suite"]["name"]}{on} '
+  checkpoint = (data.get('agent_info') or {}).get('checkpoint')
+  at = f' at {checkpoint}' if checkpoint else ''
+  return (f'agent {data["agent"]}{at} on suite {data["suite"]["name"]}{on} '
           f'({data["suite"]["num_seeds"]} seeds)')
+
+
+def run_checkpoints(output_dir, run_dir):
+  """The checkpoints of the run `run_dir` whose results are in `output_dir` (a set of names;
+  empty when there are none)."""
+  paths = shard_files(output_dir) if os.path.isdir(output_dir) else []
+  combined = os.path.join(output_dir, 'results.json')
+  if os.path.exists(combined):
+    paths.append(combined)
+  run_dir = os.path.abspath(run_dir)
+  found = set()
+  for path in paths:
+    info = read_json(path).get('agent_info') or {}
+    if info.get('kind') == 'run' and info.get('run_dir') == run_dir:
+      found.add(info.get('checkpoint'))
+  return found
 
 
 def _default_or_none():

@@ -518,7 +518,8 @@ class ExperimentManager:
 
     Each fit's policy (`run:<run_dir>`, its latest checkpoint) flies every seed
     of the suite; the results go to `<run_dir>/eval-<suite>/` (the evaluation's
-    own shard files, so an interrupted evaluation resumes).
+    own shard files, so an interrupted evaluation resumes), replacing results of an
+    earlier checkpoint of the run there.
 
     Args:
       suite: a suite name (see `agents.evaluation.suite_names()`) or `Suite`;
@@ -556,14 +557,20 @@ class ExperimentManager:
     if not finished:
       raise ExperimentError(f'{self.name}: no fit has finished; call fit() first.')
     rows = []
+    from agents.evaluation import policies, results as results_lib
     for fit in finished:
       run_dir = self.run_dir(fit['index'])
       eval_dir = os.path.join(run_dir, f'eval-{suite_name}')
+      # The folder holds the run's newest checkpoint's results: those of an earlier one
+      # (a search evaluates after every chunk of training) are replaced.
+      newest = policies.describe_agent(f'run:{run_dir}')['checkpoint']
+      stale = results_lib.run_checkpoints(eval_dir, run_dir) - {newest}
       evaluation.evaluate(
           f'run:{run_dir}', suite, eval_dir,
           workers=workers if workers is not None else (os.cpu_count() or 1),
           use_ray=self.parallelization == 'ray' if use_ray is None else use_ray,
-          ray_address=self.ray_address, progress=not self.quiet, artifacts=False)
+          ray_address=self.ray_address, progress=not self.quiet, artifacts=False,
+          overwrite=bool(stale))
       _, results = evaluation.load(eval_dir)  # Every seed, also those flown before.
       for result in results:
         record = result.to_dict()

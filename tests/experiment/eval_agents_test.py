@@ -1,9 +1,11 @@
 """Tests of ExperimentManager.eval_agents through the evaluation API (skipped without it)."""
 
 import importlib.util
+import os
 import tempfile
 import unittest
 
+from agents.evaluation import results
 from agents.experiment import manager, search
 
 _HAS_EVALUATION = importlib.util.find_spec('agents.evaluation') is not None
@@ -40,6 +42,15 @@ class EvalAgentsTest(unittest.TestCase):
     self.assertTrue(((frame['twr50'] >= 0) & (frame['twr50'] <= 1)).all())
     self.assertEqual(search.default_objective(experiment.config).__name__,
                      'twr50_on_tiny_eval')
+    # Trained further (as a search's next chunk), the fits fly their newest checkpoint,
+    # whose results replace the earlier checkpoint's.
+    experiment.fit(128)
+    again = experiment.eval_agents('micro_eval', workers=0)
+    self.assertEqual(list(again['fit']), [0, 1])
+    for index in range(2):
+      eval_dir = os.path.join(experiment.run_dir(index), 'eval-micro_eval')
+      self.assertEqual(results.run_checkpoints(eval_dir, experiment.run_dir(index)),
+                       {'ckpt-128'})
 
   @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
   def test_a_cartpole_experiment_flies_the_suite(self):
