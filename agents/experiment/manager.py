@@ -557,7 +557,8 @@ class ExperimentManager:
     if not finished:
       raise ExperimentError(f'{self.name}: no fit has finished; call fit() first.')
     rows = []
-    from agents.evaluation import policies, results as results_lib
+    from agents.evaluation import policies
+    from agents.evaluation import results as results_lib
     for fit in finished:
       run_dir = self.run_dir(fit['index'])
       eval_dir = os.path.join(run_dir, f'eval-{suite_name}')
