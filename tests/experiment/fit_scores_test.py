@@ -26,7 +26,7 @@ class FitScoresTest(unittest.TestCase):
 
   def test_the_table_final_scores_compare_and_plot_agree_on_a_short_fit(self):
     output_dir = tempfile.mkdtemp()
-    experiments = [_experiment(output_dir, name, 1024) for name in ('a', 'b')]
+    experiments = [_experiment(output_dir, name, 256) for name in ('a', 'b')]
     for experiment in experiments:
       table = experiment.fit()
       final = experiment.final_scores()
