@@ -1,7 +1,9 @@
 """Tests of agents/training.py: the run directory, resume, Ctrl-C."""
 
+import functools
 import json
 import os
+import shutil
 import signal
 import tempfile
 import unittest
@@ -15,6 +17,23 @@ from tests.helpers import tiny_run
 def _rows(run_dir):
   with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
     return [json.loads(line) for line in file]
+
+
+@functools.cache
+def _short_run():
+  """Trains the tiny config for 64 steps once; returns (run_dir, result). Tests that resume
+  it resume a copy (`_copy_of_short_run`)."""
+  run_dir = os.path.join(tempfile.mkdtemp(), 'run')
+  result = training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True,
+                          export_policy=False)
+  return run_dir, result
+
+
+def _copy_of_short_run():
+  """A fresh copy of the 64-step run (config, metrics, checkpoint at step 64)."""
+  run_dir = os.path.join(tempfile.mkdtemp(), 'run')
+  shutil.copytree(_short_run()[0], run_dir)
+  return run_dir
 
 
 class TrainTest(unittest.TestCase):
@@ -46,9 +65,8 @@ class TrainTest(unittest.TestCase):
                      'auto' if processes == 'auto' else 'config')
 
   def test_resume_continues_from_checkpoint(self):
-    run_dir = tempfile.mkdtemp()
-    first = training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True)
-    self.assertEqual(first['step'], 64)
+    self.assertEqual(_short_run()[1]['step'], 64)
+    run_dir = _copy_of_short_run()
     # A finished run extended by more steps (and another log cadence) continues.
     longer = tiny_run.tiny_config(steps=128, log_every=32)
     second = training.train(longer, run_dir, quiet=True)
@@ -60,8 +78,7 @@ class TrainTest(unittest.TestCase):
     self.assertEqual(int(algorithm.num_updates.numpy()), 4)
 
   def test_a_flat_run_of_earlier_versions_resumes(self):
-    run_dir = tempfile.mkdtemp()
-    training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True, export_policy=False)
+    run_dir = _copy_of_short_run()
     # Rewrite config.yaml as earlier versions wrote it: one flat mapping.
     renamed = {dotted: flat for flat, dotted in migration.RENAMES.items()}
     nested = configs.load_yaml(os.path.join(run_dir, 'config.yaml'))
@@ -75,8 +92,7 @@ class TrainTest(unittest.TestCase):
                      tiny_run.tiny_config(steps=128))
 
   def test_resume_refuses_other_changes_before_writing(self):
-    run_dir = tempfile.mkdtemp()
-    training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True, export_policy=False)
+    run_dir = _copy_of_short_run()
     path = os.path.join(run_dir, 'config.yaml')
     with open(path, encoding='utf-8') as file:
       before = file.read()
@@ -184,8 +200,7 @@ class PluggedInTest(unittest.TestCase):
     self.assertEqual(len(eval_steps), 2)
 
   def test_a_run_written_when_every_network_carried_the_column_keys_resumes(self):
-    run_dir = tempfile.mkdtemp()
-    training.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True, export_policy=False)
+    run_dir = _copy_of_short_run()
     path = os.path.join(run_dir, 'config.yaml')
     saved = configs.load_yaml(path)
     saved['network'].update(column_layers=[32, 32], column_stride=1, column_summary=False)

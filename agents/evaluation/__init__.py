@@ -22,18 +22,39 @@ statistics (scipy and rliable), suite_runs (`evaluate`, `summarize_dir`, `compar
 plots, strata (the balloon's ranking), during_training (loop.eval_suite).
 """
 
-from agents.evaluation.errors import EvaluationError
-from agents.evaluation.play import DeterministicPolicy, play_episode
-from agents.evaluation.policies import BLEAgentAdapter, make_policy
-from agents.evaluation.results import EvaluationResult, combine, load
-from agents.evaluation.runner import fly, fly_shard, run_shard
-from agents.evaluation.statistics import compare_paired, summarize
-from agents.evaluation.suite_runs import compare, evaluate, summarize_dir
-from agents.evaluation.suites import Suite, episode_seed, get_suite, suite_names
+import importlib
 
-__all__ = [
-    'BLEAgentAdapter', 'DeterministicPolicy', 'EvaluationError', 'EvaluationResult', 'Suite',
-    'combine', 'compare', 'compare_paired', 'episode_seed', 'evaluate', 'fly', 'fly_shard',
-    'get_suite', 'load', 'make_policy', 'play_episode', 'run_shard', 'summarize',
-    'summarize_dir', 'suite_names',
-]
+# The public names and the module each lives in, imported on first use: a process that
+# only loads the plug-ins (`agents.evaluation.plugin`, in every training run and every
+# environment worker) must not pay for scipy and rliable (`statistics`), about a second.
+_NAMES = {
+    'EvaluationError': 'errors',
+    'DeterministicPolicy': 'play', 'play_episode': 'play',
+    'BLEAgentAdapter': 'policies', 'make_policy': 'policies',
+    'EvaluationResult': 'results', 'combine': 'results', 'load': 'results',
+    'fly': 'runner', 'fly_shard': 'runner', 'run_shard': 'runner',
+    'compare_paired': 'statistics', 'summarize': 'statistics',
+    'compare': 'suite_runs', 'evaluate': 'suite_runs', 'summarize_dir': 'suite_runs',
+    'Suite': 'suites', 'episode_seed': 'suites', 'get_suite': 'suites',
+    'suite_names': 'suites',
+}
+
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name):
+  if name not in _NAMES:
+    # A submodule not imported yet (`agents.evaluation.runner` after `import agents.evaluation`).
+    try:
+      return importlib.import_module(f'{__name__}.{name}')
+    except ModuleNotFoundError as error:
+      if error.name != f'{__name__}.{name}':
+        raise
+      raise AttributeError(f'module {__name__!r} has no attribute {name!r}') from None
+  value = getattr(importlib.import_module(f'{__name__}.{_NAMES[name]}'), name)
+  globals()[name] = value
+  return value
+
+
+def __dir__():
+  return sorted(set(globals()) | set(_NAMES))

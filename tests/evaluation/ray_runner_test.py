@@ -7,6 +7,7 @@ from unittest import mock
 
 from agents.evaluation import ray_runner, results, runner, suites
 from agents.evaluation.errors import EvaluationError
+from tests.helpers import ray_instance
 
 try:
   import ray
@@ -27,7 +28,7 @@ class LocalRayTest(unittest.TestCase):
 
   @classmethod
   def setUpClass(cls):
-    ray_runner.init(num_cpus=2)
+    ray_instance.start(num_cpus=2)
 
   @classmethod
   def tearDownClass(cls):

@@ -24,11 +24,16 @@ def _experiment(output_dir, name, budget):
 
 class FitScoresTest(unittest.TestCase):
 
+  @classmethod
+  def setUpClass(cls):
+    # Two experiments of two short fits each, which both tests read.
+    cls.output_dir = tempfile.mkdtemp()
+    cls.experiments = [_experiment(cls.output_dir, name, 256) for name in ('a', 'b')]
+    cls.tables = [experiment.fit() for experiment in cls.experiments]
+
   def test_the_table_final_scores_compare_and_plot_agree_on_a_short_fit(self):
-    output_dir = tempfile.mkdtemp()
-    experiments = [_experiment(output_dir, name, 1024) for name in ('a', 'b')]
-    for experiment in experiments:
-      table = experiment.fit()
+    output_dir, experiments = self.output_dir, self.experiments
+    for experiment, table in zip(experiments, self.tables):
       final = experiment.final_scores()
       self.assertTrue(np.all(np.isfinite(final)), final)
       np.testing.assert_allclose(table['mean_score'].to_numpy(dtype=float), final)
@@ -40,10 +45,8 @@ class FitScoresTest(unittest.TestCase):
     self.assertIsNotNone(figure)
 
   def test_a_value_no_fit_logged_is_one_clear_error(self):
-    experiment = _experiment(tempfile.mkdtemp(), 'c', 64)
-    experiment.fit()
     with self.assertRaisesRegex(ValueError, "No experiment logged 'twr50' in phase 'train'"):
-      experiment.plot_writer_data('twr50')
+      self.experiments[0].plot_writer_data('twr50')
 
 
 if __name__ == '__main__':

@@ -7,7 +7,7 @@ from unittest import mock
 
 from agents.experiment import fitting, manager, ray_fitting
 from agents.experiment.search_distributions import LogUniform
-from tests.helpers import tiny_experiment
+from tests.helpers import ray_instance, tiny_experiment
 
 try:
   import ray
@@ -28,8 +28,7 @@ class RayFitTest(unittest.TestCase):
 
   @classmethod
   def setUpClass(cls):
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={'env_vars': {'PYTHONPATH': os.getcwd()}})
+    ray_instance.start(num_cpus=2)
 
   @classmethod
   def tearDownClass(cls):

@@ -19,8 +19,10 @@ from agents.tools.transport import channel as channel_lib
 from agents.tools.transport import wire
 from agents.tools.transport import worker as worker_lib
 
-# Modules the forkserver imports once, so every worker it forks starts warm.
-FORKSERVER_PRELOAD = ['numpy', 'gymnasium', 'cloudpickle', 'agents.tools.transport.worker']
+# Modules the forkserver imports once, so every worker it forks starts warm (`preload`
+# loads the plug-ins too).
+FORKSERVER_PRELOAD = ['numpy', 'gymnasium', 'cloudpickle', 'agents.tools.transport.worker',
+                      'agents.tools.transport.preload']
 
 
 def default_context():

@@ -123,16 +123,22 @@ def _orphaned(blocks):
 def install_registry(registry):
   """Registers the plug-ins' Gymnasium ids and the parent's registrations this process
   lacks, so an environment's id resolves in a worker even when the parent never made it."""
-  try:
-    plugins.load_plugins()
-  except plugins.PluginError:
-    pass  # A broken plug-in is reported where it is used, in the parent.
+  load_plugins()
   for data in registry:
     try:
       spec = cloudpickle.loads(data)
     except Exception:  # noqa: BLE001 - e.g. an entry point from a module not importable here.
       continue
     gymnasium.registry.setdefault(spec.id, spec)
+
+
+def load_plugins():
+  """Loads the plug-ins (their Gymnasium ids among others) unless this process has: a
+  worker forked by a forkserver that preloaded them (`preload`) starts with them."""
+  try:
+    plugins.load_plugins()
+  except plugins.PluginError:
+    pass  # A broken plug-in is reported where it is used, in the parent.
 
 
 def public_attributes(env):
