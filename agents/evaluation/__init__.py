@@ -23,6 +23,17 @@ plots, strata (the balloon's ranking), during_training (loop.eval_suite).
 """
 
 import importlib
+import typing
+
+if typing.TYPE_CHECKING:  # What the lazy names are, for type checkers and the API reference.
+  from agents.evaluation.errors import EvaluationError
+  from agents.evaluation.play import DeterministicPolicy, play_episode
+  from agents.evaluation.policies import BLEAgentAdapter, make_policy
+  from agents.evaluation.results import EvaluationResult, combine, load
+  from agents.evaluation.runner import fly, fly_shard, run_shard
+  from agents.evaluation.statistics import compare_paired, summarize
+  from agents.evaluation.suite_runs import compare, evaluate, summarize_dir
+  from agents.evaluation.suites import Suite, episode_seed, get_suite, suite_names
 
 # The public names and the module each lives in, imported on first use: a process that
 # only loads the plug-ins (`agents.evaluation.plugin`, in every training run and every
@@ -39,7 +50,13 @@ _NAMES = {
     'suite_names': 'suites',
 }
 
-__all__ = sorted(_NAMES)
+# Written out (not `sorted(_NAMES)`) so that the API reference and linters read it.
+__all__ = [
+    'BLEAgentAdapter', 'DeterministicPolicy', 'EvaluationError', 'EvaluationResult', 'Suite',
+    'combine', 'compare', 'compare_paired', 'episode_seed', 'evaluate', 'fly', 'fly_shard',
+    'get_suite', 'load', 'make_policy', 'play_episode', 'run_shard', 'summarize',
+    'summarize_dir', 'suite_names',
+]
 
 
 def __getattr__(name):
