@@ -14,13 +14,17 @@ they are found, in this order:
 4. the user cache, `$XDG_CACHE_HOME/agents/perciatelli44.pb` (`~/.cache/agents/...`),
    which this command fills:
 
-    python -m agents.env.balloon.perciatelli44 fetch [--wheel=WHEEL] [--path=DEST]
+```sh
+python -m agents.env.balloon.perciatelli44 fetch [--wheel=WHEEL] [--path=DEST]
+```
 
 It downloads BLE 1.0.1's wheel with pip (no dependencies, 35 MB) into a temporary
 folder, or reads `--wheel`, extracts the graph and checks its SHA-256 (`SHA256`).
 Then, batched over a whole slab:
 
-    python -m agents.scripts.evaluate --agent=perciatelli44 --suite=small_eval --output_dir=DIR
+```sh
+python -m agents.scripts.evaluate --agent=perciatelli44 --suite=small_eval --output_dir=DIR
+```
 
 The balloon's evaluation plug-in lists `Perciatelli44` among its baselines, so the
 evaluation and `run_helpers.create_agent('perciatelli44', 3, (1099,))` fly it; TensorFlow
