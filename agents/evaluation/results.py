@@ -217,17 +217,19 @@ def describe(data):
 def run_checkpoints(output_dir, run_dir):
   """The checkpoints of the run `run_dir` whose results are in `output_dir` (a set of names;
   empty when there are none)."""
-  paths = shard_files(output_dir) if os.path.isdir(output_dir) else []
-  combined = os.path.join(output_dir, 'results.json')
-  if os.path.exists(combined):
-    paths.append(combined)
   run_dir = os.path.abspath(run_dir)
   found = set()
-  for path in paths:
+  for path in _result_files(output_dir):
     info = read_json(path).get('agent_info') or {}
     if info.get('kind') == 'run' and info.get('run_dir') == run_dir:
       found.add(info.get('checkpoint'))
   return found
+
+
+def _result_files(output_dir):
+  """The shard files of a directory, then its combined results.json if there is one."""
+  combined = os.path.join(output_dir, 'results.json')
+  return shard_files(output_dir) + ([combined] if os.path.exists(combined) else [])
 
 
 def _default_or_none():
@@ -247,11 +249,9 @@ def check_output_dir(output_dir, shard_header, overwrite=False):
     EvaluationError: the directory holds another evaluation and overwrite is False.
   """
   existing = shard_files(output_dir)
-  combined = [path for path in (os.path.join(output_dir, 'results.json'),)
-              if os.path.exists(path)]
   conflicts = []
   own = []
-  for path in existing + combined:
+  for path in _result_files(output_dir):
     data = read_json(path)
     if data.get('format') != FORMAT:
       conflicts.append((path, 'not an evaluation file'))

@@ -141,9 +141,7 @@ class ColumnPolicy(networks.PolicyValueNetwork):
       masked = hidden * tf.cast(valid, tf.float32)[..., None]
       hidden = hidden + self._activation(tf.nn.conv1d(masked, self.level_conv, 1, 'SAME'))
     if self.summary_input is not None:
-      weights = tf.cast(valid, tf.float32)[..., None]
-      mean = tf.math.divide_no_nan(tf.reduce_sum(hidden * weights, 1), tf.reduce_sum(weights, 1))
-      summary = tf.concat([mean, hidden[:, centre]], -1)
+      summary = tf.concat([_valid_mean(hidden, valid), hidden[:, centre]], -1)
       hidden = hidden + self.summary_input(summary)[:, None]
     hidden = tf.reshape(hidden, [batch * levels, -1])
     scores = tf.reshape(self.column(hidden), [batch, levels])
@@ -167,8 +165,7 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     inputs, valid = self._read_levels(observ)
     hidden = self._encode_levels(self.value_level_input, inputs,
                                  self.value_context_input(ambient))
-    weights = tf.cast(valid, tf.float32)[..., None]
-    mean = tf.math.divide_no_nan(tf.reduce_sum(hidden * weights, 1), tf.reduce_sum(weights, 1))
+    mean = _valid_mean(hidden, valid)
     # tanh features lie in (-1, 1): -1 stands in for "no valid level".
     peak = tf.reduce_max(tf.where(valid[..., None], hidden, -1.0), 1)
     return self.value_mlp(tf.concat([ambient, mean, peak, hidden[:, self._centre]], -1))
@@ -176,6 +173,12 @@ class ColumnPolicy(networks.PolicyValueNetwork):
   def policy_sequence(self, observ, state, reset):
     del state, reset  # Feed-forward: no memory across steps.
     return networks.apply_over_leading_axes(self._logits, observ)
+
+
+def _valid_mean(hidden, valid):
+  """The mean over the valid levels of features [batch, levels, width]; 0 if none."""
+  weights = tf.cast(valid, tf.float32)[..., None]
+  return tf.math.divide_no_nan(tf.reduce_sum(hidden * weights, 1), tf.reduce_sum(weights, 1))
 
 
 def _orthogonal_taps(kernel_size, width, rng):
