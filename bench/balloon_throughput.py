@@ -17,6 +17,10 @@ batch after the same warm-up, by wall clock and by the slowest worker's CPU time
 batch does with a core per worker; on a shared machine the wall clock also counts other
 processes' use of the cores). `--processes 0` skips these rows.
 
+`--lookahead` adds the slab rows of slabs with the observation option `lookahead` (its
+defaults: agents/env/balloon/lookahead.py), beside the plain ones, so their ratio is
+measured in one run.
+
 `--gp none` swaps the GP for a stand-in that predicts the forecast with zero variance:
 a diagnostic of what everything else costs, not a valid environment.
 
@@ -118,8 +122,8 @@ def _split(envs, steps, size, rng):
   return {part: round(value / total, 3) for part, value in split.items()}
 
 
-def bench_slab(size, steps, warmup, gp, split=False):
-  envs = BalloonVectorEnv(size)
+def bench_slab(size, steps, warmup, gp, split=False, lookahead=None):
+  envs = BalloonVectorEnv(size, lookahead=lookahead)
   simulator = envs.simulator
   if gp == 'none':
     simulator._wind.gp = _NoGP(size)  # noqa: SLF001 - diagnostic only
@@ -131,7 +135,7 @@ def bench_slab(size, steps, warmup, gp, split=False):
   for _ in range(steps):
     envs.step(rng.integers(0, 3, size))
   wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-  result = {'bench': 'slab', 'balloons': size, 'gp': gp,
+  result = {'bench': 'slab', 'balloons': size, 'gp': gp, 'lookahead': bool(lookahead),
             'balloon_steps_per_s_wall': round(size * steps / wall, 1),
             'balloon_steps_per_s_cpu': round(size * steps / cpu, 1),
             'ms_per_slab_step_wall': round(wall / steps * 1e3, 3),
@@ -205,6 +209,8 @@ def main(argv=None):
   parser.add_argument('--warmup', type=int, default=120)
   parser.add_argument('--gp', default='full', choices=('full', 'none'))
   parser.add_argument('--skip_single', action='store_true')
+  parser.add_argument('--lookahead', action='store_true',
+                      help='also time slabs with the observation option lookahead')
   parser.add_argument('--split', action='store_true',
                       help='also profile the slab steps and report where the time goes')
   parser.add_argument('--processes', type=int, default=2,
@@ -220,8 +226,9 @@ def main(argv=None):
     results.append(bench_single(args.single_steps, args.warmup))
     print(json.dumps(results[-1]), flush=True)
   for size in (int(value) for value in args.slabs.split(',')):
-    results.append(bench_slab(size, args.steps, args.warmup, args.gp, args.split))
-    print(json.dumps(results[-1]), flush=True)
+    for lookahead in (None, True) if args.lookahead else (None,):
+      results.append(bench_slab(size, args.steps, args.warmup, args.gp, args.split, lookahead))
+      print(json.dumps(results[-1]), flush=True)
   if args.processes > 0 and args.gp == 'full':
     for size in (int(value) for value in args.process_slabs.split(',')):
       results.append(bench_processes(args.processes, size, args.process_steps, args.warmup))

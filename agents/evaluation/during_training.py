@@ -71,6 +71,8 @@ class SuiteEvaluator:
     batch = sum(runner.slab_sizes(len(self.suite.seeds), 0, self._slab_size))
     model = algorithm.export_policy(observation_space)
     self._policy = policies.TensorFlowPolicy(model, batch, hasattr(model, 'initial_state'))
+    self._observation_kwargs = self._environment.observation_kwargs(
+        config['environment'].get('kwargs') or {})
     self._metrics = metrics
     self._writer = tf.summary.create_file_writer(os.path.join(run_dir, 'eval'))
 
@@ -79,7 +81,8 @@ class SuiteEvaluator:
     import tensorflow as tf
     results = runner.fly(f'the training policy on {self.suite.name}', self.suite,
                          self.suite.seeds, workers=0, slab_size=self._slab_size,
-                         policy=self._policy, env_id=self._environment.env_id)
+                         policy=self._policy, env_id=self._environment.env_id,
+                         observation_kwargs=self._observation_kwargs)
     summary = statistics.summarize(results, environment=self._environment)
     headline = summary[self.metric]
     scalars = {self.metric: headline['mean'],

@@ -70,6 +70,9 @@ class EnvironmentEvaluation:
     # Playback (`recording.visualize`): the environment's keyword arguments for playing
     # episodes, whether the last frame is worth a plot of its own.
     self.playback_kwargs = dict(self._get('playback_kwargs', {}))
+    # The environment keyword arguments that shape the observation: an agent trained
+    # with them is flown with them (the balloon's `lookahead`).
+    self.observation_keys = tuple(self._get('observation_kwargs', ()))
     self.final_frame_plot = bool(self._get('final_frame_plot', False))
 
   def playback_summary(self, trace):
@@ -139,8 +142,29 @@ class EnvironmentEvaluation:
     """Whether `agent` is a baseline whose actions its slab computes (`slab_constructor`)."""
     return bool(getattr(self.baselines.get(agent), 'acts_in_slab', False))
 
-  def slab_constructor(self, num_envs, episode_length, options, flight_paths=False, agent=None):
+  def observation_kwargs(self, env_kwargs):
+    """The part of a run's environment kwargs that shapes the observation (see
+    `observation_keys`): what a suite's slabs need to show the agent what it trained on."""
+    return {key: env_kwargs[key] for key in self.observation_keys
+            if (env_kwargs or {}).get(key) is not None}
+
+  def observation_space(self, observation_kwargs=None):
+    """One environment's observation space with `observation_kwargs` (None: the default)."""
+    if not observation_kwargs:
+      return self.spaces[0]
+    import gymnasium
+    env = gymnasium.make(self.env_id, **observation_kwargs)
+    try:
+      return env.observation_space
+    finally:
+      env.close()
+
+  def slab_constructor(self, num_envs, episode_length, options, flight_paths=False, agent=None,
+                       observation_kwargs=None):
     """A picklable constructor of one slab of `num_envs` environments for a suite.
+
+    `observation_kwargs` (from `observation_kwargs`) are passed to the plug-in's
+    `make_slab`, so the slab shows the observation the agent trained on.
 
     For an `agent` that is a baseline acting in the slab (its class has `acts_in_slab`
     true: a controller that needs the environment's internals, such as a planner with
@@ -150,13 +174,17 @@ class EnvironmentEvaluation:
     """
     make_slab = self._get('make_slab', None)
     controller = {'controller': agent} if self.acts_in_slab(agent) else {}
+    observation_kwargs = dict(observation_kwargs or {})
     if make_slab is None:
+      if observation_kwargs:
+        raise EvaluationError(f'observation options {sorted(observation_kwargs)} need a '
+                              f'make_slab of {self.env_id}, which has none.')
       if controller:
         raise EvaluationError(f'baseline {agent!r} acts in the slab, but {self.env_id} has no '
                               'make_slab to build it one.')
       return functools.partial(_generic_slab, self.env_id, num_envs, episode_length)
     return functools.partial(make_slab, num_envs, episode_length, dict(options), flight_paths,
-                             **controller)
+                             **controller, **observation_kwargs)
 
   def episode_metrics(self, batch_size, episode_length, flight_paths=False):
     """The plug-in's per-episode metrics of a batch (start, record, result), or None.

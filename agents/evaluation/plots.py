@@ -122,8 +122,9 @@ def gallery(agent, suite, results, output_dir, environment, checkpoint=None):
   """
   picks = gallery_seeds(results, environment.metric)
   count = len(picks)
-  env = environment.slab_constructor(count, suite.episode_length, suite.options,
-                                     agent=agent)()
+  env = environment.slab_constructor(
+      count, suite.episode_length, suite.options, agent=agent,
+      observation_kwargs=policies_lib.observation_kwargs(agent, environment))()
   policy = policies_lib.make_policy(agent, count, suite.episode_length, checkpoint,
                                     environment.env_id)
   seeds = [result.seed for _, result in picks]

@@ -308,6 +308,30 @@ def resolve_env_id(spec, env_id=None):
   return environments.default_env_id()
 
 
+def observation_kwargs(spec, environment):
+  """The environment options an agent must be flown with (`EnvironmentEvaluation
+  .observation_kwargs`): those of a run's config (`run:`) or of an exported policy's
+  record (`savedmodel:`); {} for any other agent.
+
+  Raises:
+    EvaluationError: an unreadable config or a damaged record.
+  """
+  kind, rest = split_spec(spec)
+  config = None
+  if kind == 'run' and os.path.exists(os.path.join(rest, 'config.yaml')):
+    from agents.configs import yaml_io
+    try:
+      config = yaml_io.read_yaml(os.path.join(rest, 'config.yaml'))
+    except (OSError, ValueError) as error:  # ConfigError is a ValueError
+      raise EvaluationError(f'run:{rest}: {error}') from None
+  elif kind == 'savedmodel':
+    record = saved_model_record(rest)
+    config = None if record is None else record['config']
+  if not config:
+    return {}
+  return environment.observation_kwargs((config.get('environment') or {}).get('kwargs') or {})
+
+
 def resolve_checkpoint(run_dir, checkpoint=None):
   """The checkpoint prefix to restore: `checkpoint` (name or path) or the newest that reads.
 
@@ -436,7 +460,9 @@ def load_saved_model(path):
 def _saved_model(path, environment):
   """`load_saved_model`, refusing a model that does not take the environment's observations."""
   model = load_saved_model(path)
-  check_observation_shape(model, path, environment.spaces[0], environment.env_id)
+  options = observation_kwargs(f'savedmodel:{path}', environment)
+  check_observation_shape(model, path, environment.observation_space(options),
+                          environment.env_id)
   return model
 
 

@@ -48,15 +48,18 @@ def slab_sizes(num_seeds, workers, slab_size=DEFAULT_SLAB_SIZE):
   return [batch // slabs + (index < batch % slabs) for index in range(slabs)]
 
 
-def make_batch(environment, suite, sizes, workers, flight_paths=False, agent=None):
+def make_batch(environment, suite, sizes, workers, flight_paths=False, agent=None,
+               observation_kwargs=None):
   """A BatchEnv of the environment's slabs: a worker process per slab, or in-process.
 
   `agent` is the agent flown: a baseline that acts in the slab gets slabs that run it
-  (`environments.EnvironmentEvaluation.slab_constructor`).
+  (`environments.EnvironmentEvaluation.slab_constructor`). `observation_kwargs` are the
+  environment options that shape the observation the agent reads.
   """
   from agents.tools.batch_env import BatchEnv
   constructors = [environment.slab_constructor(size, suite.episode_length, suite.options,
-                                               flight_paths, agent) for size in sizes]
+                                               flight_paths, agent, observation_kwargs)
+                  for size in sizes]
   return BatchEnv.from_slab_constructors(constructors, processes=workers > 0)
 
 
@@ -183,7 +186,8 @@ class _Fleet:
 
 
 def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_paths=False,
-        checkpoint=None, on_results=None, policy=None, fleets=None, env_id=None):
+        checkpoint=None, on_results=None, policy=None, fleets=None, env_id=None,
+        observation_kwargs=None):
   """Flies one episode per seed; returns [EvaluationResult] in the order they finished.
 
   Args:
@@ -202,6 +206,8 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
       `policy` is given, else 1.
     env_id: the environment (None: the agent's, see `policies.resolve_env_id`; with a
       given `policy`, the default environment).
+    observation_kwargs: the environment options that shape the observation (None: the
+      agent's, `policies.observation_kwargs`; with a given `policy`, none).
 
   Returns:
     list of EvaluationResult.
@@ -218,6 +224,9 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
     fleets = 2 if workers >= 2 and policy is None else 1
   if fleets < 1 or (policy is not None and fleets != 1):
     raise ValueError(f'fly: fleets={fleets}; it must be >= 1, and 1 with a given policy.')
+  if observation_kwargs is None:
+    observation_kwargs = {} if policy is not None else policies_lib.observation_kwargs(
+        agent, environment)
   sizes = slab_sizes(len(seeds), workers, slab_size)
   groups = [sizes[index::fleets] for index in range(min(fleets, len(sizes)))]
   build = (lambda batch_size: policy) if policy is not None else (
@@ -229,7 +238,7 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
   try:
     for group, fleet_policy in zip(groups, policies):
       batch = make_batch(environment, suite, group, workers, flight_paths,
-                         None if policy is not None else agent)
+                         None if policy is not None else agent, observation_kwargs)
       try:
         flying.append(_Fleet(agent, environment, suite, batch, fleet_policy, flight_paths,
                              pending))

@@ -38,6 +38,11 @@ With `column_stride: k` the policy reads every k-th level (k divides 180, so the
 balloon's own level is read): winds change little over 50 Pa, and k = 4 (200 Pa)
 learnt like k = 1 at a quarter of the column's cost.
 
+With the environment's `lookahead` option (lookahead.py) the observation carries, after
+BLE's 1099 floats, a block of per-level features of the hours ahead, placed as the column
+is: every level's input then holds its block features too (the option's stride must
+divide `column_stride`, so that every read level has them).
+
 The observation should reach this network unnormalised (`algorithm.normalize_observ:
 false`): its features are already in [0, 1], and per-index normalisation would give
 each level its own scale, which the shared MLP cannot undo.
@@ -64,10 +69,12 @@ class ColumnPolicy(networks.PolicyValueNetwork):
                activation='tanh', init_std=1.0, seed=0, matmul_dtype='float32',
                column_layers=(32, 32), column_stride=1, column_summary=False, column_conv=0,
                column_value=False, name='column_policy', **unused):
-    if observ_size != constants.OBSERVATION_SIZE:
+    extra = observ_size - constants.OBSERVATION_SIZE
+    if extra < 0 or extra % _LEVELS:
       raise ValueError(f'The column network reads the balloon observation of '
-                       f'{constants.OBSERVATION_SIZE} floats, got {observ_size} '
-                       '(config key "network.kind").')
+                       f'{constants.OBSERVATION_SIZE} floats, and a whole number of '
+                       f'features per level of its {_LEVELS} after them (the lookahead '
+                       f'option), got {observ_size} (config key "network.kind").')
     if not (isinstance(action_space, gymnasium.spaces.Discrete) and action_space.n == 3):
       raise ValueError(f'The column network needs the balloon actions Discrete(3) '
                        f'(DOWN, STAY, UP), got {action_space} (config key "network.kind").')
@@ -82,6 +89,8 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     super().__init__(observ_size, action_space, policy_layers, value_layers, activation,
                      init_std, seed, name, matmul_dtype)
     self._stride = column_stride
+    self._block_features = extra // _LEVELS
+    level_inputs = 5 + self._block_features
     self._levels = (_LEVELS - 1) // column_stride + 1
     self._centre = _CENTRE // column_stride
     rng = self._rng
@@ -90,7 +99,7 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     width = column_layers[0]
     # The first column layer is split: per-level inputs and a context projection that
     # is computed once per balloon and broadcast over its levels.
-    self.level_input = networks.Dense(5, width, np.sqrt(2.0), rng, name='level_input')
+    self.level_input = networks.Dense(level_inputs, width, np.sqrt(2.0), rng, name='level_input')
     self.context_input = networks.Dense(self.context.output_size, width, np.sqrt(2.0), rng,
                                         matmul_dtype=matmul_dtype, name='context_input')
     # Optional second stage: every level also sees a summary of the whole column (the
@@ -104,7 +113,7 @@ class ColumnPolicy(networks.PolicyValueNetwork):
                                matmul_dtype, name='column')
     if column_value:
       # Replaces the flat value MLP the base class built.
-      self.value_level_input = networks.Dense(5, width, np.sqrt(2.0), rng,
+      self.value_level_input = networks.Dense(level_inputs, width, np.sqrt(2.0), rng,
                                               name='value_level_input')
       self.value_context_input = networks.Dense(_AMBIENT, width, np.sqrt(2.0), rng,
                                                 name='value_context_input')
@@ -117,15 +126,20 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     self._offsets = tf.constant(np.stack([offsets, np.abs(offsets)], -1))
 
   def _read_levels(self, observ):
-    """The read levels' inputs [batch, levels, 5] and validity [batch, levels]."""
+    """The read levels' inputs [batch, levels, 5 + block features] and validity [batch, levels]."""
     batch = tf.shape(observ)[0]
-    winds = tf.reshape(observ[:, _AMBIENT:], [batch, _LEVELS, 3])[:, ::self._stride]
+    end = constants.OBSERVATION_SIZE
+    winds = tf.reshape(observ[:, _AMBIENT:end], [batch, _LEVELS, 3])[:, ::self._stride]
     offsets = tf.broadcast_to(self._offsets, [batch, self._levels, 2])
-    return tf.concat([winds, offsets], -1), winds[..., 2] < 1.0
+    parts = [winds, offsets]
+    if self._block_features:
+      parts.append(tf.reshape(observ[:, end:], [batch, _LEVELS, self._block_features])
+                   [:, ::self._stride])
+    return tf.concat(parts, -1), winds[..., 2] < 1.0
 
   def _encode_levels(self, level_dense, inputs, context_projection):
     """A level-shared first layer: each level's inputs plus its balloon's context."""
-    hidden = level_dense(tf.reshape(inputs, [-1, 5]))
+    hidden = level_dense(tf.reshape(inputs, [-1, inputs.shape[-1]]))
     hidden = tf.reshape(hidden, [tf.shape(inputs)[0], self._levels, -1])
     return self._activation(hidden + context_projection[:, None])
 

@@ -8,6 +8,7 @@ import dataclasses
 
 from agents.config_fields import ConfigError, param
 from agents.env.balloon.constants import BALLOON_COLUMN_INDEX
+from agents.env.balloon.lookahead import check_lookahead
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,3 +38,12 @@ class ColumnNetworkConfig:
       raise ConfigError(f"Config key 'network.column_stride' = {stride} must divide "
                         f'{BALLOON_COLUMN_INDEX}, so that the column policy reads the '
                         "balloon's own level.")
+    option = ((config.get('environment') or {}).get('kwargs') or {}).get('lookahead')
+    try:
+      lookahead = check_lookahead(option)
+    except (TypeError, ValueError) as error:
+      raise ConfigError(f"Config key 'environment.kwargs.lookahead': {error}") from None
+    if lookahead is not None and stride % lookahead.stride:
+      raise ConfigError(f"Config key 'network.column_stride' = {stride} must be a multiple of "
+                        f"'environment.kwargs.lookahead.stride' = {lookahead.stride}, so that "
+                        'every level the column policy reads has lookahead features.')

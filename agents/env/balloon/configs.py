@@ -54,3 +54,12 @@ def balloon():
       },
       'loop': LOOP,
   })
+
+
+def balloon_lookahead():
+  """The `balloon` config with the observation option `lookahead`: every read level also
+  shows what heading for it would do over the next 3, 6 and 12 hours, from the forecast
+  and the GP's posterior (agents/env/balloon/lookahead.py; not BLE's observation)."""
+  config = balloon()
+  return named.merge(config, {'environment': {
+      'kwargs': dict(config['environment']['kwargs'], lookahead=True)}})

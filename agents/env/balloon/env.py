@@ -46,14 +46,16 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from agents.env.balloon import constants
+from agents.env.balloon import lookahead as lookahead_lib
 from agents.env.balloon import simulator as simulator_lib
 from agents.env.balloon.simulator import InitialState, check_seed
 
 
-def observation_space():
-  """The Box of one balloon's 1099-float observation."""
-  low = np.zeros(constants.OBSERVATION_SIZE, np.float32)
-  high = np.ones(constants.OBSERVATION_SIZE, np.float32)
+def observation_space(lookahead=None):
+  """The Box of one balloon's 1099-float observation (and a `Lookahead`'s block after it)."""
+  size = constants.OBSERVATION_SIZE + (0 if lookahead is None else lookahead.size)
+  low = np.zeros(size, np.float32)
+  high = np.ones(size, np.float32)
   low[3:7] = -1.0
   low[15], high[15] = 1.0, 2.0  # 1 + sp/P stays far below 2 (burst at 2380 Pa)
   return gymnasium.spaces.Box(low, high, dtype=np.float32)
@@ -82,7 +84,7 @@ class BalloonEnv(gymnasium.Env):
   metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 10}
 
   def __init__(self, render_mode=None, wind='procedural', power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1):
+               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1, lookahead=None):
     """Creates the environment.
 
     Args:
@@ -96,13 +98,17 @@ class BalloonEnv(gymnasium.Env):
       action_repeat: a training option: each `step` holds the action for this many 180 s
         steps and returns their summed reward (nothing is added after the episode ends on
         the way). 1 (default) is BLE's environment.
+      lookahead: an observation option (lookahead.py): None (default) is BLE's
+        observation; True, a dict of `Lookahead` fields or a `Lookahead` appends what
+        heading for each level would do over the hours ahead.
     """
     self.action_repeat = _check_action_repeat(action_repeat)
+    self.lookahead = lookahead_lib.check_lookahead(lookahead)
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
                        f'got {render_mode!r}.')
     self.render_mode = render_mode
-    self.observation_space = observation_space()
+    self.observation_space = observation_space(self.lookahead)
     self.action_space = gymnasium.spaces.Discrete(3)
     self.simulator = simulator_lib.BalloonSimulator(1, wind=wind, power_sun=power_sun,
                                                     gp_predict_dtype=gp_predict_dtype,
@@ -136,7 +142,7 @@ class BalloonEnv(gymnasium.Env):
     observation = self.simulator.reset(seeds=[episode_seed], initial_states=[initial_state])
     if self._renderer is not None:
       self._renderer.reset()
-    return observation[0], self._reset_info()
+    return _with_lookahead(observation, self.simulator, self.lookahead)[0], self._reset_info()
 
   def step(self, action):
     """Advances 180 s; returns (observation, reward, terminated, truncated, info)."""
@@ -152,6 +158,7 @@ class BalloonEnv(gymnasium.Env):
         self.simulator, np.array([_check_action(action)]), wind, self.action_repeat,
         self._renderer)
     info = {key: value[0].item() for key, value in info.items()}
+    observation = _with_lookahead(observation, self.simulator, self.lookahead)
     return observation[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
   def read_state(self):
@@ -191,7 +198,7 @@ class BalloonVectorEnv(VectorEnv):
 
   def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS, wind='procedural',
                render_mode=None, seed=None, power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1):
+               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1, lookahead=None):
     """Creates the slab.
 
     Args:
@@ -205,8 +212,10 @@ class BalloonVectorEnv(VectorEnv):
       progress_reward: as for BalloonEnv.
       action_repeat: as for BalloonEnv (a balloon that ends on the way adds nothing
         after its end).
+      lookahead: as for BalloonEnv.
     """
     self.action_repeat = _check_action_repeat(action_repeat)
+    self.lookahead = lookahead_lib.check_lookahead(lookahead)
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
                        f'got {render_mode!r}.')
@@ -215,7 +224,7 @@ class BalloonVectorEnv(VectorEnv):
         power_sun=power_sun, gp_predict_dtype=gp_predict_dtype, progress_reward=progress_reward)
     self.num_envs = self.simulator.num_balloons
     self.render_mode = render_mode
-    self.single_observation_space = observation_space()
+    self.single_observation_space = observation_space(self.lookahead)
     self.single_action_space = gymnasium.spaces.Discrete(3)
     self.observation_space = batch_space(self.single_observation_space, self.num_envs)
     self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -277,7 +286,7 @@ class BalloonVectorEnv(VectorEnv):
                        ('battery_soc', state['battery_soc'])):
       infos[key] = value
       infos['_' + key] = mask.copy()
-    return observation, infos
+    return _with_lookahead(observation, self.simulator, self.lookahead), infos
 
   def step(self, actions):
     """Steps every balloon; returns (obs [B, 1099], reward, terminated, truncated, infos)."""
@@ -295,6 +304,7 @@ class BalloonVectorEnv(VectorEnv):
     for key, value in info.items():
       infos[key] = value
       infos['_' + key] = mask
+    observation = _with_lookahead(observation, self.simulator, self.lookahead)
     return observation, reward, terminated, truncated, infos
 
   def read_state(self):
@@ -310,6 +320,13 @@ class BalloonVectorEnv(VectorEnv):
   def close_extras(self, **kwargs):
     if self._renderer is not None:
       self._renderer.close()
+
+
+def _with_lookahead(observation, simulator, lookahead):
+  """The observation [B, 1099] with the lookahead block appended (unchanged if none)."""
+  if lookahead is None:
+    return observation
+  return np.concatenate([observation, lookahead_lib.lookahead_block(simulator, lookahead)], 1)
 
 
 def _check_action(action):

@@ -101,14 +101,17 @@ class FlightPathSlab(BalloonVectorEnv):
     return observ, reward, terminated, truncated, infos
 
 
-def make_slab(num_envs, episode_length, options, flight_paths=False, controller=None):
+def make_slab(num_envs, episode_length, options, flight_paths=False, controller=None,
+              lookahead=None):
   """A slab of `num_envs` balloons for a suite (BLE's reward, the suite's wind).
 
   `controller` names a baseline that acts in the slab (`SLAB_CONTROLLERS`): the slab's
-  steps then take its actions.
+  steps then take its actions. `lookahead` is the observation option an agent trained
+  with (lookahead.py; `observation_kwargs`).
   """
   cls = FlightPathSlab if flight_paths else BalloonVectorEnv
-  slab = cls(num_envs, max_episode_steps=episode_length, wind=check_options(options)['wind'])
+  slab = cls(num_envs, max_episode_steps=episode_length, wind=check_options(options)['wind'],
+             lookahead=lookahead)
   if controller is None:
     return slab
   if controller not in SLAB_CONTROLLERS:
@@ -282,6 +285,8 @@ class BalloonEvaluation:
   # training action_repeat), the episode's TWR50 over the steps played, and the
   # renderer's flight plot at the episode's end.
   playback_kwargs = {'progress_reward': 0.0, 'action_repeat': 1}
+  # Environment options that shape the observation: suites fly an agent with its own.
+  observation_kwargs = ('lookahead',)
   playback_summary = staticmethod(playback_summary)
   final_frame_plot = True
 

@@ -119,6 +119,45 @@ def correlations(levels, query, points, out):
 
 
 @numba.njit(fastmath=_FAST, cache=True)
+def posterior_means_float32(queries, points, valid, alpha, kernel_variance, out):
+  """`posterior_means` in float32 with the vectorised `_exp_negative` (several times
+  faster; within about 1e-5 of the float64 means, tested), for many query points that
+  feed features rather than decisions (lookahead.py). Arguments as `posterior_means`."""
+  n = points.shape[1]
+  compact = np.empty((6, n), np.float32)  # each valid point's x, y, p, t, alpha u, v
+  terms = np.empty(n, np.float32)
+  exponents = np.empty(n, np.int32)
+  for b in range(queries.shape[0]):
+    count = 0
+    for i in range(n):
+      if valid[b, i]:
+        for k in range(4):
+          compact[k, count] = points[b, i, k]
+        compact[4, count] = alpha[b, i, 0]
+        compact[5, count] = alpha[b, i, 1]
+        count += 1
+    for m in range(queries.shape[1]):
+      qx, qy = np.float32(queries[b, m, 0]), np.float32(queries[b, m, 1])
+      qp, qt = np.float32(queries[b, m, 2]), np.float32(queries[b, m, 3])
+      for i in range(count):
+        dx = qx - compact[0, i]
+        dy = qy - compact[1, i]
+        dp = qp - compact[2, i]
+        dt = qt - compact[3, i]
+        terms[i], exponents[i] = _exp_negative(-np.sqrt(dx * dx + dy * dy + dp * dp + dt * dt))
+      bits = terms.view(np.int32)
+      for i in range(count):
+        bits[i] += exponents[i] << _EXPONENT_BITS
+      mean_u = np.float32(0.0)
+      mean_v = np.float32(0.0)
+      for i in range(count):
+        mean_u += terms[i] * compact[4, i]
+        mean_v += terms[i] * compact[5, i]
+      out[b, m, 0] = kernel_variance * mean_u
+      out[b, m, 1] = kernel_variance * mean_v
+
+
+@numba.njit(fastmath=_FAST, cache=True)
 def posterior_means(queries, points, valid, alpha, kernel_variance, out):
   """GP posterior means k*^T alpha at M points per balloon, in float64.
 

@@ -188,21 +188,35 @@ class Planner:
       (the final state, the weighted sums of `reward.distance_reward` [B, M]).
     """
     config = self.config
-    x, y, pressure, t = state
-    dt = config.rollout_step_s
     scores = np.zeros(targets.shape)
     for weight in weights:
-      # The pressure moves towards the target at the ACS's rate; the balloon drifts in
-      # the estimated wind at the middle of the step's pressure change.
-      moved = pressure + np.clip(targets - pressure, -config.ascent_rate * dt,
-                                 config.descent_rate * dt)
-      u, v = self.simulator.estimated_wind(x, y, 0.5 * (pressure + moved), t)
-      pressure = moved
-      x = x + u * dt
-      y = y + v * dt
-      t = t + dt
-      scores += weight * reward.distance_reward(np.hypot(x, y) / 1000.0)
-    return (x, y, pressure, t), scores
+      state = rollout_step(self.simulator, state, targets, config.rollout_step_s,
+                           config.ascent_rate, config.descent_rate)
+      scores += weight * reward.distance_reward(np.hypot(state[0], state[1]) / 1000.0)
+    return state, scores
+
+
+def rollout_step(simulator, state, targets, step_s, ascent_rate, descent_rate, float32=False):
+  """One step of simplified balloons heading for target pressures in the estimated wind.
+
+  The pressure moves towards the target at the ACS's typical rate; the balloon drifts in
+  `simulator.estimated_wind` at the middle of the step's pressure change.
+
+  Args:
+    simulator: the `BalloonSimulator` whose wind estimate the balloons drift in.
+    state: (x, y, pressure, t), float arrays [B, M].
+    targets: target pressures [B, M].
+    step_s: the step (s).
+    ascent_rate, descent_rate: Pa/s the pressure falls (UP) and rises (DOWN) at.
+    float32: the wind estimate's GP mean in float32 (`BalloonSimulator.estimated_wind`).
+
+  Returns:
+    The state after the step.
+  """
+  x, y, pressure, t = state
+  moved = pressure + np.clip(targets - pressure, -ascent_rate * step_s, descent_rate * step_s)
+  u, v = simulator.estimated_wind(x, y, 0.5 * (pressure + moved), t, float32)
+  return x + u * step_s, y + v * step_s, moved, t + step_s
 
 
 class PlannedSlab(VectorWrapper):

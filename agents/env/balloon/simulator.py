@@ -422,7 +422,7 @@ class BalloonSimulator:
     """The true wind (forecast + error) of balloons `indices` at points (for renderers)."""
     return self._wind.truth(indices, x, y, pressure, t)
 
-  def estimated_wind(self, x, y, pressure, t):
+  def estimated_wind(self, x, y, pressure, t, float32=False):
     """The wind an agent can know at M points per balloon: forecast + GP posterior mean.
 
     The forecast plus the posterior mean of its error given the balloon's own
@@ -432,6 +432,7 @@ class BalloonSimulator:
     Args:
       x, y, pressure, t: float arrays [B, M]: offsets from the station (m), pressures
         (Pa) and times since the episode start (s).
+      float32: the GP mean in float32 (`WindGP.mean_at`), for features.
 
     Returns:
       (u, v), each float64 [B, M], in m/s.
@@ -442,7 +443,7 @@ class BalloonSimulator:
     indices = np.repeat(np.arange(count), points)
     forecast_u, forecast_v = self._wind.forecast.query(
         indices, x.ravel(), y.ravel(), pressure.ravel(), t.ravel())
-    error_u, error_v = self._wind.gp.mean_at(x, y, pressure, t)
+    error_u, error_v = self._wind.gp.mean_at(x, y, pressure, t, float32)
     return forecast_u.reshape(x.shape) + error_u, forecast_v.reshape(x.shape) + error_v
 
   def reachable_pressures(self, elapsed_s=None):

@@ -227,7 +227,7 @@ class WindGP:
         self._predict_chunk(part, query, levels, needed, mean, variance)
     return self._finish_prediction(mean, variance)
 
-  def mean_at(self, x, y, pressure, t):
+  def mean_at(self, x, y, pressure, t, float32=False):
     """Posterior mean of the forecast error at M arbitrary points per balloon.
 
     The same mean as `predict`'s, in float64, at points that need not share (x, y, t)
@@ -235,6 +235,8 @@ class WindGP:
 
     Args:
       x, y, pressure, t: float arrays [B, M]: positions (m, m, Pa) and times (s).
+      float32: compute in float32 with a vectorised exponential
+        (`kernels.posterior_means_float32`, about 10x faster, within about 1e-5 m/s).
 
     Returns:
       (mean_error_u, mean_error_v), each float64 [B, M]; 0 for a balloon with no
@@ -248,8 +250,8 @@ class WindGP:
                        f'({self.num_balloons}, M), got {[a.shape for a in arrays]}.')
     queries = np.stack(arrays, axis=-1) / LENGTH_SCALES
     out = np.empty((*shape, 2))
-    kernels.posterior_means(queries, self._points, self._valid, self._alpha, KERNEL_VARIANCE,
-                            out)
+    means = kernels.posterior_means_float32 if float32 else kernels.posterior_means
+    means(queries, self._points, self._valid, self._alpha, KERNEL_VARIANCE, out)
     return out[..., 0], out[..., 1]
 
   def _check_observation(self, count, x, y, pressure, t, error_u, error_v, where):

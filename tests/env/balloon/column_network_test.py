@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from agents.algorithms.ppo import networks
-from agents.env.balloon import column_network, constants
+from agents.env.balloon import column_network, column_network_config, constants
 
 OBSERVATION_SPACE = gymnasium.spaces.Box(0.0, 1.0, (constants.OBSERVATION_SIZE,), np.float32)
 ACTIONS = gymnasium.spaces.Discrete(3)
@@ -153,7 +153,47 @@ class ColumnPolicyTest(unittest.TestCase):
     np.testing.assert_allclose(network.value(tf.constant(observ.reshape(2, 2, -1))).numpy(),
                                before.reshape(2, 2), rtol=1e-5, atol=1e-6)
 
+  def test_lookahead_block_features_join_each_read_level(self):
+    features = 4
+    space = gymnasium.spaces.Box(
+        0.0, 1.0, (constants.OBSERVATION_SIZE + features * constants.NUM_COLUMN_LEVELS,),
+        np.float32)
+    network = networks.make_network('column', space, ACTIONS, seed=1, policy_layers=[16],
+                                    column_layers=[8], value_layers=[16], column_stride=4)
+    self.assertEqual(network.level_input.kernel.shape[0], 5 + features)
+    observ = np.concatenate([observations(2), np.random.default_rng(3).uniform(
+        size=(2, features * constants.NUM_COLUMN_LEVELS)).astype(np.float32)], 1)
+    before = logits(network, observ)
+
+    def with_block(level, values):
+      changed = observ.copy()
+      start = constants.OBSERVATION_SIZE + features * level
+      changed[:, start:start + features] = values
+      return changed
+
+    # A read level's block features move the move that reaches it; an unread one's do not.
+    moved = logits(network, with_block(CENTRE - 8, [0.0, 1.0, 0.0, 1.0])) - before
+    self.assertGreater(np.abs(moved[:, UP]).min(), 1e-6)
+    np.testing.assert_allclose(moved[:, [DOWN, STAY]], 0.0, atol=1e-6)
+    np.testing.assert_allclose(logits(network, with_block(CENTRE - 9, [0.0, 1.0, 0.0, 1.0])),
+                               before, atol=1e-7)
+
+  def test_the_lookahead_stride_must_divide_the_column_stride(self):
+    config = {'network': {'column_conv': 0, 'column_stride': 4},
+              'environment': {'kwargs': {'lookahead': {'stride': 6}}}}
+    with self.assertRaisesRegex(ValueError, "'network.column_stride' = 4 must be a multiple "
+                                "of 'environment.kwargs.lookahead.stride' = 6"):
+      column_network_config.ColumnNetworkConfig.check_run(config)
+    config['environment']['kwargs']['lookahead'] = {'hours': [-1]}
+    with self.assertRaisesRegex(ValueError, "'environment.kwargs.lookahead'.*hours"):
+      column_network_config.ColumnNetworkConfig.check_run(config)
+    config['environment']['kwargs']['lookahead'] = {'stride': 2}
+    column_network_config.ColumnNetworkConfig.check_run(config)  # 4 reads every other one
+
   def test_bad_spaces_and_stride_name_the_key(self):
+    with self.assertRaisesRegex(ValueError, '1099 floats.*network.kind'):
+      networks.make_network('column', gymnasium.spaces.Box(
+          0, 1, (constants.OBSERVATION_SIZE + 5,)), ACTIONS)
     with self.assertRaisesRegex(ValueError, '1099 floats.*network.kind'):
       networks.make_network('column', gymnasium.spaces.Box(0, 1, (4,)), ACTIONS)
     with self.assertRaisesRegex(ValueError, 'Discrete\\(3\\).*network.kind'):

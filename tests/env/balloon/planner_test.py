@@ -41,6 +41,20 @@ class EstimatedWindTest(unittest.TestCase):
     np.testing.assert_allclose(at_v, mean_v, atol=2e-3)
     self.assertGreater(np.abs(at_u).max(), 0.01)  # the GP has learnt something
 
+  def test_float32_gp_mean_is_close_to_float64(self):
+    simulator = flown_slab().simulator
+    rng = np.random.default_rng(0)
+    shape = (len(SEEDS), 40)
+    x = simulator.x[:, None] + rng.uniform(-2e5, 2e5, shape)
+    y = simulator.y[:, None] + rng.uniform(-2e5, 2e5, shape)
+    pressure = rng.uniform(5000.0, 14000.0, shape)
+    t = simulator.time_elapsed_s[:, None] + rng.uniform(0.0, 12 * 3600.0, shape)
+    exact = simulator._wind.gp.mean_at(x, y, pressure, t)
+    fast = simulator._wind.gp.mean_at(x, y, pressure, t, float32=True)
+    self.assertGreater(np.abs(exact[0]).max(), 0.01)
+    for fast_part, exact_part in zip(fast, exact):
+      np.testing.assert_allclose(fast_part, exact_part, atol=1e-4)
+
   def test_estimate_is_forecast_plus_gp_mean(self):
     simulator = flown_slab().simulator
     x = simulator.x[:, None] + np.array([[0.0, 1e5]])

@@ -1,0 +1,165 @@
+"""An observation option: what heading for each level would do over the hours ahead.
+
+BLE's observation (features.py) shows the wind estimate at the balloon's position now. A
+controller that plans (planner.py) gains by the estimate's change along the path over the
+hours ahead, which that observation does not hold. With the environment option
+`lookahead` (`BalloonEnv(lookahead=...)`, `BalloonVectorEnv(lookahead=...)`, in a config
+`environment.kwargs.lookahead`), every observation gains a block of per-level features
+that hold it, computed from what an agent can know at that step (the forecast and the
+wind GP's posterior from the balloon's own measurements, `BalloonSimulator
+.estimated_wind`; never the true wind):
+
+- for every `stride`-th level of the wind column (the balloon's own level included) that
+  is reachable, a simplified balloon heads for that level's pressure at the ACS's typical
+  rates and drifts in the estimated wind, in steps of `step_s` (`planner.rollout_step`);
+- at each horizon of `hours` it reads two features: the distance to the station then,
+  squashed as observation feature 7 is (d / (d + 250 km)), and the mean over the steps
+  so far of the reward's distance term (`reward.distance_reward`: 1 within 50 km).
+
+The block is [361 levels × 2·len(hours)] floats appended after BLE's 1099, its levels
+placed as the wind column's are (the balloon's level at index 180). Levels not computed
+(unreachable, or between the stride's levels) read the padding (1, 0) per horizon. The
+column network reads the block with the column (`ColumnPolicy`), at a `column_stride`
+that is a multiple of `stride`.
+
+It is an observation option, not BLE's observation: an agent trained with it must be
+flown with it. Evaluation does so for a run or an exported policy whose record keeps
+the option (the balloon evaluation plug-in's `observation_kwargs`). It costs about as
+much again as the rest of a balloon step: about (reachable levels / stride) ×
+(max(hours) · 3600 / step_s) wind estimates per balloon and step (some 700 with the
+defaults), their GP mean in float32 (`WindGP.mean_at(..., float32=True)`);
+`python -m bench.balloon_throughput --lookahead` measures it.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from agents.env.balloon import constants, features, planner, reward
+
+_PADDING = (1.0, 0.0)  # (squashed distance, mean distance reward) of a level not computed
+
+
+@dataclasses.dataclass(frozen=True)
+class Lookahead:
+  """The lookahead block's settings.
+
+  Attributes:
+    hours: the horizons (hours ahead) at which each level's features are read.
+    stride: features for every `stride`-th level of the column (a divisor of 180).
+    step_s: the simplified balloon's time step (s).
+    ascent_rate, descent_rate: Pa/s its pressure falls (UP) and rises (DOWN) at (the
+      planner's, measured on the simulator).
+  """
+  hours: tuple[float, ...] = (3.0, 6.0, 12.0)
+  stride: int = 4
+  step_s: float = 1800.0
+  ascent_rate: float = planner.PlannerConfig.ascent_rate
+  descent_rate: float = planner.PlannerConfig.descent_rate
+
+  def __post_init__(self):
+    hours = tuple(float(hour) for hour in self.hours)
+    object.__setattr__(self, 'hours', hours)
+    if not hours or any(not np.isfinite(hour) or hour <= 0 for hour in hours) or (
+        list(hours) != sorted(set(hours))):
+      raise ValueError(f'lookahead.hours must be increasing positive hours, got {self.hours}.')
+    if (isinstance(self.stride, bool) or not isinstance(self.stride, (int, np.integer))
+        or self.stride < 1 or constants.BALLOON_COLUMN_INDEX % self.stride):
+      raise ValueError(f'lookahead.stride must be a positive divisor of '
+                       f'{constants.BALLOON_COLUMN_INDEX}, got {self.stride!r}.')
+    if not self.step_s > 0 or hours[-1] * 3600.0 < self.step_s:
+      raise ValueError(f'lookahead.step_s must be positive and at most the longest horizon, '
+                       f'got {self.step_s} s for {hours[-1]} h.')
+    if not (self.ascent_rate > 0 and self.descent_rate > 0):
+      raise ValueError(f'lookahead.ascent_rate and descent_rate must be positive, got '
+                       f'{self.ascent_rate} and {self.descent_rate}.')
+
+  @property
+  def features_per_level(self):
+    """Features of one level: (squashed distance, mean distance reward) per horizon."""
+    return 2 * len(self.hours)
+
+  @property
+  def size(self):
+    """Floats the block adds to one balloon's observation."""
+    return constants.NUM_COLUMN_LEVELS * self.features_per_level
+
+  def checkpoints(self):
+    """The rollout step after which each horizon is read (1-based step counts)."""
+    return [max(1, int(round(hour * 3600.0 / self.step_s))) for hour in self.hours]
+
+
+def check_lookahead(value):
+  """A `Lookahead` from an option value: None or False (off), True (defaults), a dict of
+  its fields, or a `Lookahead`.
+
+  Raises:
+    TypeError / ValueError: naming the option and what is wrong.
+  """
+  if value is None or value is False:
+    return None
+  if value is True:
+    return Lookahead()
+  if isinstance(value, Lookahead):
+    return value
+  if isinstance(value, dict):
+    unknown = sorted(set(value) - {field.name for field in dataclasses.fields(Lookahead)})
+    if unknown:
+      raise ValueError(f'lookahead: unknown keys {unknown}; expected some of hours, stride, '
+                       'step_s, ascent_rate, descent_rate.')
+    fields = dict(value)
+    if 'hours' in fields:
+      hours = fields['hours']
+      fields['hours'] = tuple(hours) if isinstance(hours, (list, tuple)) else (hours,)
+    return Lookahead(**fields)
+  raise TypeError(f'lookahead must be None, a bool, a dict of Lookahead fields or a '
+                  f'Lookahead, got {type(value).__name__}.')
+
+
+def lookahead_block(simulator, lookahead):
+  """The lookahead features of every balloon of a simulator, float32 [B, size].
+
+  Args:
+    simulator: a `BalloonSimulator` after reset or step.
+    lookahead: a `Lookahead`.
+  """
+  count = simulator.num_balloons
+  stride = lookahead.stride
+  level = features.balloon_level(simulator.pressure)
+  # The computed levels are the balloon's own and every stride-th level from it that
+  # is reachable: a run of levels [first, first + width) per balloon, in stride steps.
+  lowest, highest = simulator.reachable_pressures()
+  offsets = np.arange(-constants.BALLOON_COLUMN_INDEX, constants.BALLOON_COLUMN_INDEX + 1,
+                      stride)
+  real = level[:, None] + offsets
+  pressures = constants.COLUMN_MIN_PRESSURE + real * constants.COLUMN_PRESSURE_STEP
+  valid = ((real >= 0) & (real < constants.NUM_LEVELS) & (pressures >= lowest[:, None])
+           & (pressures <= highest[:, None]))
+  width = max(int(valid.sum(axis=1).max()), 1)
+  first = valid.argmax(axis=1)
+  picked = np.minimum(first[:, None] + np.arange(width), len(offsets) - 1)
+  rows = np.arange(count)[:, None]
+  picked_valid = valid[rows, picked]
+  targets = pressures[rows, picked].astype(np.float64)
+  state = tuple(np.repeat(value[:, None], width, axis=1) for value in (
+      simulator.x, simulator.y, simulator.pressure, simulator.time_elapsed_s))
+  per_level = np.empty((count, width, lookahead.features_per_level))
+  reward_sum = np.zeros((count, width))
+  checkpoints = lookahead.checkpoints()
+  for step in range(1, checkpoints[-1] + 1):
+    state = planner.rollout_step(simulator, state, targets, lookahead.step_s,
+                                 lookahead.ascent_rate, lookahead.descent_rate, float32=True)
+    distance_km = np.hypot(state[0], state[1]) / 1000.0
+    reward_sum += reward.distance_reward(distance_km)
+    for horizon, checkpoint in enumerate(checkpoints):
+      if checkpoint == step:
+        per_level[..., 2 * horizon] = distance_km / (distance_km + constants.DISTANCE_SQUASH_KM)
+        per_level[..., 2 * horizon + 1] = reward_sum / step
+  block = np.empty((count, constants.NUM_COLUMN_LEVELS, lookahead.features_per_level),
+                   np.float32)
+  block[...] = np.tile(np.array(_PADDING, np.float32), len(lookahead.hours))
+  # Column index of a computed level: the balloon's level sits at index 180.
+  column = constants.BALLOON_COLUMN_INDEX + offsets[picked]
+  block[np.broadcast_to(rows, picked.shape)[picked_valid], column[picked_valid]] = (
+      per_level[picked_valid])
+  return block.reshape(count, -1)
