@@ -1,4 +1,4 @@
-"""The balloon policy shipped in models/: evaluate and visualize fly it with no training."""
+"""The balloon policies shipped in models/: evaluate and visualize fly them with no training."""
 
 import json
 import os
@@ -11,39 +11,46 @@ from agents import configs, model_card, policy_record
 from agents.scripts import visualize
 from tests.helpers.evaluate_cli import run_cli
 
-MODEL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), 'models', 'balloon_ppo')
+MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'models')
+MODEL_DIR = os.path.join(MODELS, 'balloon_ppo')
 
 
 class ShippedModelTest(unittest.TestCase):
+  """`models/balloon_ppo`: the `balloon` config's best fit, on BLE's observation."""
+
+  MODEL_DIR = MODEL_DIR
+  OBSERVATION_SIZE = 1099
+  STEPS, SEED, TWR50 = 5_577_728, 1097713535, 0.341
 
   def test_model_and_its_record_are_shipped(self):
-    self.assertTrue(os.path.exists(os.path.join(MODEL_DIR, 'saved_model.pb')), MODEL_DIR)
-    with open(os.path.join(MODEL_DIR, 'README.md'), encoding='utf-8') as file:
+    self.assertTrue(os.path.exists(os.path.join(self.MODEL_DIR, 'saved_model.pb')),
+                    self.MODEL_DIR)
+    with open(os.path.join(self.MODEL_DIR, 'README.md'), encoding='utf-8') as file:
       history = file.read()
     self.assertIn('python -m agents.scripts.experiment fit', history)
     self.assertIn('small_eval', history)
 
   def test_its_policy_record_loads_and_describes_these_weights(self):
-    record = policy_record.load(MODEL_DIR)
-    self.assertIsNotNone(record, 'models/balloon_ppo has no policy.yaml')
-    self.assertEqual(record['weights_sha256'], policy_record.weights_digest(MODEL_DIR))
+    record = policy_record.load(self.MODEL_DIR)
+    self.assertIsNotNone(record, f'{self.MODEL_DIR} has no policy.yaml')
+    self.assertEqual(record['weights_sha256'], policy_record.weights_digest(self.MODEL_DIR))
     self.assertEqual((record['env_id'], record['observation_shape'], record['training']['steps']),
-                     ('BalloonLearningEnvironment-v0', [1099], 5_577_728))
+                     ('BalloonLearningEnvironment-v0', [self.OBSERVATION_SIZE], self.STEPS))
     config = configs.from_saved(record['config'], 'policy.yaml: field config')
-    self.assertEqual((config['network']['kind'], config['seed']), ('column', 1097713535))
+    self.assertEqual((config['network']['kind'], config['seed']), ('column', self.SEED))
     [evaluation] = record['evaluations']
     self.assertEqual((evaluation['suite']['name'], evaluation['suite']['num_seeds'],
                       evaluation['metric']), ('small_eval', 100, 'twr50'))
     # The number docs/results.md and README.md quote for the shipped policy.
-    self.assertAlmostEqual(evaluation['statistics']['twr50']['mean'], 0.341, places=3)
+    self.assertAlmostEqual(evaluation['statistics']['twr50']['mean'], self.TWR50, places=3)
     self.assertEqual(evaluation['weights_sha256'], record['weights_sha256'])
-    with open(model_card.path_in(MODEL_DIR), encoding='utf-8') as file:
+    with open(model_card.path_in(self.MODEL_DIR), encoding='utf-8') as file:
       self.assertEqual(file.read(), model_card.render(record))
 
   def test_evaluate_flies_it(self):
     outdir = tempfile.mkdtemp()
-    code, out, err = run_cli(f'--agent=savedmodel:{MODEL_DIR}',
+    code, out, err = run_cli(f'--agent=savedmodel:{self.MODEL_DIR}',
                              '--suite=custom:seeds=0-1,episode_length=24',
                              f'--output_dir={outdir}', '--workers=0', '--quiet', '--nogallery')
     self.assertEqual(code, 0, err)
@@ -54,7 +61,7 @@ class ShippedModelTest(unittest.TestCase):
 
   def test_visualize_flies_it(self):
     outdir = tempfile.mkdtemp()
-    code = visualize.main(['--savedmodel', MODEL_DIR, '--outdir', outdir, '--num_episodes',
+    code = visualize.main(['--savedmodel', self.MODEL_DIR, '--outdir', outdir, '--num_episodes',
                            '1', '--max_steps', '6', '--format', 'gif'])
     self.assertEqual(code, 0)
     with open(os.path.join(outdir, 'episodes.json'), encoding='utf-8') as file:
@@ -64,11 +71,21 @@ class ShippedModelTest(unittest.TestCase):
 
   def test_actions_are_the_balloons(self):
     import tensorflow as tf
-    model = tf.saved_model.load(MODEL_DIR)
-    observations = np.random.default_rng(0).uniform(0, 1, (8, 1099)).astype(np.float32)
+    model = tf.saved_model.load(self.MODEL_DIR)
+    observations = np.random.default_rng(0).uniform(
+        0, 1, (8, self.OBSERVATION_SIZE)).astype(np.float32)
     actions = model.action(observations).numpy()
     self.assertEqual(actions.shape, (8,))
     self.assertTrue(set(actions.tolist()) <= {0, 1, 2})
+
+
+class ShippedLookaheadModelTest(ShippedModelTest):
+  """`models/balloon_lookahead`: the `balloon_lookahead` config's best fit. It reads the
+  observation option `lookahead`, which evaluate and visualize take from its record."""
+
+  MODEL_DIR = os.path.join(MODELS, 'balloon_lookahead')
+  OBSERVATION_SIZE = 1099 + 6 * 361
+  STEPS, SEED, TWR50 = 5_577_728, 1880495735, 0.380
 
 
 if __name__ == '__main__':

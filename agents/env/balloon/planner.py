@@ -207,7 +207,8 @@ def rollout_step(simulator, state, targets, step_s, ascent_rate, descent_rate, f
     state: (x, y, pressure, t), float arrays [B, M].
     targets: target pressures [B, M].
     step_s: the step (s).
-    ascent_rate, descent_rate: Pa/s the pressure falls (UP) and rises (DOWN) at.
+    ascent_rate: Pa/s the pressure falls at (UP).
+    descent_rate: Pa/s the pressure rises at (DOWN).
     float32: the wind estimate's GP mean in float32 (`BalloonSimulator.estimated_wind`).
 
   Returns:
