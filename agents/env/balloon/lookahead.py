@@ -103,10 +103,11 @@ def check_lookahead(value):
   if isinstance(value, Lookahead):
     return value
   if isinstance(value, dict):
-    unknown = sorted(set(value) - {field.name for field in dataclasses.fields(Lookahead)})
+    names = [field.name for field in dataclasses.fields(Lookahead)]
+    unknown = sorted(set(value) - set(names))
     if unknown:
-      raise ValueError(f'lookahead: unknown keys {unknown}; expected some of hours, stride, '
-                       'step_s, ascent_rate, descent_rate.')
+      raise ValueError(f'lookahead: unknown keys {unknown}; expected some of '
+                       f'{", ".join(names)}.')
     fields = dict(value)
     if 'hours' in fields:
       hours = fields['hours']
@@ -140,7 +141,7 @@ def lookahead_block(simulator, lookahead):
   picked = np.minimum(first[:, None] + np.arange(width), len(offsets) - 1)
   rows = np.arange(count)[:, None]
   picked_valid = valid[rows, picked]
-  targets = pressures[rows, picked].astype(np.float64)
+  targets = pressures[rows, picked]
   state = tuple(np.repeat(value[:, None], width, axis=1) for value in (
       simulator.x, simulator.y, simulator.pressure, simulator.time_elapsed_s))
   per_level = np.empty((count, width, lookahead.features_per_level))

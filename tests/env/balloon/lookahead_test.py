@@ -92,7 +92,7 @@ class LookaheadOptionTest(unittest.TestCase):
     np.testing.assert_array_equal(observation, slab_observation[0])
     self.assertEqual(env.observation_space.shape, observation.shape)
 
-  def test_partial_reset_keeps_the_block_of_the_others(self):
+  def test_after_a_partial_reset_every_rows_block_is_its_balloons(self):
     env, _ = flown()
     mask = np.array([True, False, False])
     observation, _ = env.reset(seed=[SEEDS[0] + 100, None, None], options={'reset_mask': mask})
