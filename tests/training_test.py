@@ -3,6 +3,7 @@
 import functools
 import json
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -90,6 +91,23 @@ class TrainTest(unittest.TestCase):
     self.assertEqual(result['step'], 128)
     self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')),
                      tiny_run.tiny_config(steps=128))
+
+  def test_a_run_saved_before_the_step_size_schedule_resumes_and_anneals(self):
+    run_dir = _copy_of_short_run()
+    path = os.path.join(run_dir, 'config.yaml')
+    with open(path, encoding='utf-8') as file:
+      text = file.read()
+    with open(path, 'w', encoding='utf-8') as file:  # As written before the key existed.
+      file.write(re.sub(r'\n *learning_rate_decay_start: .*', '', text))
+    config = tiny_run.tiny_config(steps=128, learning_rate_decay_start=0.5)
+    self.assertEqual(training.train(config, run_dir, quiet=True, export_policy=False)['step'],
+                     128)
+    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
+    # 4 updates of 32 samples: the decay from step 64 has reached 0 at the run's end.
+    self.assertEqual(int(algorithm.num_updates.numpy()), 4)
+    algorithm.num_updates.assign(3)
+    self.assertAlmostEqual(float(algorithm.learning_rate()),
+                           0.5 * config['algorithm']['learning_rate'], places=8)
 
   def test_resume_refuses_other_changes_before_writing(self):
     run_dir = _copy_of_short_run()
