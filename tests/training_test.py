@@ -105,6 +105,7 @@ class TrainTest(unittest.TestCase):
     _, algorithm, _, _ = builders.restore_algorithm(run_dir)
     # 4 updates of 32 samples: the decay from step 64 has reached 0 at the run's end.
     self.assertEqual(int(algorithm.num_updates.numpy()), 4)
+    self.assertEqual(float(algorithm.learning_rate()), 0.0)
     algorithm.num_updates.assign(3)
     self.assertAlmostEqual(float(algorithm.learning_rate()),
                            0.5 * config['algorithm']['learning_rate'], places=8)

@@ -13,13 +13,12 @@ from tests.helpers.evaluate_cli import run_cli
 
 MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), 'models')
-MODEL_DIR = os.path.join(MODELS, 'balloon_ppo')
 
 
 class ShippedModelTest(unittest.TestCase):
   """`models/balloon_ppo`: the `balloon` config's best fit, on BLE's observation."""
 
-  MODEL_DIR = MODEL_DIR
+  MODEL_DIR = os.path.join(MODELS, 'balloon_ppo')
   OBSERVATION_SIZE = 1099
   STEPS, SEED, TWR50 = 5_577_728, 1097713535, 0.341
 
