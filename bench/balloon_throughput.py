@@ -19,7 +19,8 @@ processes' use of the cores). `--processes 0` skips these rows.
 
 `--lookahead` adds the slab rows of slabs with the observation option `lookahead` (its
 defaults: agents/env/balloon/lookahead.py), beside the plain ones, so their ratio is
-measured in one run.
+measured in one run; `--two_stage` adds rows with its two-stage features too (the
+`balloon_two_stage` config's option, `switch_hours: 3`).
 
 `--gp none` swaps the GP for a stand-in that predicts the forecast with zero variance:
 a diagnostic of what everything else costs, not a valid environment.
@@ -122,6 +123,9 @@ def _split(envs, steps, size, rng):
   return {part: round(value / total, 3) for part, value in split.items()}
 
 
+TWO_STAGE = {'switch_hours': 3.0}  # the balloon_two_stage config's lookahead option
+
+
 def bench_slab(size, steps, warmup, gp, split=False, lookahead=None):
   envs = BalloonVectorEnv(size, lookahead=lookahead)
   simulator = envs.simulator
@@ -135,7 +139,8 @@ def bench_slab(size, steps, warmup, gp, split=False, lookahead=None):
   for _ in range(steps):
     envs.step(rng.integers(0, 3, size))
   wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-  result = {'bench': 'slab', 'balloons': size, 'gp': gp, 'lookahead': bool(lookahead),
+  result = {'bench': 'slab', 'balloons': size, 'gp': gp,
+            'lookahead': lookahead if isinstance(lookahead, dict) else bool(lookahead),
             'balloon_steps_per_s_wall': round(size * steps / wall, 1),
             'balloon_steps_per_s_cpu': round(size * steps / cpu, 1),
             'ms_per_slab_step_wall': round(wall / steps * 1e3, 3),
@@ -211,6 +216,8 @@ def main(argv=None):
   parser.add_argument('--skip_single', action='store_true')
   parser.add_argument('--lookahead', action='store_true',
                       help='also time slabs with the observation option lookahead')
+  parser.add_argument('--two_stage', action='store_true',
+                      help='also time slabs with the lookahead\'s two-stage features')
   parser.add_argument('--split', action='store_true',
                       help='also profile the slab steps and report where the time goes')
   parser.add_argument('--processes', type=int, default=2,
@@ -226,7 +233,8 @@ def main(argv=None):
     results.append(bench_single(args.single_steps, args.warmup))
     print(json.dumps(results[-1]), flush=True)
   for size in (int(value) for value in args.slabs.split(',')):
-    for lookahead in (None, True) if args.lookahead else (None,):
+    options = [None] + [True] * args.lookahead + [TWO_STAGE] * args.two_stage
+    for lookahead in options:
       results.append(bench_slab(size, args.steps, args.warmup, args.gp, args.split, lookahead))
       print(json.dumps(results[-1]), flush=True)
   if args.processes > 0 and args.gp == 'full':

@@ -63,3 +63,12 @@ def balloon_lookahead():
   config = balloon()
   return named.merge(config, {'environment': {
       'kwargs': dict(config['environment']['kwargs'], lookahead=True)}})
+
+
+def balloon_two_stage():
+  """The `balloon_lookahead` config with two-stage features: every read level also shows
+  the best plan that holds it for 3 hours, then heads for the best of 8 follow-up
+  levels, at 6 and 12 hours (agents/env/balloon/lookahead.py, `switch_hours`)."""
+  config = balloon()
+  return named.merge(config, {'environment': {
+      'kwargs': dict(config['environment']['kwargs'], lookahead={'switch_hours': 3.0})}})

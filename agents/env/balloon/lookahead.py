@@ -14,9 +14,17 @@ wind GP's posterior from the balloon's own measurements, `BalloonSimulator
   rates and drifts in the estimated wind, in steps of `step_s` (`planner.rollout_step`);
 - at each horizon of `hours` it reads two features: the distance to the station then,
   squashed as observation feature 7 is (d / (d + 250 km)), and the mean over the steps
-  so far of the reward's distance term (`reward.distance_reward`: 1 within 50 km).
+  so far of the reward's distance term (`reward.distance_reward`: 1 within 50 km);
+- with `switch_hours` > 0, two-stage plans as well: the level is held until
+  `switch_hours`, then the balloon heads for the best of `follow_levels` levels spread
+  over the computed ones. At each horizon beyond the switch the level gains the same two
+  features of its best follow-up (best by the mean distance term, then by the distance).
+  No wind is estimated for them: the follow-up's path after the switch is the follow-up
+  level's own rollout from then on, shifted to where this level's rollout is at the
+  switch. That assumes the estimated wind at a pressure changes little over the first
+  stage's drift (some 100 km in 3 hours); it costs a few array operations per pair.
 
-The block is [361 levels × 2·len(hours)] floats appended after BLE's 1099, its levels
+The block is [361 levels × `features_per_level`] floats appended after BLE's 1099, its levels
 placed as the wind column's are (the balloon's level at index 180). Levels not computed
 (unreachable, or between the stride's levels) read the padding (1, 0) per horizon. The
 column network reads the block with the column (`ColumnPolicy`), at a `column_stride`
@@ -50,12 +58,19 @@ class Lookahead:
     step_s: the simplified balloon's time step (s).
     ascent_rate, descent_rate: Pa/s its pressure falls (UP) and rises (DOWN) at (the
       planner's, measured on the simulator).
+    switch_hours: if not 0, the two-stage features: when (hours ahead) a level's plan
+      switches to its best follow-up (a whole number of `step_s`, before the longest
+      horizon).
+    follow_levels: the follow-up levels a two-stage plan chooses from, spread over each
+      balloon's computed levels.
   """
   hours: tuple[float, ...] = (3.0, 6.0, 12.0)
   stride: int = 4
   step_s: float = 1800.0
   ascent_rate: float = planner.PlannerConfig.ascent_rate
   descent_rate: float = planner.PlannerConfig.descent_rate
+  switch_hours: float = 0.0
+  follow_levels: int = 8
 
   def __post_init__(self):
     hours = tuple(float(hour) for hour in self.hours)
@@ -63,8 +78,7 @@ class Lookahead:
     if not hours or any(not np.isfinite(hour) or hour <= 0 for hour in hours) or (
         list(hours) != sorted(set(hours))):
       raise ValueError(f'lookahead.hours must be increasing positive hours, got {self.hours}.')
-    if (isinstance(self.stride, bool) or not isinstance(self.stride, (int, np.integer))
-        or self.stride < 1 or constants.BALLOON_COLUMN_INDEX % self.stride):
+    if not _is_positive_int(self.stride) or constants.BALLOON_COLUMN_INDEX % self.stride:
       raise ValueError(f'lookahead.stride must be a positive divisor of '
                        f'{constants.BALLOON_COLUMN_INDEX}, got {self.stride!r}.')
     if not self.step_s > 0 or hours[-1] * 3600.0 < self.step_s:
@@ -73,20 +87,46 @@ class Lookahead:
     if not (self.ascent_rate > 0 and self.descent_rate > 0):
       raise ValueError(f'lookahead.ascent_rate and descent_rate must be positive, got '
                        f'{self.ascent_rate} and {self.descent_rate}.')
+    if self.switch_hours:
+      steps = self.switch_hours * 3600.0 / self.step_s
+      if not (np.isfinite(steps) and steps >= 1 and steps == round(steps)
+              and self.switch_hours < hours[-1]):
+        raise ValueError(f'lookahead.switch_hours must be 0 (one stage) or a whole number of '
+                         f'step_s ({self.step_s} s) before the longest horizon ({hours[-1]} h), '
+                         f'got {self.switch_hours}.')
+    if not _is_positive_int(self.follow_levels):
+      raise ValueError(f'lookahead.follow_levels must be a positive integer, got '
+                       f'{self.follow_levels!r}.')
+
+  @property
+  def two_stage_hours(self):
+    """The horizons beyond the switch, which have two-stage features (none if one stage)."""
+    return tuple(hour for hour in self.hours if self.switch_hours and hour > self.switch_hours)
 
   @property
   def features_per_level(self):
-    """Features of one level: (squashed distance, mean distance reward) per horizon."""
-    return 2 * len(self.hours)
+    """Features of one level: (squashed distance, mean distance reward) per horizon, then
+    the same of the best two-stage plan per horizon beyond the switch."""
+    return 2 * (len(self.hours) + len(self.two_stage_hours))
 
   @property
   def size(self):
     """Floats the block adds to one balloon's observation."""
     return constants.NUM_COLUMN_LEVELS * self.features_per_level
 
+  def switch_step(self):
+    """The rollout step after which two-stage plans switch (0: one stage only)."""
+    return int(round(self.switch_hours * 3600.0 / self.step_s))
+
   def checkpoints(self):
     """The rollout step after which each horizon is read (1-based step counts)."""
     return [max(1, int(round(hour * 3600.0 / self.step_s))) for hour in self.hours]
+
+
+def _is_positive_int(value):
+  """Whether a setting is a positive integer (a bool is not)."""
+  return (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+          and value >= 1)
 
 
 def check_lookahead(value):
@@ -147,6 +187,8 @@ def lookahead_block(simulator, lookahead):
   per_level = np.empty((count, width, lookahead.features_per_level))
   reward_sum = np.zeros((count, width))
   checkpoints = lookahead.checkpoints()
+  switch = lookahead.switch_step()
+  later = []  # (x, y) after each step beyond the switch, for the two-stage features
   for step in range(1, checkpoints[-1] + 1):
     state = planner.rollout_step(simulator, state, targets, lookahead.step_s,
                                  lookahead.ascent_rate, lookahead.descent_rate, float32=True)
@@ -154,13 +196,68 @@ def lookahead_block(simulator, lookahead):
     reward_sum += reward.distance_reward(distance_km)
     for horizon, checkpoint in enumerate(checkpoints):
       if checkpoint == step:
-        per_level[..., 2 * horizon] = distance_km / (distance_km + constants.DISTANCE_SQUASH_KM)
-        per_level[..., 2 * horizon + 1] = reward_sum / step
+        per_level[..., 2 * horizon:2 * horizon + 2] = _features(distance_km, reward_sum, step)
+    if switch and step == switch:
+      at_switch = (state[0], state[1], reward_sum.copy())
+    elif switch and step > switch:
+      later.append((state[0], state[1]))
+  if switch:
+    per_level[..., 2 * len(checkpoints):] = _two_stage_features(
+        lookahead, at_switch, later, picked_valid.sum(axis=1))
   block = np.empty((count, constants.NUM_COLUMN_LEVELS, lookahead.features_per_level),
                    np.float32)
-  block[...] = np.tile(np.array(_PADDING, np.float32), len(lookahead.hours))
+  block[...] = np.tile(np.array(_PADDING, np.float32), lookahead.features_per_level // 2)
   # Column index of a computed level: the balloon's level sits at index 180.
   column = constants.BALLOON_COLUMN_INDEX + offsets[picked]
   block[np.broadcast_to(rows, picked.shape)[picked_valid], column[picked_valid]] = (
       per_level[picked_valid])
   return block.reshape(count, -1)
+
+
+def _features(distance_km, reward_sum, steps):
+  """A horizon's two features [..., 2]: squashed distance, mean distance reward so far."""
+  return np.stack([distance_km / (distance_km + constants.DISTANCE_SQUASH_KM),
+                   reward_sum / steps], axis=-1)
+
+
+def _two_stage_features(lookahead, at_switch, later, computed):
+  """The best two-stage plan's features of every level, [B, W, 2 · two-stage horizons].
+
+  Args:
+    lookahead: the `Lookahead`.
+    at_switch: (x, y, reward sum) of every level's rollout at the switch, [B, W] each.
+    later: per step after the switch, (x, y) of every level's rollout, [B, W] each.
+    computed: how many levels each balloon computed ([B]; the first ones of W).
+  """
+  x_switch, y_switch, reward_switch = at_switch
+  count = len(computed)
+  rows = np.arange(count)[:, None]
+  # Follow-up levels: `follow_levels` indices spread over each balloon's computed levels.
+  spread = np.linspace(0.0, 1.0, lookahead.follow_levels)
+  follow = np.rint(spread * (np.maximum(computed, 1) - 1)[:, None]).astype(np.intp)
+  # In float32 (as the rollouts' wind): the pairs are the option's largest arrays.
+  later_x = np.stack([x for x, _ in later], axis=-1).astype(np.float32)  # [B, W, S]
+  later_y = np.stack([y for _, y in later], axis=-1).astype(np.float32)
+  x_switch, y_switch = x_switch.astype(np.float32), y_switch.astype(np.float32)
+  # A follow-up's drift from the switch on, [B, F, S], added to each level's position at
+  # the switch: the two-stage paths [B, W, F, S].
+  drift_x = later_x[rows, follow] - x_switch[rows, follow][..., None]
+  drift_y = later_y[rows, follow] - y_switch[rows, follow][..., None]
+  distance_km = np.hypot(x_switch[:, :, None, None] + drift_x[:, None],
+                         y_switch[:, :, None, None] + drift_y[:, None]) / np.float32(1000.0)
+  reward_sum = reward_switch[:, :, None, None] + np.cumsum(
+      reward.distance_reward(distance_km, np.float32), axis=-1)
+  switch = lookahead.switch_step()
+  features = []
+  for checkpoint in lookahead.checkpoints():
+    if checkpoint <= switch:
+      continue
+    after = checkpoint - switch - 1
+    sums, distances = reward_sum[..., after], distance_km[..., after]
+    # Best by the mean distance term; among equals (all within 50 km), the nearest.
+    ties = sums >= sums.max(axis=-1, keepdims=True) - 1e-9
+    best = np.where(ties, distances, np.inf).argmin(axis=-1)
+    features.append(_features(np.take_along_axis(distances, best[..., None], -1)[..., 0],
+                              np.take_along_axis(sums, best[..., None], -1)[..., 0],
+                              checkpoint))
+  return np.concatenate(features, axis=-1)

@@ -48,17 +48,19 @@ def station_keeping_reward(x, y, last_command, excess_energy, acs_power):
   return np.where(penalised, reward * multiplier, reward)
 
 
-def distance_reward(distance_km):
+def distance_reward(distance_km, dtype=np.float64):
   """The reward's distance term over any array: 1 within 50 km, 0.4·2^(−(d − 50)/100) beyond.
 
   Vectorised numpy arithmetic for planners' rollouts (planner.py), which score many
   imagined positions a step: it agrees with `station_keeping_reward` (no descent penalty)
-  to rounding, not to the last bit, and is far cheaper on large arrays.
+  to rounding, not to the last bit, and is far cheaper on large arrays (in `dtype`,
+  float64 by default; float32 for the largest).
   """
-  distance_km = np.asarray(distance_km, np.float64)
-  beyond_km = np.maximum(distance_km - constants.STATION_RADIUS_KM, 0.0)
-  return np.where(distance_km <= constants.STATION_RADIUS_KM, 1.0,
-                  constants.REWARD_DROPOFF * 2.0 ** (-beyond_km / constants.REWARD_HALFLIFE_KM))
+  distance_km = np.asarray(distance_km, dtype)
+  beyond_km = np.maximum(distance_km - dtype(constants.STATION_RADIUS_KM), dtype(0.0))
+  dropoff = dtype(constants.REWARD_DROPOFF) * dtype(2.0) ** (
+      -beyond_km / dtype(constants.REWARD_HALFLIFE_KM))
+  return np.where(distance_km <= dtype(constants.STATION_RADIUS_KM), dtype(1.0), dropoff)
 
 
 def check_progress_weight(weight):

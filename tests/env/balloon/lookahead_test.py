@@ -4,10 +4,20 @@ import os
 import tempfile
 import unittest
 
+import gymnasium
 import numpy as np
 
+from agents import configs
+from agents.algorithms.ppo import networks
 from agents.configs import yaml_io
-from agents.env.balloon import constants, features, lookahead, planner, reward
+from agents.env.balloon import (
+  column_network_config,
+  constants,
+  features,
+  lookahead,
+  planner,
+  reward,
+)
 from agents.env.balloon.constants import BALLOON_ENV_ID
 from agents.env.balloon.env import BalloonEnv, BalloonVectorEnv
 from agents.env.balloon.simulator import EVALUATION_SEED_BASE
@@ -98,6 +108,101 @@ class LookaheadOptionTest(unittest.TestCase):
     observation, _ = env.reset(seed=[SEEDS[0] + 100, None, None], options={'reset_mask': mask})
     expected = lookahead.lookahead_block(env.simulator, SHORT)
     np.testing.assert_array_equal(observation[:, constants.OBSERVATION_SIZE:], expected)
+
+
+def rolled(simulator, option, row, level_offset):
+  """One level's rollout (x, y per step, float64 GP mean) and its distance terms."""
+  pressure = constants.COLUMN_MIN_PRESSURE + (
+      features.balloon_level(simulator.pressure)[row] + level_offset
+  ) * constants.COLUMN_PRESSURE_STEP
+  state = tuple(value[:, None].copy() for value in (
+      simulator.x, simulator.y, simulator.pressure, simulator.time_elapsed_s))
+  targets = np.full((simulator.num_balloons, 1), pressure)
+  path = []
+  for _ in range(option.checkpoints()[-1]):
+    state = planner.rollout_step(simulator, state, targets, option.step_s,
+                                 option.ascent_rate, option.descent_rate)
+    path.append((state[0][row, 0], state[1][row, 0]))
+  return np.array(path)
+
+
+def two_stage_reference(simulator, option, row, level_offset, computed_offsets):
+  """The best two-stage plan's features of one level, from plain rollouts."""
+  switch = option.switch_step()
+  first = rolled(simulator, option, row, level_offset)
+  spread = np.rint(np.linspace(0, 1, option.follow_levels) * (len(computed_offsets) - 1))
+  follow_paths = [rolled(simulator, option, row, computed_offsets[int(index)])
+                  for index in spread]
+  values = []
+  for checkpoint in option.checkpoints():
+    if checkpoint <= switch:
+      continue
+    best = None
+    for path in follow_paths:
+      plan = np.concatenate([first[:switch], first[switch - 1] + path[switch:] - path[switch - 1]])
+      distance_km = np.hypot(plan[:checkpoint, 0], plan[:checkpoint, 1]) / 1000.0
+      score = (reward.distance_reward(distance_km).sum(), -distance_km[-1])
+      if best is None or score > best:
+        best = score
+    values += [-best[1] / (-best[1] + constants.DISTANCE_SQUASH_KM), best[0] / checkpoint]
+  return np.array(values)
+
+
+class TwoStageTest(unittest.TestCase):
+  """`switch_hours`: the best plan that holds a level, then heads for a follow-up level."""
+
+  OPTION = lookahead.Lookahead(hours=(1.0, 2.0), stride=4, step_s=1800.0, switch_hours=1.0,
+                               follow_levels=3)
+
+  def test_one_stage_features_come_first_and_are_unchanged(self):
+    _, observation = flown(self.OPTION)
+    _, plain = flown()
+    block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 6)
+    np.testing.assert_array_equal(block[..., :4].reshape(len(SEEDS), -1),
+                                  plain[:, constants.OBSERVATION_SIZE:])
+    # Levels not computed read the padding in the two-stage features too.
+    padding = np.all(block[..., :4] == np.array([1.0, 0.0, 1.0, 0.0], np.float32), axis=2)
+    np.testing.assert_array_equal(block[padding][:, 4:],
+                                  np.tile(np.array([[1.0, 0.0]], np.float32), (padding.sum(), 1)))
+
+  def test_levels_match_plans_built_from_plain_rollouts(self):
+    env, observation = flown(self.OPTION)
+    block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 6)
+    centre = constants.BALLOON_COLUMN_INDEX
+    for row in range(len(SEEDS)):
+      computed = np.flatnonzero(block[row, :, 0] < 1.0) - centre
+      self.assertGreater(len(computed), 1)
+      for offset in (computed[0], 0, computed[-1]):
+        # The block's GP mean is float32 (WindGP.mean_at), the reference's float64.
+        np.testing.assert_allclose(
+            block[row, centre + offset, 4:],
+            two_stage_reference(env.simulator, self.OPTION, row, offset, computed), atol=1e-4)
+
+  def test_the_named_config_builds_its_network(self):
+    config = configs.resolve('balloon_two_stage')
+    option = lookahead.check_lookahead(config['environment']['kwargs']['lookahead'])
+    self.assertEqual((option.switch_hours, option.features_per_level), (3.0, 10))
+    column_network_config.ColumnNetworkConfig.check_run(config)
+    space = environments.get(BALLOON_ENV_ID).observation_space({'lookahead': option})
+    network = networks.make_network('column', space, gymnasium.spaces.Discrete(3),
+                                    **{key: value for key, value in config['network'].items()
+                                       if key != 'kind'})
+    self.assertEqual(network.level_input.kernel.shape[0], 5 + 10)
+
+  def test_size_and_settings(self):
+    option = lookahead.Lookahead(switch_hours=3.0)
+    self.assertEqual(option.two_stage_hours, (6.0, 12.0))
+    self.assertEqual(option.features_per_level, 10)
+    self.assertEqual(option.switch_step(), 6)
+    self.assertEqual(lookahead.Lookahead().two_stage_hours, ())
+    self.assertEqual(lookahead.check_lookahead({'switch_hours': 3}).switch_hours, 3.0)
+    for value in ({'switch_hours': 12}, {'switch_hours': 0.7}, {'switch_hours': -1},
+                  {'switch_hours': float('nan')}):
+      with self.subTest(value=value), self.assertRaisesRegex(ValueError, 'switch_hours'):
+        lookahead.check_lookahead(value)
+    for value in (0, 2.5, True):
+      with self.subTest(follow_levels=value), self.assertRaisesRegex(ValueError, 'follow_levels'):
+        lookahead.check_lookahead({'switch_hours': 3, 'follow_levels': value})
 
 
 class CheckLookaheadTest(unittest.TestCase):

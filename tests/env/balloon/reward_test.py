@@ -25,6 +25,9 @@ class RewardTest(unittest.TestCase):
     got = reward.distance_reward(distance_km)
     self.assertEqual(got.shape, (2, 4))
     np.testing.assert_allclose(got.ravel(), exact, rtol=1e-9)
+    single = reward.distance_reward(distance_km, np.float32)
+    self.assertEqual(single.dtype, np.float32)
+    np.testing.assert_allclose(single.ravel(), exact, rtol=1e-6)
 
   def test_descent_penalty(self):
     got = reward.station_keeping_reward(
