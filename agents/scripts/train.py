@@ -4,12 +4,15 @@
         [--algorithm=NAME|pkg.module:Class | --agent=NAME|pkg.module:Class] [--num_agents=N]
         [--env_processes|--noenv_processes] [--seed=S] [--set section.key=VALUE ...] [--quiet]
         [--track=mlflow,wandb]
+    python -m agents.scripts.train --resume=RUN_DIR [--set section.key=VALUE ...] [...]
 
 The run lives in `<logdir>/<timestamp>-<config name or YAML stem>/`. Passing the
-timestamp of an existing run resumes it with its saved config; `--set` may then
-change only the step budget and the cadences (e.g. `--set loop.steps=400000`
-extends a finished run). Any bad input (flag, config, key, value, path) is one
-line on stderr and exit code 2, before anything is built or written.
+timestamp of an existing run resumes it with its saved config, as does `--resume`
+with the run's directory itself (whatever its name, e.g. a copied run); `--set` may
+then change only the step budget, the cadences and what the config marks resumable
+(e.g. `--set loop.steps=400000` extends a finished run). Any bad input (flag, config,
+key, value, path) is one line on stderr and exit code 2, before anything is built or
+written.
 
 What trains is named by one of two exclusive flags: `--algorithm`, an in-graph
 algorithm (the registry's name or a class of the algorithm interface), recorded as
@@ -40,11 +43,16 @@ _PROG = 'agents.scripts.train'
 def parse_args(argv):
   parser = command_line.OneLineArgumentParser(prog=_PROG,
                                               description='Train an agent with a config.')
-  parser.add_argument('--logdir', required=True, help='Base directory of the runs.')
-  parser.add_argument('--config', required=True,
-                      help=f'One of {sorted(configs.CONFIGS)}, or the path of a YAML config.')
+  parser.add_argument('--logdir', default=None,
+                      help='Base directory of the runs (required unless --resume).')
+  parser.add_argument('--config', default=None,
+                      help=f'One of {sorted(configs.CONFIGS)}, or the path of a YAML config '
+                      '(required unless --resume).')
   parser.add_argument('--timestamp', default=None,
                       help='Run timestamp; an existing run with it is resumed.')
+  parser.add_argument('--resume', default=None, metavar='RUN_DIR',
+                      help='Resume the run in this directory with its saved config (instead '
+                      'of --logdir, --config and --timestamp).')
   trained = parser.add_mutually_exclusive_group()
   trained.add_argument('--algorithm', default=None,
                        help="An in-graph algorithm: a registered one ('ppo', 'random') or "
@@ -69,7 +77,30 @@ def parse_args(argv):
                       metavar='mlflow,wandb',
                       help='Experiment trackers beside metrics.jsonl and TensorBoard '
                       "(loop.track); '' for none.")
-  return parser.parse_args(argv)
+  args = parser.parse_args(argv)
+  if args.resume is None:
+    missing = [flag for flag, value in (('--logdir', args.logdir), ('--config', args.config))
+               if value is None]
+    if missing:
+      parser.error(f'the following arguments are required: {", ".join(missing)} '
+                   '(or --resume=RUN_DIR)')
+    args.run_dir = run_directory(args.logdir, args.timestamp or _now(),
+                                 config_label(args.config))
+    return args
+  given = [flag for flag, value in (('--logdir', args.logdir), ('--config', args.config),
+                                    ('--timestamp', args.timestamp)) if value is not None]
+  if given:
+    parser.error(f'--resume names the run; drop {", ".join(given)}.')
+  args.run_dir = os.path.abspath(os.path.expanduser(args.resume))
+  if not os.path.isfile(os.path.join(args.run_dir, 'config.yaml')):
+    parser.error(f'--resume {args.resume}: no run there (no config.yaml).')
+  args.logdir = os.path.dirname(args.run_dir)
+  return args
+
+
+def _now():
+  """A new run's timestamp."""
+  return datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
 
 
 def run_directory(logdir, timestamp, label):
@@ -104,8 +135,7 @@ def resolve_run(args):
   if os.path.exists(logdir) and not os.path.isdir(logdir):
     raise configs.ConfigError(f'--logdir {args.logdir} is a file, not a directory.')
   overrides = flag_overrides(args)
-  timestamp = args.timestamp or datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
-  run_dir = run_directory(logdir, timestamp, config_label(args.config))
+  run_dir = args.run_dir
   config_path = os.path.join(run_dir, 'config.yaml')
   if os.path.exists(config_path):
     saved = configs.load_yaml(config_path)
@@ -155,8 +185,7 @@ def _main(argv):
 def _train(args, held_directories):
   from agents import training
   from agents.python_agents import agent_configs
-  args.timestamp = args.timestamp or datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
-  run_dir = run_directory(args.logdir, args.timestamp, config_label(args.config))
+  run_dir = args.run_dir
   saved = _saved_config(run_dir)
   if args.agent is not None or agent_configs.is_agent_config(saved):
     return _train_agent(args, saved, run_dir, held_directories)
@@ -203,9 +232,8 @@ def _train(args, held_directories):
     kept = not remove_if_empty(run_dir, is_new_run)
     print(f'{_PROG}: error: the environment failed during training. {error}', file=sys.stderr)
     if kept:
-      timestamp = os.path.basename(run_dir)[:-len(config_label(args.config)) - 1]
       print(f'{_PROG}: the run keeps its newest checkpoint; resume it with '
-            f'--timestamp={timestamp} once the environment is fixed.', file=sys.stderr)
+            f'--resume={run_dir} once the environment is fixed.', file=sys.stderr)
     return 1
   if result['interrupted']:
     print(f"Run interrupted by {result['signal']} at step {result['step']}: {run_dir}")

@@ -2,11 +2,14 @@
 
 import contextlib
 import io
+import json
 import os
+import shutil
 import tempfile
 import unittest
 
 from agents.scripts import train
+from tests.helpers import tiny_run
 
 
 def main_error(argv):
@@ -59,6 +62,37 @@ class TrainCommandTest(unittest.TestCase):
     config, run_dir = train.resolve_run(args)
     self.assertEqual(run_dir, '/tmp/x/t-best')
     self.assertEqual(config['environment']['id'], 'CartPole-v1')
+
+
+class ResumeFlagTest(unittest.TestCase):
+  """`--resume=RUN_DIR` resumes a run by its directory, whatever the directory's name."""
+
+  def test_a_copied_run_resumes_and_extends_under_its_new_name(self):
+    run_dir, _ = tiny_run.tiny_run()
+    copied = os.path.join(tempfile.mkdtemp(), 'a copy')
+    shutil.copytree(run_dir, copied)
+    with contextlib.redirect_stdout(io.StringIO()) as stdout:
+      code = train.main(['--resume', copied, '--set', 'loop.steps=192', '--quiet'])
+    self.assertEqual(code, 0)
+    self.assertIn(f'Run finished at step 192: {copied}', stdout.getvalue())
+    with open(os.path.join(copied, 'metrics.jsonl'), encoding='utf-8') as file:
+      steps = [json.loads(line)['step'] for line in file]
+    self.assertEqual(max(steps), 192)
+    self.assertEqual(os.listdir(os.path.dirname(copied)), ['a copy'])  # no new run beside it
+
+  def test_bad_uses_are_one_line_exit_2(self):
+    run_dir = tempfile.mkdtemp()
+    for argv, message in ((['--config', 'cartpole'], 'required: --logdir .or --resume'),
+                          (['--logdir', run_dir], 'required: --config'),
+                          (['--resume', run_dir], 'no run there .no config.yaml'),
+                          (['--resume', tiny_run.tiny_run()[0], '--config', 'cartpole',
+                            '--timestamp', 't'], 'drop --config, --timestamp')):
+      with self.subTest(argv=argv):
+        code, stderr = main_error(argv)
+        self.assertEqual(code, 2)
+        self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
+        self.assertRegex(stderr, message)
+    self.assertEqual(os.listdir(run_dir), [])
 
 
 if __name__ == '__main__':
