@@ -26,7 +26,7 @@ wind GP's posterior from the balloon's own measurements, `BalloonSimulator
 
 The block is [361 levels × `features_per_level`] floats appended after BLE's 1099, its levels
 placed as the wind column's are (the balloon's level at index 180). Levels not computed
-(unreachable, or between the stride's levels) read the padding (1, 0) per horizon. The
+(unreachable, or between the stride's levels) read the padding (1, 0) per pair. The
 column network reads the block with the column (`ColumnPolicy`), at a `column_stride`
 that is a multiple of `stride`.
 
@@ -35,8 +35,8 @@ flown with it. Evaluation does so for a run or an exported policy whose record k
 the option (the balloon evaluation plug-in's `observation_kwargs`). It costs about as
 much again as the rest of a balloon step: about (reachable levels / stride) ×
 (max(hours) · 3600 / step_s) wind estimates per balloon and step (some 700 with the
-defaults), their GP mean in float32 (`WindGP.mean_at(..., float32=True)`);
-`python -m bench.balloon_throughput --lookahead` measures it.
+defaults), their GP mean in float32 (`WindGP.mean_at(..., float32=True)`). The two-stage features add about a third to that (pairs of paths, no wind estimates).
+`python -m bench.balloon_throughput --lookahead --two_stage` measures both.
 """
 
 import dataclasses
