@@ -35,7 +35,8 @@ flown with it. Evaluation does so for a run or an exported policy whose record k
 the option (the balloon evaluation plug-in's `observation_kwargs`). It costs about as
 much again as the rest of a balloon step: about (reachable levels / stride) ×
 (max(hours) · 3600 / step_s) wind estimates per balloon and step (some 700 with the
-defaults), their GP mean in float32 (`WindGP.mean_at(..., float32=True)`). The two-stage features add about a third to that (pairs of paths, no wind estimates).
+defaults), their GP mean in float32 (`WindGP.mean_at(..., float32=True)`). The two-stage
+features add about a third to that (pairs of paths, no wind estimates).
 `python -m bench.balloon_throughput --lookahead --two_stage` measures both.
 """
 
