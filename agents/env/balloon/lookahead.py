@@ -88,6 +88,10 @@ class Lookahead:
     if not (self.ascent_rate > 0 and self.descent_rate > 0):
       raise ValueError(f'lookahead.ascent_rate and descent_rate must be positive, got '
                        f'{self.ascent_rate} and {self.descent_rate}.')
+    if isinstance(self.switch_hours, bool) or not isinstance(
+        self.switch_hours, (int, float, np.integer, np.floating)):
+      raise ValueError(f'lookahead.switch_hours must be a number of hours, got '
+                       f'{self.switch_hours!r}.')
     if self.switch_hours:
       steps = self.switch_hours * 3600.0 / self.step_s
       if not (np.isfinite(steps) and steps >= 1 and steps == round(steps)

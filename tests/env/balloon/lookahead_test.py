@@ -197,7 +197,8 @@ class TwoStageTest(unittest.TestCase):
     self.assertEqual(lookahead.Lookahead().two_stage_hours, ())
     self.assertEqual(lookahead.check_lookahead({'switch_hours': 3}).switch_hours, 3.0)
     for value in ({'switch_hours': 12}, {'switch_hours': 0.7}, {'switch_hours': -1},
-                  {'switch_hours': float('nan')}):
+                  {'switch_hours': float('nan')}, {'switch_hours': True},
+                  {'switch_hours': '3'}):
       with self.subTest(value=value), self.assertRaisesRegex(ValueError, 'switch_hours'):
         lookahead.check_lookahead(value)
     for value in (0, 2.5, True):
