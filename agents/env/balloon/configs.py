@@ -60,15 +60,18 @@ def balloon_lookahead():
   """The `balloon` config with the observation option `lookahead`: every read level also
   shows what heading for it would do over the next 3, 6 and 12 hours, from the forecast
   and the GP's posterior (agents/env/balloon/lookahead.py; not BLE's observation)."""
-  config = balloon()
-  return named.merge(config, {'environment': {
-      'kwargs': dict(config['environment']['kwargs'], lookahead=True)}})
+  return _with_lookahead(True)
 
 
 def balloon_two_stage():
   """The `balloon_lookahead` config with two-stage features: every read level also shows
   the best plan that holds it for 3 hours, then heads for the best of 8 follow-up
   levels, at 6 and 12 hours (agents/env/balloon/lookahead.py, `switch_hours`)."""
+  return _with_lookahead({'switch_hours': 3.0})
+
+
+def _with_lookahead(option):
+  """The `balloon` config with `environment.kwargs.lookahead` set to `option`."""
   config = balloon()
   return named.merge(config, {'environment': {
-      'kwargs': dict(config['environment']['kwargs'], lookahead={'switch_hours': 3.0})}})
+      'kwargs': dict(config['environment']['kwargs'], lookahead=option)}})

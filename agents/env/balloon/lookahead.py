@@ -250,15 +250,16 @@ def _two_stage_features(lookahead, at_switch, later, computed):
   drift_y = later_y[rows, follow] - y_switch[rows, follow][..., None]
   distance_km = np.hypot(x_switch[:, :, None, None] + drift_x[:, None],
                          y_switch[:, :, None, None] + drift_y[:, None]) / np.float32(1000.0)
-  reward_sum = reward_switch[:, :, None, None] + np.cumsum(
-      reward.distance_reward(distance_km, np.float32), axis=-1)
+  # The second stage's running sums; the first stage's sum joins at the horizons read.
+  later_sum = np.cumsum(reward.distance_reward(distance_km, np.float32), axis=-1)
   switch = lookahead.switch_step()
   features = []
   for checkpoint in lookahead.checkpoints():
     if checkpoint <= switch:
       continue
     after = checkpoint - switch - 1
-    sums, distances = reward_sum[..., after], distance_km[..., after]
+    sums = reward_switch[..., None] + later_sum[..., after]
+    distances = distance_km[..., after]
     # Best by the mean distance term; among equals (all within 50 km), the nearest.
     ties = sums >= sums.max(axis=-1, keepdims=True) - 1e-9
     best = np.where(ties, distances, np.inf).argmin(axis=-1)
