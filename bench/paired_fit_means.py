@@ -3,8 +3,8 @@
 `evaluate compare` pairs single agents on the same seeds. Several fits of one config are
 one agent in distribution, so this pairs groups: for every suite seed, the mean metric
 over the group's evaluation folders, then the paired difference of two groups over the
-seeds (mean, 95 % bootstrap interval, Wilcoxon signed-rank p). Prints JSON lines, one per
-pair of groups, the first group against each other one.
+seeds (mean, 95 % bootstrap interval, Wilcoxon signed-rank p). Prints JSON lines: each
+group's mean, then the first group minus each other one (the group under study first).
 
     python -m bench.paired_fit_means \
         --group qrdqn=EXP/fit00/eval-small_eval,EXP/fit01/eval-small_eval,... \
@@ -32,9 +32,9 @@ def per_seed_means(folders, metric):
 
 
 def paired_difference(x, y):
-  """The paired statistics of y - x over their common seeds."""
+  """The paired statistics of x - y over their common seeds."""
   seeds = sorted(set(x) & set(y))
-  diff = np.array([y[seed] - x[seed] for seed in seeds])
+  diff = np.array([x[seed] - y[seed] for seed in seeds])
   low, high = statistics.bootstrap_interval(diff, np.mean)
   nonzero = diff[diff != 0]
   return {'seeds': len(seeds), 'mean_difference': round(float(diff.mean()), 4),
@@ -59,7 +59,7 @@ def main(argv=None):
     print(json.dumps({'group': name, 'fits': len(args.group[names.index(name)].split(',')),
                       'mean': round(float(np.mean(list(groups[name].values()))), 4)}))
   for name in names[1:]:
-    print(json.dumps({'comparison': f'{name} - {names[0]}', 'metric': args.metric,
+    print(json.dumps({'comparison': f'{names[0]} - {name}', 'metric': args.metric,
                       **paired_difference(groups[names[0]], groups[name])}))
 
 
