@@ -7,6 +7,9 @@ environment's headline metric (the balloon: `twr50`; any other: `cumulative_rewa
 mean return) with its 95 % bootstrap interval (`<metric>_ci95_low`, `<metric>_ci95_high`)
 and IQM (`<metric>_iqm`), `mean_score` (the mean return), and what the environment's
 plug-in adds (the balloon: BLE's TWR50 `ble_twr50` and the failure count `failures`).
+Each phase also keeps its per-seed results where `evaluate` would write them,
+`RUN_DIR/eval_suite/step-<STEP>/` (`results.json`, `summary.json`), so a phase pairs with
+any evaluation on the same suite: `evaluate compare RUN_DIR/eval_suite/step-<STEP> eval/ss`.
 
 Training finds `SuiteEvaluator` as `agents.plugins.TRAINING_EVALUATORS['suite']`
 (registered by `agents.evaluation.plugin`), so the core imports nothing of evaluation:
@@ -18,7 +21,8 @@ Training finds `SuiteEvaluator` as `agents.plugins.TRAINING_EVALUATORS['suite']`
 
 import os
 
-from agents.evaluation import environments, policies, runner, statistics, suites
+from agents.evaluation import environments, policies, runner, suite_runs, suites
+from agents.evaluation import results as results_lib
 from agents.evaluation.errors import EvaluationError
 
 
@@ -59,7 +63,8 @@ class SuiteEvaluator:
         exported `perform` may take).
       algorithm: the training algorithm (`export_policy`).
       observation_space: the environment's observation space.
-      run_dir: the run directory (TensorBoard events go to `eval/`).
+      run_dir: the run directory (TensorBoard events go to `eval/`, per-seed results
+        to `eval_suite/step-<STEP>/`).
       metrics: the loop's `MetricsWriter`.
     """
     import tensorflow as tf
@@ -74,6 +79,7 @@ class SuiteEvaluator:
     self._observation_kwargs = self._environment.observation_kwargs(
         config['environment'].get('kwargs') or {})
     self._metrics = metrics
+    self._run_dir = os.path.abspath(run_dir)
     self._writer = tf.summary.create_file_writer(os.path.join(run_dir, 'eval'))
 
   def __call__(self, step):
@@ -83,7 +89,7 @@ class SuiteEvaluator:
                          self.suite.seeds, workers=0, slab_size=self._slab_size,
                          policy=self._policy, env_id=self._environment.env_id,
                          observation_kwargs=self._observation_kwargs)
-    summary = statistics.summarize(results, environment=self._environment)
+    summary = self._save(step, results)
     headline = summary[self.metric]
     scalars = {self.metric: headline['mean'],
                f'{self.metric}_ci95_low': headline['mean_ci95'][0],
@@ -99,3 +105,16 @@ class SuiteEvaluator:
         tf.summary.scalar(f'eval_suite/{key}', value)
     self._writer.flush()
     return row
+
+  def _save(self, step, results):
+    """Writes the phase's results.json and summary.json; returns the summary."""
+    output_dir = os.path.join(self._run_dir, 'eval_suite', f'step-{step}')
+    os.makedirs(output_dir, exist_ok=True)
+    header = results_lib.run_header(results_lib.header(
+        f'run:{self._run_dir}', self.suite, 1, 0, env_id=self._environment.env_id,
+        agent_info={'kind': 'training', 'run_dir': self._run_dir, 'step': int(step)}))
+    by_seed = {result.seed: result for result in results}
+    results_lib.write_combined(output_dir, header, [by_seed[seed] for seed in self.suite.seeds])
+    summary = suite_runs.summary_of(header, results)
+    results_lib.write_json(os.path.join(output_dir, 'summary.json'), summary)
+    return summary

@@ -327,11 +327,21 @@ def combine(output_dir, write=True):
                           f'suite {suite.name}.')
   by_seed = {result.seed: result for result in results}
   ordered = [by_seed[seed] for seed in suite.seeds]
-  run = {key: first[key] for key in _RUN_KEYS}
+  run = run_header(first)
   if write:
-    write_json(os.path.join(output_dir, 'results.json'),
-               dict(run, results=[result.to_dict() for result in ordered]))
+    write_combined(output_dir, run, ordered)
   return run, ordered
+
+
+def run_header(data):
+  """The fields of a header (or a shard file) that identify the run, not the split."""
+  return {key: data[key] for key in _RUN_KEYS}
+
+
+def write_combined(output_dir, run, results):
+  """Writes `results.json`: a run's header (`run_header`) and its results, in that order."""
+  write_json(os.path.join(output_dir, 'results.json'),
+             dict(run, results=[result.to_dict() for result in results]))
 
 
 def load_combined(path):
@@ -342,7 +352,7 @@ def load_combined(path):
   if not all(key in data for key in ('agent', 'agent_info', 'suite')):
     raise EvaluationError(f'{path} lacks its agent or suite.')
   data['env_id'] = env_id_of(data)
-  return ({key: data[key] for key in _RUN_KEYS}, checked_results(data.get('results'), path))
+  return run_header(data), checked_results(data.get('results'), path)
 
 
 def load(output_dir):

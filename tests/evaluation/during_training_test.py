@@ -32,6 +32,24 @@ class SuiteEvaluatorTest(unittest.TestCase):
                       <= row['cumulative_reward_ci95_high'], row)
       self.assertEqual(row['mean_score'], row['cumulative_reward'])
       self.assertNotIn('twr50', row)
+    # Each phase keeps its per-seed results as `evaluate` writes them, so it pairs with
+    # any evaluation of the suite.
+    phases = sorted(os.listdir(os.path.join(run_dir, 'eval_suite')),
+                    key=lambda name: int(name.split('-')[1]))
+    self.assertEqual(phases, [f'step-{row["step"]}' for row in rows])
+    from agents.evaluation import combine, compare, evaluate
+    last = os.path.join(run_dir, 'eval_suite', phases[-1])
+    header, results = combine(last)
+    self.assertEqual([result.seed for result in results], [0, 1, 2])
+    self.assertEqual(header['agent_info'], {'kind': 'training', 'run_dir': run_dir,
+                                            'step': rows[-1]['step']})
+    with open(os.path.join(last, 'summary.json')) as file:
+      summary = json.load(file)
+    self.assertAlmostEqual(summary['cumulative_reward']['mean'], rows[-1]['cumulative_reward'])
+    evaluate('random', during_training.check(config), os.path.join(run_dir, 'random'),
+             workers=0, env_id=config['environment']['id'], progress=False, artifacts=False)
+    pairs = compare([os.path.join(run_dir, 'random'), last])['pairs']
+    self.assertEqual(len(pairs), 1)
 
 
 if __name__ == '__main__':
