@@ -111,7 +111,8 @@ class SuiteEvaluator:
     output_dir = os.path.join(self._run_dir, 'eval_suite', f'step-{step}')
     os.makedirs(output_dir, exist_ok=True)
     header = results_lib.run_header(results_lib.header(
-        f'run:{self._run_dir}', self.suite, 1, 0, env_id=self._environment.env_id,
+        f'run:{self._run_dir} at step {step}', self.suite, 1, 0,
+        env_id=self._environment.env_id,
         agent_info={'kind': 'training', 'run_dir': self._run_dir, 'step': int(step)}))
     by_seed = {result.seed: result for result in results}
     results_lib.write_combined(output_dir, header, [by_seed[seed] for seed in self.suite.seeds])

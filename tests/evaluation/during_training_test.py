@@ -41,6 +41,7 @@ class SuiteEvaluatorTest(unittest.TestCase):
     last = os.path.join(run_dir, 'eval_suite', phases[-1])
     header, results = combine(last)
     self.assertEqual([result.seed for result in results], [0, 1, 2])
+    self.assertEqual(header['agent'], f'run:{run_dir} at step {rows[-1]["step"]}')
     self.assertEqual(header['agent_info'], {'kind': 'training', 'run_dir': run_dir,
                                             'step': rows[-1]['step']})
     with open(os.path.join(last, 'summary.json')) as file:
