@@ -114,8 +114,10 @@ class SuiteEvaluator:
         f'run:{self._run_dir} at step {step}', self.suite, 1, 0,
         env_id=self._environment.env_id,
         agent_info={'kind': 'training', 'run_dir': self._run_dir, 'step': int(step)}))
+    # In suite order, as `evaluate` combines them: the bootstrap intervals depend on it.
     by_seed = {result.seed: result for result in results}
-    results_lib.write_combined(output_dir, header, [by_seed[seed] for seed in self.suite.seeds])
-    summary = suite_runs.summary_of(header, results)
+    ordered = [by_seed[seed] for seed in self.suite.seeds]
+    results_lib.write_combined(output_dir, header, ordered)
+    summary = suite_runs.summary_of(header, ordered)
     results_lib.write_json(os.path.join(output_dir, 'summary.json'), summary)
     return summary
