@@ -41,6 +41,35 @@ def check(config):
     raise ValueError(f"Config key 'loop.eval_suite': {error}") from None
 
 
+def phase_results(run_dir, checkpoint, suite):
+  """The per-seed results a training phase kept for one checkpoint on one suite, or None.
+
+  A run's evaluation phase at step N flies the weights its checkpoint `ckpt-N` saves, so
+  `ExperimentManager.eval_agents` takes these results instead of flying that checkpoint
+  again.
+
+  Args:
+    run_dir: the run directory.
+    checkpoint: a checkpoint name of the run, `ckpt-<STEP>`.
+    suite: a suite name or `Suite`.
+
+  Returns:
+    The phase's results in suite order, or None when no phase flew that step, or it flew
+    another suite (its name, seeds, episode length or wind differ).
+  """
+  step = checkpoint.rsplit('-', 1)[-1]
+  path = os.path.join(run_dir, 'eval_suite', f'step-{step}', 'results.json')
+  if not step.isdigit() or not os.path.exists(path):
+    return None
+  header, results = results_lib.load_combined(path)
+  environment = environments.get(header['env_id'])
+  if isinstance(suite, str):
+    suite = suites.get_suite(suite, header['env_id'])
+  if header['suite'] != suites.complete(suite, environment).to_dict():
+    return None
+  return results
+
+
 class SuiteEvaluator:
   """Flies the algorithm's deterministic policy on a suite; logs the headline metric's CI.
 

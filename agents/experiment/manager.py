@@ -519,7 +519,9 @@ class ExperimentManager:
     Each fit's policy (`run:<run_dir>`, its latest checkpoint) flies every seed
     of the suite; the results go to `<run_dir>/eval-<suite>/` (the evaluation's
     own shard files, so an interrupted evaluation resumes), replacing results of an
-    earlier checkpoint of the run there.
+    earlier checkpoint of the run there. A fit whose last training evaluation phase
+    (`loop.eval_suite`) flew that checkpoint on the same suite is not flown again: its
+    rows are that phase's, `<run_dir>/eval_suite/step-<STEP>/`.
 
     Args:
       suite: a suite name (see `agents.evaluation.suite_names()`) or `Suite`;
@@ -552,32 +554,40 @@ class ExperimentManager:
           'get_writer_data().') from error
     import pandas as pd
     suite = suite or self.eval_suite or 'small_eval'
-    suite_name = suite if isinstance(suite, str) else suite.name
     finished = [fit for fit in self.fits if fit['status'] == fitting.FINISHED]
     if not finished:
       raise ExperimentError(f'{self.name}: no fit has finished; call fit() first.')
     rows = []
-    from agents.evaluation import policies
-    from agents.evaluation import results as results_lib
+    from agents.evaluation import during_training, policies
     for fit in finished:
       run_dir = self.run_dir(fit['index'])
-      eval_dir = os.path.join(run_dir, f'eval-{suite_name}')
-      # The folder holds the run's newest checkpoint's results: those of an earlier one
-      # (a search evaluates after every chunk of training) are replaced.
       newest = policies.describe_agent(f'run:{run_dir}')['checkpoint']
-      stale = results_lib.run_checkpoints(eval_dir, run_dir) - {newest}
-      evaluation.evaluate(
-          f'run:{run_dir}', suite, eval_dir,
-          workers=workers if workers is not None else (os.cpu_count() or 1),
-          use_ray=self.parallelization == 'ray' if use_ray is None else use_ray,
-          ray_address=self.ray_address, progress=not self.quiet, artifacts=False,
-          overwrite=bool(stale))
-      _, results = evaluation.load(eval_dir)  # Every seed, also those flown before.
+      # Training's last evaluation phase may have flown this checkpoint on this suite.
+      results = during_training.phase_results(run_dir, newest, suite)
+      if results is None:
+        results = self._fly(evaluation, run_dir, newest, suite, workers, use_ray)
       for result in results:
         record = result.to_dict()
         record.pop('flight_path', None)
         rows.append(dict(name=self.name, fit=fit['index'], **record))
     return pd.DataFrame(rows).sort_values(['fit', 'seed']).reset_index(drop=True)
+
+  def _fly(self, evaluation, run_dir, checkpoint, suite, workers, use_ray):
+    """Flies a fit's newest checkpoint on a suite into `<run_dir>/eval-<suite>/`; its results."""
+    from agents.evaluation import results as results_lib
+    suite_name = suite if isinstance(suite, str) else suite.name
+    eval_dir = os.path.join(run_dir, f'eval-{suite_name}')
+    # The folder holds the run's newest checkpoint's results: those of an earlier one
+    # (a search evaluates after every chunk of training) are replaced.
+    stale = results_lib.run_checkpoints(eval_dir, run_dir) - {checkpoint}
+    evaluation.evaluate(
+        f'run:{run_dir}', suite, eval_dir,
+        workers=workers if workers is not None else (os.cpu_count() or 1),
+        use_ray=self.parallelization == 'ray' if use_ray is None else use_ray,
+        ray_address=self.ray_address, progress=not self.quiet, artifacts=False,
+        overwrite=bool(stale))
+    _, results = evaluation.load(eval_dir)  # Every seed, also those flown before.
+    return results
 
   def _eval_agent_instances(self, n_simulations, eval_kwargs, agent_id):
     instances = self.get_agent_instances()

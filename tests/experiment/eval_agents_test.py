@@ -68,6 +68,33 @@ class EvalAgentsTest(unittest.TestCase):
     self.assertTrue((frame['final_timestep'] <= 50).all())
     self.assertNotIn('twr50', frame)
 
+  @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
+  def test_the_last_training_phase_on_the_suite_is_not_flown_again(self):
+    from agents import evaluation
+    suite = 'custom:seeds=0-3,episode_length=40'
+    overrides = {key: value for key, value in _TINY_BALLOON.items()
+                 if key != 'environment.processes'}
+    overrides.update({'loop.eval_every': 64, 'loop.eval_steps': 16, 'loop.eval_suite': suite})
+    experiment = manager.ExperimentManager(
+        'cartpole', n_fit=1, fit_budget=128, output_dir=tempfile.mkdtemp(), seed=0,
+        overrides=overrides, parallelization='inline', quiet=True)
+    experiment.fit()
+    run_dir = experiment.run_dir(0)
+    frame = experiment.eval_agents(suite, workers=0)
+    self.assertFalse(os.path.exists(os.path.join(run_dir, f'eval-{suite}')))
+    self.assertEqual(list(frame['seed']), [0, 1, 2, 3])
+    # The phase flew the weights of the newest checkpoint: flying it gives the same flights.
+    flown_dir = os.path.join(tempfile.mkdtemp(), 'flown')
+    evaluation.evaluate(f'run:{run_dir}', suite, flown_dir, workers=0, progress=False,
+                        artifacts=False)
+    _, flown = evaluation.load(flown_dir)
+    for column in ('cumulative_reward', 'final_timestep'):
+      self.assertEqual(list(frame[column]), [getattr(result, column) for result in flown])
+    # Another suite is flown.
+    other = 'custom:seeds=0-1,episode_length=30'
+    self.assertEqual(list(experiment.eval_agents(other, workers=0)['seed']), [0, 1])
+    self.assertTrue(os.path.exists(os.path.join(run_dir, f'eval-{other}')))
+
 
 if __name__ == '__main__':
   unittest.main()
