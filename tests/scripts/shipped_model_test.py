@@ -21,13 +21,15 @@ class ShippedModelTest(unittest.TestCase):
   MODEL_DIR = os.path.join(MODELS, 'balloon_ppo')
   OBSERVATION_SIZE = 1099
   STEPS, SEED, TWR50 = 5_577_728, 1097713535, 0.341
+  # The command its history (README.md) trains it with.
+  TRAINING_COMMAND = 'python -m agents.scripts.experiment fit'
 
   def test_model_and_its_record_are_shipped(self):
     self.assertTrue(os.path.exists(os.path.join(self.MODEL_DIR, 'saved_model.pb')),
                     self.MODEL_DIR)
     with open(os.path.join(self.MODEL_DIR, 'README.md'), encoding='utf-8') as file:
       history = file.read()
-    self.assertIn('python -m agents.scripts.experiment fit', history)
+    self.assertIn(self.TRAINING_COMMAND, history)
     self.assertIn('small_eval', history)
 
   def test_its_policy_record_loads_and_describes_these_weights(self):
@@ -78,13 +80,15 @@ class ShippedModelTest(unittest.TestCase):
     self.assertTrue(set(actions.tolist()) <= {0, 1, 2})
 
 
-class ShippedLookaheadModelTest(ShippedModelTest):
-  """`models/balloon_lookahead`: the `balloon_lookahead` config's best fit. It reads the
-  observation option `lookahead`, which evaluate and visualize take from its record."""
+class ShippedTwoStageModelTest(ShippedModelTest):
+  """`models/balloon_two_stage`: round seven's best fit of `balloon_two_stage`. It reads
+  the observation option `lookahead` with two-stage features, which evaluate and
+  visualize take from its record."""
 
-  MODEL_DIR = os.path.join(MODELS, 'balloon_lookahead')
-  OBSERVATION_SIZE = 1099 + 6 * 361
-  STEPS, SEED, TWR50 = 5_577_728, 1880495735, 0.380
+  MODEL_DIR = os.path.join(MODELS, 'balloon_two_stage')
+  OBSERVATION_SIZE = 1099 + 10 * 361
+  STEPS, SEED, TWR50 = 9_296_128, 595862038, 0.406
+  TRAINING_COMMAND = 'python -m agents.scripts.train --config=balloon_two_stage'
 
 
 if __name__ == '__main__':
