@@ -546,7 +546,7 @@ class ExperimentManager:
       raise ExperimentError('n_simulations, eval_kwargs and agent_id evaluate an agent '
                             'class; a config takes suite, workers and use_ray.')
     try:
-      from agents import evaluation
+      from agents.evaluation import during_training, policies
     except ImportError as error:
       raise NotImplementedError(
           'eval_agents needs the evaluation API agents.evaluation (issue 11), which is not '
@@ -558,22 +558,22 @@ class ExperimentManager:
     if not finished:
       raise ExperimentError(f'{self.name}: no fit has finished; call fit() first.')
     rows = []
-    from agents.evaluation import during_training, policies
     for fit in finished:
       run_dir = self.run_dir(fit['index'])
       newest = policies.describe_agent(f'run:{run_dir}')['checkpoint']
       # Training's last evaluation phase may have flown this checkpoint on this suite.
       results = during_training.phase_results(run_dir, newest, suite)
       if results is None:
-        results = self._fly(evaluation, run_dir, newest, suite, workers, use_ray)
+        results = self._fly(run_dir, newest, suite, workers, use_ray)
       for result in results:
         record = result.to_dict()
         record.pop('flight_path', None)
         rows.append(dict(name=self.name, fit=fit['index'], **record))
     return pd.DataFrame(rows).sort_values(['fit', 'seed']).reset_index(drop=True)
 
-  def _fly(self, evaluation, run_dir, checkpoint, suite, workers, use_ray):
+  def _fly(self, run_dir, checkpoint, suite, workers, use_ray):
     """Flies a fit's newest checkpoint on a suite into `<run_dir>/eval-<suite>/`; its results."""
+    from agents import evaluation
     from agents.evaluation import results as results_lib
     suite_name = suite if isinstance(suite, str) else suite.name
     eval_dir = os.path.join(run_dir, f'eval-{suite_name}')
