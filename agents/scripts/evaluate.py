@@ -4,7 +4,8 @@
         perciatelli44[:PATH]|run:<RUN_DIR>|savedmodel:<DIR>|<module:factory>
         --suite=small_eval --output_dir=DIR
         [--env=ID] [--num_shards=K --shard_index=i] [--workers=N] [--ray | --ray_address=ADDR]
-        [--flight_paths] [--checkpoint=NAME] [--overwrite] [--nogallery] [--record]
+        [--flight_paths] [--checkpoint=NAME | --average_last=K] [--overwrite] [--nogallery]
+        [--record]
     python -m agents.scripts.evaluate combine DIR [--nogallery] [--record]
     python -m agents.scripts.evaluate compare DIR_A DIR_B ... [--output_dir=DIR]
 
@@ -70,7 +71,12 @@ def _parser(command):
                       'agents.evaluation.runner.DEFAULT_SLAB_SIZE)')
   parser.add_argument('--ray', action='store_true', help='run the shards as Ray tasks')
   parser.add_argument('--ray_address', default=None, help='Ray cluster address')
-  parser.add_argument('--checkpoint', default=None, help='run:<RUN_DIR> checkpoint name')
+  checkpoint = parser.add_mutually_exclusive_group()
+  checkpoint.add_argument('--checkpoint', default=None, help='run:<RUN_DIR> checkpoint name')
+  checkpoint.add_argument('--average_last', type=int, default=None, metavar='K',
+                          help='run:<RUN_DIR> only: fly the mean weights of its last K '
+                          'checkpoints (written to RUN_DIR/averaged/; '
+                          'agents.weight_averaging)')
   parser.add_argument('--flight_paths', action='store_true')
   parser.add_argument('--overwrite', action='store_true',
                       help='replace results of another evaluation in --output_dir')
@@ -151,6 +157,8 @@ def _run(args):
   if args.shard_index is not None and args.num_shards is None:
     raise evaluation.EvaluationError('--shard_index needs --num_shards.')
   recorded = _announce_saved_model(args)
+  if args.average_last is not None:
+    args.checkpoint = _average(args.agent, args.average_last)
   outcome = evaluation.evaluate(
       args.agent, args.suite, args.output_dir,
       num_shards=args.num_shards if args.num_shards is not None else (
@@ -170,6 +178,22 @@ def _run(args):
       print('--record: the suite is not complete in this run, so the record is unchanged.')
     print(f'Shard written to {args.output_dir}; run the other shards, then '
           f'`python -m agents.scripts.evaluate combine {args.output_dir}`.')
+
+
+def _average(agent, last):
+  """Writes the mean of the last `last` checkpoints of a run: agent; returns its prefix."""
+  from agents import configs, weight_averaging
+  from agents.evaluation import EvaluationError, policies
+  kind, run_dir = policies.split_spec(agent)
+  if kind != 'run':
+    raise EvaluationError(f'--average_last averages the checkpoints of a run:<RUN_DIR> agent, '
+                          f'not {agent}.')
+  try:
+    averaged = weight_averaging.average_checkpoints(run_dir, last)
+  except configs.ConfigError as error:
+    raise EvaluationError(f'--average_last {last}: {error}') from None
+  print(f'Flying {weight_averaging.describe(averaged)}.')
+  return averaged.prefix
 
 
 def _record(path, summary, command_line):

@@ -1,13 +1,16 @@
 """Exports a trained policy as a TensorFlow SavedModel, with its record and model card.
 
-    python -m agents.scripts.export --logdir=RUN_DIR [--outdir=DIR] [--checkpoint=PATH]
+    python -m agents.scripts.export --logdir=RUN_DIR [--outdir=DIR]
+        [--checkpoint=PATH | --average_last=K]
         [--name=NAME] [--eval_suite=SUITE [--workers=N] | --evaluation=EVAL_DIR]
 
 What the SavedModel holds is the algorithm's `export_policy` (see
 `agents.algorithms.algorithm`): for PPO, the network and the observation
 normaliser with `action(observ)`, `value(observ)` and, for a recurrent policy,
 `initial_state(batch_size)` (`agents/algorithms/ppo/exported_policy.py`). Load
-it with `tf.saved_model.load(path)` in any TensorFlow program.
+it with `tf.saved_model.load(path)` in any TensorFlow program. With `--average_last=K`
+the weights are the mean of the run's last K checkpoints' (`agents.weight_averaging`;
+the averaged checkpoint is kept in `RUN_DIR/averaged/`, and the record's notes say so).
 
 Beside it go `policy.yaml`, the policy's record (config, training steps and time, the
 version and commit that trained it, evaluations, how to load it: `agents.policy_record`),
@@ -24,7 +27,7 @@ import shlex
 import sys
 import tempfile
 
-from agents import builders, configs, policy_record, training
+from agents import builders, configs, policy_record, training, weight_averaging
 from agents.tools import command_line
 
 _PROG = 'agents.scripts.export'
@@ -106,7 +109,10 @@ def main(argv=None):
   parser = command_line.OneLineArgumentParser(prog=_PROG, description=__doc__.split('\n')[0])
   parser.add_argument('--logdir', required=True, help='Run directory.')
   parser.add_argument('--outdir', default=None, help='Where to write; default RUN_DIR/policy.')
-  parser.add_argument('--checkpoint', default=None, help='Checkpoint prefix; default latest.')
+  source = parser.add_mutually_exclusive_group()
+  source.add_argument('--checkpoint', default=None, help='Checkpoint prefix; default latest.')
+  source.add_argument('--average_last', type=int, default=None, metavar='K',
+                      help='Export the mean weights of the last K checkpoints.')
   parser.add_argument('--name', default=None,
                       help="The policy's name in its record; default the run's folder name.")
   evaluations = parser.add_mutually_exclusive_group()
@@ -125,7 +131,13 @@ def main(argv=None):
   command = 'python -m agents.scripts.export ' + shlex.join(argv)
   try:
     _check_outdir(outdir)
-    checkpoint = _checkpoint(args.logdir, args.checkpoint)
+    step = notes = None
+    if args.average_last is not None:
+      averaged = weight_averaging.average_checkpoints(args.logdir, args.average_last)
+      checkpoint, step = averaged.prefix, averaged.step
+      notes = f'Weights: {weight_averaging.describe(averaged)}.'
+    else:
+      checkpoint = _checkpoint(args.logdir, args.checkpoint)
     config, algorithm, observation_space, _ = builders.restore_algorithm(
         args.logdir, checkpoint, is_training=False)
     # Checked before anything is written: a refused evaluation leaves no folder behind.
@@ -133,7 +145,8 @@ def main(argv=None):
       _check_suite(args.eval_suite, config['environment']['id'])
     existing = args.evaluation and _existing(args.evaluation, args.logdir, checkpoint)
     path = training.save_policy(algorithm, observation_space, outdir, config=config,
-                                run_dir=args.logdir, checkpoint=checkpoint, name=args.name)
+                                run_dir=args.logdir, step=step, checkpoint=checkpoint,
+                                name=args.name, notes=notes)
     if args.eval_suite:
       policy_record.add_evaluation(path, _measure(path, args.eval_suite, args.workers,
                                                   command))

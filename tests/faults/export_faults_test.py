@@ -42,6 +42,8 @@ class ExportFaultsTest(unittest.TestCase):
          "unknown suite 'huge_eval'"),
         (['--logdir', run_dir, '--outdir', f'{scratch}/o7', '--evaluation',
           f'{scratch}/no-evaluation'], '--evaluation'),
+        (['--logdir', run_dir, '--outdir', f'{scratch}/o8', '--average_last', '5'],
+         'keeps 2 checkpoint(s)'),
     ]
     for argv, fragment in cases:
       with self.subTest(argv=argv):
