@@ -521,7 +521,9 @@ class ExperimentManager:
     own shard files, so an interrupted evaluation resumes), replacing results of an
     earlier checkpoint of the run there. A fit whose last training evaluation phase
     (`loop.eval_suite`) flew that checkpoint on the same suite is not flown again: its
-    rows are that phase's, `<run_dir>/eval_suite/step-<STEP>/`.
+    rows are that phase's, `<run_dir>/eval_suite/step-<STEP>/`, and an
+    `eval-<suite>/` holding an earlier checkpoint's results is removed, so no folder
+    of the fit shows stale results.
 
     Args:
       suite: a suite name (see `agents.evaluation.suite_names()`) or `Suite`;
@@ -565,6 +567,8 @@ class ExperimentManager:
       results = during_training.phase_results(run_dir, newest, suite)
       if results is None:
         results = self._fly(run_dir, newest, suite, workers, use_ray)
+      else:
+        _drop_stale_results(run_dir, newest, suite)
       for result in results:
         record = result.to_dict()
         record.pop('flight_path', None)
@@ -800,3 +804,18 @@ def _without(config, dotted_keys):
   for key in dotted_keys:
     config = configs_and_training.without(config, key)
   return config
+
+
+def _drop_stale_results(run_dir, checkpoint, suite):
+  """Removes `<run_dir>/eval-<suite>/` when it holds only results of the run's other
+  checkpoints (its newest, `checkpoint`, was flown by a training evaluation phase)."""
+  from agents.evaluation import results as results_lib
+  suite_name = suite if isinstance(suite, str) else suite.name
+  eval_dir = os.path.join(run_dir, f'eval-{suite_name}')
+  if not os.path.isdir(eval_dir):
+    return
+  flown = results_lib.run_checkpoints(eval_dir, run_dir)
+  if flown and checkpoint not in flown:
+    shutil.rmtree(eval_dir)
+    _LOG.info('Removed %s: it held results of %s; %s was flown by training\'s last '
+              'evaluation phase.', eval_dir, ', '.join(sorted(flown)), checkpoint)

@@ -95,6 +95,25 @@ class EvalAgentsTest(unittest.TestCase):
     self.assertEqual(list(experiment.eval_agents(other, workers=0)['seed']), [0, 1])
     self.assertTrue(os.path.exists(os.path.join(run_dir, f'eval-{other}')))
 
+  @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
+  def test_results_of_an_earlier_checkpoint_go_when_a_phase_flew_the_newest(self):
+    suite = 'custom:seeds=0-1,episode_length=30'
+    overrides = {key: value for key, value in _TINY_BALLOON.items()
+                 if key != 'environment.processes'}
+    overrides.update({'loop.eval_every': 128, 'loop.eval_steps': 16, 'loop.eval_suite': suite})
+    experiment = manager.ExperimentManager(
+        'cartpole', n_fit=1, fit_budget=64, output_dir=tempfile.mkdtemp(), seed=0,
+        overrides=overrides, parallelization='inline', quiet=True)
+    experiment.fit()
+    run_dir = experiment.run_dir(0)
+    eval_dir = os.path.join(run_dir, f'eval-{suite}')
+    experiment.eval_agents(suite, workers=0)  # no phase has flown ckpt-64: flown here
+    self.assertEqual(results.run_checkpoints(eval_dir, run_dir), {'ckpt-64'})
+    experiment.fit(128)  # its phase at 128 flies the newest checkpoint
+    frame = experiment.eval_agents(suite, workers=0)
+    self.assertEqual(list(frame['seed']), [0, 1])
+    self.assertFalse(os.path.exists(eval_dir))
+
 
 if __name__ == '__main__':
   unittest.main()
