@@ -3,10 +3,12 @@
 A policy trained at a constant step size keeps moving between updates, and one
 checkpoint's score moves with it. The mean of the weights of the last few
 checkpoints (checkpoint averaging, in the spirit of stochastic weight averaging)
-sits nearer the centre of where training wandered:
+sits nearer the centre of where training wandered (on the balloon it made a fit's
+result less dependent on its last update, without lifting the mean: docs/results.md,
+round nine):
 
-    path = average_checkpoints('runs/20261127T120000-balloon', last=5)
-    # evaluate: --agent=run:RUN_DIR --checkpoint=PATH (or --average_last=5)
+    averaged = average_checkpoints('runs/20261127T120000-balloon', last=5)
+    # evaluate: --agent=run:RUN_DIR --checkpoint=<averaged.prefix> (or --average_last=5)
     # export:   --logdir=RUN_DIR --average_last=5
 
 What is averaged is the algorithm's trainable variables (for PPO, the policy and
