@@ -1,5 +1,6 @@
 """Tests of agents/weight_averaging.py and the --average_last flags of export and evaluate."""
 
+import json
 import os
 import shutil
 import tempfile
@@ -111,6 +112,8 @@ class AverageLastFlagsTest(unittest.TestCase):
     self.assertEqual(code, 0, err)
     self.assertIn('Flying the mean weights of the last 2 checkpoint(s)', out)
     self.assertTrue(os.path.exists(os.path.join(run_dir, 'averaged', 'avg2-ckpt-128.index')))
+    with open(os.path.join(output, 'summary.json')) as file:
+      self.assertEqual(json.load(file)['agent_info']['checkpoint'], 'avg2-ckpt-128')
 
   def test_evaluate_refuses_an_average_of_an_agent_without_checkpoints(self):
     code, _, err = run_cli('--agent', 'random', '--average_last', '2', '--env', 'CartPole-v1',

@@ -579,8 +579,7 @@ class ExperimentManager:
     """Flies a fit's newest checkpoint on a suite into `<run_dir>/eval-<suite>/`; its results."""
     from agents import evaluation
     from agents.evaluation import results as results_lib
-    suite_name = suite if isinstance(suite, str) else suite.name
-    eval_dir = os.path.join(run_dir, f'eval-{suite_name}')
+    eval_dir = _eval_dir(run_dir, suite)
     # The folder holds the run's newest checkpoint's results: those of an earlier one
     # (a search evaluates after every chunk of training) are replaced.
     stale = results_lib.run_checkpoints(eval_dir, run_dir) - {checkpoint}
@@ -806,12 +805,16 @@ def _without(config, dotted_keys):
   return config
 
 
+def _eval_dir(run_dir, suite):
+  """`<run_dir>/eval-<suite>/`, where `eval_agents` flies a fit (suite: a name or `Suite`)."""
+  return os.path.join(run_dir, f'eval-{suite if isinstance(suite, str) else suite.name}')
+
+
 def _drop_stale_results(run_dir, checkpoint, suite):
   """Removes `<run_dir>/eval-<suite>/` when it holds only results of the run's other
   checkpoints (its newest, `checkpoint`, was flown by a training evaluation phase)."""
   from agents.evaluation import results as results_lib
-  suite_name = suite if isinstance(suite, str) else suite.name
-  eval_dir = os.path.join(run_dir, f'eval-{suite_name}')
+  eval_dir = _eval_dir(run_dir, suite)
   if not os.path.isdir(eval_dir):
     return
   flown = results_lib.run_checkpoints(eval_dir, run_dir)

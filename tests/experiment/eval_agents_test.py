@@ -17,6 +17,9 @@ _TINY_BALLOON = {
     'algorithm.update_epochs': 1, 'loop.steps_per_call': 16, 'loop.log_every': 64,
     'loop.checkpoint_every': 64, 'network.policy_layers': [8], 'network.value_layers': [8],
 }
+# The same for CartPole, which has no option `processes`.
+_TINY_CARTPOLE = {key: value for key, value in _TINY_BALLOON.items()
+                  if key != 'environment.processes'}
 
 
 class EvalAgentsTest(unittest.TestCase):
@@ -54,11 +57,9 @@ class EvalAgentsTest(unittest.TestCase):
 
   @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
   def test_a_cartpole_experiment_flies_the_suite(self):
-    overrides = {key: value for key, value in _TINY_BALLOON.items()
-                 if key != 'environment.processes'}
     experiment = manager.ExperimentManager(
         'cartpole', n_fit=2, fit_budget=64, output_dir=tempfile.mkdtemp(), seed=0,
-        overrides=overrides, parallelization='inline', quiet=True)
+        overrides=_TINY_CARTPOLE, parallelization='inline', quiet=True)
     experiment.fit()
     frame = experiment.eval_agents('custom:seeds=0-2,episode_length=50', workers=0)
     self.assertEqual(list(frame['fit']), [0, 0, 0, 1, 1, 1])
@@ -72,9 +73,8 @@ class EvalAgentsTest(unittest.TestCase):
   def test_the_last_training_phase_on_the_suite_is_not_flown_again(self):
     from agents import evaluation
     suite = 'custom:seeds=0-3,episode_length=40'
-    overrides = {key: value for key, value in _TINY_BALLOON.items()
-                 if key != 'environment.processes'}
-    overrides.update({'loop.eval_every': 64, 'loop.eval_steps': 16, 'loop.eval_suite': suite})
+    overrides = dict(_TINY_CARTPOLE, **{'loop.eval_every': 64, 'loop.eval_steps': 16,
+                                        'loop.eval_suite': suite})
     experiment = manager.ExperimentManager(
         'cartpole', n_fit=1, fit_budget=128, output_dir=tempfile.mkdtemp(), seed=0,
         overrides=overrides, parallelization='inline', quiet=True)
@@ -98,9 +98,8 @@ class EvalAgentsTest(unittest.TestCase):
   @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
   def test_results_of_an_earlier_checkpoint_go_when_a_phase_flew_the_newest(self):
     suite = 'custom:seeds=0-1,episode_length=30'
-    overrides = {key: value for key, value in _TINY_BALLOON.items()
-                 if key != 'environment.processes'}
-    overrides.update({'loop.eval_every': 128, 'loop.eval_steps': 16, 'loop.eval_suite': suite})
+    overrides = dict(_TINY_CARTPOLE, **{'loop.eval_every': 128, 'loop.eval_steps': 16,
+                                        'loop.eval_suite': suite})
     experiment = manager.ExperimentManager(
         'cartpole', n_fit=1, fit_budget=64, output_dir=tempfile.mkdtemp(), seed=0,
         overrides=overrides, parallelization='inline', quiet=True)
