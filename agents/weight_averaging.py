@@ -20,6 +20,7 @@ written beside the run's checkpoints, in `<RUN_DIR>/averaged/`, never into
 
 import collections
 import os
+import uuid
 
 from agents import builders
 from agents.configs import ConfigError
@@ -99,9 +100,26 @@ def average_checkpoints(run_dir, last):
   if step is not None:  # the training loop's global step, kept for the record
     objects['step'] = tf.Variable(step, dtype=tf.int64)
   prefix = averaged_prefix(run_dir, paths[-1], last)
-  tf.io.gfile.makedirs(os.path.dirname(prefix))
-  tf.train.Checkpoint(**objects).write(prefix)
+  _write_atomically(tf.train.Checkpoint(**objects), prefix)
   return Averaged(prefix, paths, step)
+
+
+def _write_atomically(checkpoint, prefix):
+  """Writes `checkpoint` to `prefix` so that a reader never sees a part-written file.
+
+  Shards of one evaluation (`--num_shards`, run as separate commands) each average the
+  same checkpoints into the same prefix at once. Each writes under a name of its own and
+  then renames its files into place, data before index; the averages are the same bytes,
+  so whichever rename lands last, the pair reads.
+  """
+  import tensorflow as tf
+
+  directory = os.path.dirname(prefix)
+  tf.io.gfile.makedirs(directory)
+  private = tf.train.Checkpoint.write(checkpoint, f'{prefix}.tmp{uuid.uuid4().hex}')
+  names = sorted(tf.io.gfile.glob(private + '.*'), key=lambda name: name.endswith('.index'))
+  for name in names:
+    os.replace(name, prefix + name[len(private):])
 
 
 def describe(averaged):

@@ -66,6 +66,20 @@ class AverageCheckpointsTest(unittest.TestCase):
                       checkpoints.candidates(os.path.join(run_dir, 'checkpoints'))],
                      ['ckpt-128', 'ckpt-64'])
 
+  def test_shards_averaging_at_once_leave_one_readable_checkpoint(self):
+    # Shards run as separate commands average into the same prefix; each writes privately
+    # and renames, so the files in place are always a whole pair and nothing else stays.
+    run_dir = _run_copy()
+    first = weight_averaging.average_checkpoints(run_dir, 2)
+    with open(first.prefix + '.index', 'rb') as stream:
+      index = stream.read()
+    second = weight_averaging.average_checkpoints(run_dir, 2)  # as a second shard would
+    self.assertEqual(second.prefix, first.prefix)
+    with open(second.prefix + '.index', 'rb') as stream:
+      self.assertEqual(stream.read(), index)
+    self.assertEqual(sorted(os.listdir(os.path.dirname(first.prefix))),
+                     ['avg2-ckpt-128.data-00000-of-00001', 'avg2-ckpt-128.index'])
+
   def test_more_checkpoints_than_the_run_keeps_are_refused(self):
     with self.assertRaisesRegex(ConfigError, r'keeps 2 checkpoint\(s\) \(ckpt-128, ckpt-64\)'
                                 r'; averaging the last 3 needs 3'):

@@ -84,7 +84,8 @@ class BalloonEnv(gymnasium.Env):
   metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 10}
 
   def __init__(self, render_mode=None, wind='procedural', power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1, lookahead=None):
+               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1, lookahead=None,
+               descent_penalty=True):
     """Creates the environment.
 
     Args:
@@ -101,6 +102,8 @@ class BalloonEnv(gymnasium.Env):
       lookahead: an observation option (lookahead.py): None (default) is BLE's
         observation; True, a dict of `Lookahead` fields or a `Lookahead` appends what
         heading for each level would do over the hours ahead.
+      descent_penalty: True (default) is BLE's reward; False, a training option, drops its
+        penalty on descending without excess energy (BalloonSimulator).
     """
     self.action_repeat = _check_action_repeat(action_repeat)
     self.lookahead = lookahead_lib.check_lookahead(lookahead)
@@ -112,7 +115,8 @@ class BalloonEnv(gymnasium.Env):
     self.action_space = gymnasium.spaces.Discrete(3)
     self.simulator = simulator_lib.BalloonSimulator(1, wind=wind, power_sun=power_sun,
                                                     gp_predict_dtype=gp_predict_dtype,
-                                                    progress_reward=progress_reward)
+                                                    progress_reward=progress_reward,
+                                                    descent_penalty=descent_penalty)
     self._renderer = None
     if render_mode is not None:
       from agents.env.balloon import renderer
@@ -198,7 +202,8 @@ class BalloonVectorEnv(VectorEnv):
 
   def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS, wind='procedural',
                render_mode=None, seed=None, power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1, lookahead=None):
+               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1, lookahead=None,
+               descent_penalty=True):
     """Creates the slab.
 
     Args:
@@ -213,6 +218,7 @@ class BalloonVectorEnv(VectorEnv):
       action_repeat: as for BalloonEnv (a balloon that ends on the way adds nothing
         after its end).
       lookahead: as for BalloonEnv.
+      descent_penalty: as for BalloonEnv.
     """
     self.action_repeat = _check_action_repeat(action_repeat)
     self.lookahead = lookahead_lib.check_lookahead(lookahead)
@@ -221,7 +227,8 @@ class BalloonVectorEnv(VectorEnv):
                        f'got {render_mode!r}.')
     self.simulator = simulator_lib.BalloonSimulator(
         num_envs, wind=wind, max_episode_steps=max_episode_steps, seed=seed,
-        power_sun=power_sun, gp_predict_dtype=gp_predict_dtype, progress_reward=progress_reward)
+        power_sun=power_sun, gp_predict_dtype=gp_predict_dtype, progress_reward=progress_reward,
+        descent_penalty=descent_penalty)
     self.num_envs = self.simulator.num_balloons
     self.render_mode = render_mode
     self.single_observation_space = observation_space(self.lookahead)

@@ -37,6 +37,12 @@ class RewardTest(unittest.TestCase):
         np.array([100.0, 200.0, 400.0, 400.0, 0.0, 400.0]))
     np.testing.assert_allclose(got, [0.95, 0.8, 0.65, 1.0, 0.2 * 0.95, 1.0])
 
+  def test_without_descent_penalty_the_reward_is_the_distance_term(self):
+    got = reward.station_keeping_reward(
+        np.array([10e3, 10e3, 150e3, 10e3]), np.zeros(4), np.array([DOWN, DOWN, DOWN, STAY]),
+        np.zeros(4, bool), np.array([100.0, 400.0, 0.0, 400.0]), descent_penalty=False)
+    np.testing.assert_allclose(got, [1.0, 1.0, 0.2, 1.0])
+
 
 class ProgressRewardTest(unittest.TestCase):
   """The optional shaped training reward: BLE's reward plus w per km gained."""
@@ -73,6 +79,42 @@ class ProgressRewardTest(unittest.TestCase):
                        (True, TypeError)):
       with self.assertRaisesRegex(error, 'progress_reward'):
         reward.check_progress_weight(bad)
+
+
+class DescentPenaltyOptionTest(unittest.TestCase):
+  """The training option descent_penalty=False: BLE's reward without its descent multiplier."""
+
+  def _flight(self, **kwargs):
+    from agents.env.balloon import env
+    slab = env.BalloonVectorEnv(num_envs=3, **kwargs)
+    slab.reset(seed=11)
+    observations, rewards = [], []
+    for _ in range(8):
+      observation, got, _, _, _ = slab.step(np.full(3, DOWN))
+      observations.append(observation)
+      rewards.append(got)
+    slab.close()
+    return np.array(observations), np.array(rewards)
+
+  def test_same_flight_and_the_reward_loses_only_the_multiplier(self):
+    observations, ble = self._flight()
+    same_observations, unpenalised = self._flight(descent_penalty=False)
+    np.testing.assert_array_equal(same_observations, observations)
+    self.assertTrue((unpenalised >= ble).all())
+    self.assertTrue((unpenalised > ble).any())  # Descending at night is penalised by BLE.
+    for reward_value in np.unique(unpenalised):  # The distance term only: 1 within 50 km.
+      self.assertLessEqual(reward_value, 1.0)
+
+  def test_default_is_bles_reward_and_bad_values_are_refused_by_name(self):
+    from agents.env.balloon import env
+    self.assertTrue(env.BalloonVectorEnv(num_envs=1).simulator.descent_penalty)
+    for bad in ('false', 0, None):
+      with self.assertRaisesRegex(TypeError, 'descent_penalty'):
+        env.BalloonVectorEnv(num_envs=1, descent_penalty=bad)
+
+  def test_playback_flies_bles_reward(self):
+    from agents.env.balloon import evaluation
+    self.assertIs(evaluation.BalloonEvaluation.playback_kwargs['descent_penalty'], True)
 
 
 if __name__ == '__main__':
