@@ -225,6 +225,8 @@ class BalloonSimulator:
     Args:
       indices: int balloons to reset (None: all).
       seeds: per index a non-negative int or None (drawn from the seed stream); or None.
+        Any int given also reseeds the stream from the ints given, so what later
+        unseeded resets draw follows from them.
       initial_states: per index an InitialState or None (seeded draws); or None.
 
     Returns:
@@ -241,6 +243,12 @@ class BalloonSimulator:
         int(self._seed_stream.integers(EVALUATION_SEED_BASE)) if seed is None
         else check_seed(seed, f'seed for balloon {index}') for index, seed in zip(indices, seeds)],
         np.int64)
+    given = [int(seed) for seed, asked in zip(episode_seeds, seeds) if asked is not None]
+    if given:
+      # Seeded resets seed the stream as well (as Gymnasium's reset(seed=...) seeds the
+      # environment's generator), so the episodes a later unseeded reset draws (a balloon
+      # that ended, in training) are the same in every run.
+      self._seed_stream = np.random.default_rng(given)
     for index, state in zip(indices, states):
       if state is not None and not isinstance(state, InitialState):
         raise TypeError(f'initial state for balloon {index} must be an InitialState, got '
