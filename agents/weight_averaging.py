@@ -114,9 +114,8 @@ def _write_atomically(checkpoint, prefix):
   """
   import tensorflow as tf
 
-  directory = os.path.dirname(prefix)
-  tf.io.gfile.makedirs(directory)
-  private = tf.train.Checkpoint.write(checkpoint, f'{prefix}.tmp{uuid.uuid4().hex}')
+  tf.io.gfile.makedirs(os.path.dirname(prefix))
+  private = checkpoint.write(f'{prefix}.tmp{uuid.uuid4().hex}')
   names = sorted(tf.io.gfile.glob(private + '.*'), key=lambda name: name.endswith('.index'))
   for name in names:
     os.replace(name, prefix + name[len(private):])

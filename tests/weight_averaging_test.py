@@ -5,6 +5,7 @@ import os
 import shutil
 import tempfile
 import unittest
+from unittest import mock
 
 import numpy as np
 import tensorflow as tf
@@ -66,9 +67,28 @@ class AverageCheckpointsTest(unittest.TestCase):
                       checkpoints.candidates(os.path.join(run_dir, 'checkpoints'))],
                      ['ckpt-128', 'ckpt-64'])
 
-  def test_shards_averaging_at_once_leave_one_readable_checkpoint(self):
-    # Shards run as separate commands average into the same prefix; each writes privately
-    # and renames, so the files in place are always a whole pair and nothing else stays.
+  def test_the_average_is_renamed_into_place_data_before_index(self):
+    # Shards run as separate commands average into the same prefix at once: each writes
+    # under a private name and renames, the index last, so a reader that finds the index
+    # finds its data.
+    run_dir = _run_copy()
+    moves, replace = [], os.replace
+
+    def recording_replace(source, destination):
+      if destination.endswith('.index'):
+        self.assertTrue(os.path.exists(destination[:-len('.index')]
+                                       + '.data-00000-of-00001'))
+      moves.append((os.path.basename(source), os.path.basename(destination)))
+      replace(source, destination)
+
+    with mock.patch.object(weight_averaging.os, 'replace', recording_replace):
+      weight_averaging.average_checkpoints(run_dir, 2)
+    self.assertEqual([destination for _, destination in moves],
+                     ['avg2-ckpt-128.data-00000-of-00001', 'avg2-ckpt-128.index'])
+    self.assertTrue(all('.tmp' in source for source, _ in moves))
+
+  def test_averaging_again_leaves_one_readable_checkpoint(self):
+    # A second shard writes the same bytes over the first's and leaves nothing else.
     run_dir = _run_copy()
     first = weight_averaging.average_checkpoints(run_dir, 2)
     with open(first.prefix + '.index', 'rb') as stream:

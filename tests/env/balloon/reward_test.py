@@ -85,25 +85,28 @@ class DescentPenaltyOptionTest(unittest.TestCase):
   """The training option descent_penalty=False: BLE's reward without its descent multiplier."""
 
   def _flight(self, **kwargs):
+    """Three balloons descending for 8 steps: (observations, rewards, distances in km)."""
     from agents.env.balloon import env
     slab = env.BalloonVectorEnv(num_envs=3, **kwargs)
     slab.reset(seed=11)
-    observations, rewards = [], []
+    observations, rewards, distances = [], [], []
     for _ in range(8):
-      observation, got, _, _, _ = slab.step(np.full(3, DOWN))
+      observation, got, _, _, infos = slab.step(np.full(3, DOWN))
       observations.append(observation)
       rewards.append(got)
+      distances.append(infos['distance_km'])
     slab.close()
-    return np.array(observations), np.array(rewards)
+    return np.array(observations), np.array(rewards), np.array(distances)
 
   def test_same_flight_and_the_reward_loses_only_the_multiplier(self):
-    observations, ble = self._flight()
-    same_observations, unpenalised = self._flight(descent_penalty=False)
+    observations, ble, distances = self._flight()
+    same_observations, unpenalised, _ = self._flight(descent_penalty=False)
     np.testing.assert_array_equal(same_observations, observations)
-    self.assertTrue((unpenalised >= ble).all())
-    self.assertTrue((unpenalised > ble).any())  # Descending at night is penalised by BLE.
-    for reward_value in np.unique(unpenalised):  # The distance term only: 1 within 50 km.
-      self.assertLessEqual(reward_value, 1.0)
+    np.testing.assert_allclose(unpenalised, reward.distance_reward(distances), rtol=1e-9)
+    penalised = unpenalised > ble
+    self.assertTrue(penalised.any())  # Descending at night is penalised by BLE.
+    ratio = ble[penalised] / unpenalised[penalised]
+    self.assertTrue(((ratio >= 0.65 - 1e-12) & (ratio <= 0.95 + 1e-12)).all(), ratio)
 
   def test_default_is_bles_reward_and_bad_values_are_refused_by_name(self):
     from agents.env.balloon import env
