@@ -80,10 +80,25 @@ def average_checkpoints(run_dir, last):
   Raises:
     ConfigError: as `last_checkpoints`, or the run's config does not build.
   """
+  return average_and_restore(run_dir, last)[0]
+
+
+def average_and_restore(run_dir, last):
+  """As `average_checkpoints`, and the algorithm that holds the averaged checkpoint.
+
+  For a caller that goes on to use the averaged policy (export): the algorithm built to
+  average is the one returned, so the run's config is built once.
+
+  Returns:
+    (`Averaged`, restored): restored is what `builders.restore_algorithm(run_dir,
+    averaged.prefix, is_training=False)` would return (config, algorithm, observation
+    space, action space), without building or reading anything again.
+  """
   import tensorflow as tf
 
   paths = last_checkpoints(run_dir, last)
-  _, algorithm, _, _ = builders.restore_algorithm(run_dir, paths[0], is_training=False)
+  restored = builders.restore_algorithm(run_dir, paths[0], is_training=False)
+  algorithm = restored[1]
   restorer = tf.train.Checkpoint(algorithm=algorithm)
   sums = None
   for index, path in enumerate(paths):
@@ -101,7 +116,7 @@ def average_checkpoints(run_dir, last):
     objects['step'] = tf.Variable(step, dtype=tf.int64)
   prefix = averaged_prefix(run_dir, paths[-1], last)
   _write_atomically(tf.train.Checkpoint(**objects), prefix)
-  return Averaged(prefix, paths, step)
+  return Averaged(prefix, paths, step), restored
 
 
 def _write_atomically(checkpoint, prefix):

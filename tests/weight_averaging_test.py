@@ -53,6 +53,14 @@ class AverageCheckpointsTest(unittest.TestCase):
     for expected, got in zip(new_others, mean_others):
       np.testing.assert_array_equal(got, expected)
 
+  def test_the_returned_algorithm_holds_what_was_written(self):
+    run_dir = _run_copy()
+    averaged, (config, algorithm, _, _) = weight_averaging.average_and_restore(run_dir, 2)
+    self.assertEqual(config['algorithm']['name'], 'ppo')
+    written, _ = _restored(run_dir, averaged.prefix)
+    for expected, variable in zip(written, algorithm.trainable_variables):
+      np.testing.assert_array_equal(variable.numpy(), expected)
+
   def test_one_checkpoint_copies_the_newest(self):
     run_dir = _run_copy()
     averaged = weight_averaging.average_checkpoints(run_dir, 1)
@@ -120,6 +128,15 @@ class AverageCheckpointsTest(unittest.TestCase):
 
 
 class AverageLastFlagsTest(unittest.TestCase):
+
+  def test_export_builds_the_run_once(self):
+    run_dir = _run_copy()
+    outdir = os.path.join(tempfile.mkdtemp(), 'exported')
+    with mock.patch.object(builders, 'restore_algorithm',
+                           wraps=builders.restore_algorithm) as restore:
+      self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir,
+                                    '--average_last', '2']), 0)
+    self.assertEqual(restore.call_count, 1)
 
   def test_export_records_that_the_weights_are_averaged(self):
     run_dir = _run_copy()

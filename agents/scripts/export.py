@@ -133,13 +133,13 @@ def main(argv=None):
     _check_outdir(outdir)
     step = notes = None
     if args.average_last is not None:
-      averaged = weight_averaging.average_checkpoints(args.logdir, args.average_last)
+      averaged, restored = weight_averaging.average_and_restore(args.logdir, args.average_last)
       checkpoint, step = averaged.prefix, averaged.step
       notes = f'Weights: {weight_averaging.describe(averaged)}.'
     else:
       checkpoint = _checkpoint(args.logdir, args.checkpoint)
-    config, algorithm, observation_space, _ = builders.restore_algorithm(
-        args.logdir, checkpoint, is_training=False)
+      restored = builders.restore_algorithm(args.logdir, checkpoint, is_training=False)
+    config, algorithm, observation_space, _ = restored
     # Checked before anything is written: a refused evaluation leaves no folder behind.
     if args.eval_suite:
       _check_suite(args.eval_suite, config['environment']['id'])
