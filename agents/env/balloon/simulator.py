@@ -454,12 +454,20 @@ class BalloonSimulator:
     """
     x, y, pressure, t = np.broadcast_arrays(*(np.asarray(a, np.float64)
                                               for a in (x, y, pressure, t)))
+    forecast_u, forecast_v = self.forecast_wind(x, y, pressure, t)
+    error_u, error_v = self._wind.gp.mean_at(x, y, pressure, t, float32)
+    return forecast_u + error_u, forecast_v + error_v
+
+  def forecast_wind(self, x, y, pressure, t):
+    """The forecast alone at M points per balloon, as `estimated_wind` takes and returns
+    them: what an agent would know without its own measurements (for planner
+    diagnostics, `bench.planner_sweep --wind=forecast`)."""
+    x, y, pressure, t = np.broadcast_arrays(*(np.asarray(a, np.float64)
+                                              for a in (x, y, pressure, t)))
     count, points = x.shape
     indices = np.repeat(np.arange(count), points)
-    forecast_u, forecast_v = self._wind.forecast.query(
-        indices, x.ravel(), y.ravel(), pressure.ravel(), t.ravel())
-    error_u, error_v = self._wind.gp.mean_at(x, y, pressure, t, float32)
-    return forecast_u.reshape(x.shape) + error_u, forecast_v.reshape(x.shape) + error_v
+    u, v = self._wind.forecast.query(indices, x.ravel(), y.ravel(), pressure.ravel(), t.ravel())
+    return u.reshape(x.shape), v.reshape(x.shape)
 
   def reachable_pressures(self, elapsed_s=None):
     """(lowest, highest) reachable pressure (Pa), [B] each, at `elapsed_s` (None: now).
