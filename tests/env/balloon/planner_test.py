@@ -68,6 +68,39 @@ class EstimatedWindTest(unittest.TestCase):
     error_u, error_v = simulator._wind.gp.mean_at(x, y, pressure, t)
     np.testing.assert_allclose(u, forecast_u.reshape(x.shape) + error_u)
     np.testing.assert_allclose(v, forecast_v.reshape(x.shape) + error_v)
+    alone_u, alone_v = simulator.forecast_wind(x, y, pressure, t)
+    np.testing.assert_array_equal(alone_u, forecast_u.reshape(x.shape))
+    np.testing.assert_array_equal(alone_v, forecast_v.reshape(x.shape))
+
+
+class WindKnowledgeTest(unittest.TestCase):
+  """`bench.planner_sweep --wind`: what the planner's rollouts drift in, for diagnostics."""
+
+  def test_forecast_plans_as_with_no_measurements(self):
+    from bench import planner_sweep
+    slab = flown_slab()
+    planner_sweep.plan_in(slab.simulator, 'forecast')
+    with_forecast = slab.planner.plan()
+    slab.simulator._wind.gp.reset()
+    del slab.simulator.estimated_wind  # the simulator's own estimate again
+    forgotten = slab.planner.plan()
+    for got, expected in zip(with_forecast, forgotten):
+      np.testing.assert_array_equal(got, expected)
+
+  def test_truth_plans_in_the_true_error_field(self):
+    from bench import planner_sweep
+    slab = flown_slab()
+    planner_sweep.plan_in(slab.simulator, 'truth')
+    _, _, scores = slab.planner.plan()
+    error = forecast_error.ForecastError(len(SEEDS))
+    error.sample(np.arange(len(SEEDS)), [np.random.default_rng(99 + i) for i in range(3)])
+    slab.simulator._wind.error = error
+    self.assertFalse(np.array_equal(slab.planner.plan()[2], scores))
+
+  def test_unknown_knowledge_is_refused(self):
+    from bench import planner_sweep
+    with self.assertRaisesRegex(ValueError, 'estimate, forecast, truth'):
+      planner_sweep.plan_in(flown_slab(steps=0).simulator, 'oracle')
 
 
 class PlannerTest(unittest.TestCase):
