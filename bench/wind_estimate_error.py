@@ -74,19 +74,21 @@ class MatchedKernel:
 
 
 def _query_points(x, y, pressure, t):
-  """The (x, y, p, t) points [Q, 4] around a balloon, ordered by hour, pressure, offset."""
-  return np.array([(x + dx, y + dy, pressure + dp, t + hour * 3600.0)
-                   for hour in HOURS for dp in PRESSURE_OFFSETS
-                   for dx, dy in HORIZONTAL_OFFSETS])
+  """The (x, y, p, t) points [B, Q, 4] around each balloon (x, y, pressure, t: [B]),
+  ordered by hour, pressure offset and horizontal offset."""
+  offsets = np.array([(dx, dy, dp, hour * 3600.0) for hour in HOURS
+                      for dp in PRESSURE_OFFSETS for dx, dy in HORIZONTAL_OFFSETS])
+  return np.stack([x, y, pressure, t], -1)[:, None, :] + offsets
 
 
-def _errors_of(simulator, balloon, points):
-  """The true wind minus each estimate at `points` [Q, 4] of one balloon: {name: [Q, 2]}."""
-  rows = np.full(len(points), balloon)
-  truth = np.stack(simulator.true_wind(rows, *points.T), -1)
-  grid = [np.broadcast_to(points[:, k], (simulator.x.shape[0], len(points))) for k in range(4)]
-  forecast = np.stack([part[balloon] for part in simulator.forecast_wind(*grid)], -1)
-  estimate = np.stack([part[balloon] for part in simulator.estimated_wind(*grid)], -1)
+def _winds_at(simulator, points):
+  """The true wind, the forecast and `estimated_wind` at points [B, Q, 4]: each [B, Q, 2]."""
+  rows = np.repeat(np.arange(points.shape[0]), points.shape[1])
+  flat = points.reshape(-1, 4).T
+  truth = np.stack(simulator.true_wind(rows, *flat), -1).reshape(*points.shape[:2], 2)
+  grid = [points[..., k] for k in range(4)]
+  forecast = np.stack(simulator.forecast_wind(*grid), -1)
+  estimate = np.stack(simulator.estimated_wind(*grid), -1)
   return truth, forecast, estimate
 
 
@@ -105,20 +107,22 @@ def measure(balloons, first, window_h, every, interval_steps=120):
     flying &= ~(terminated | truncated)
     here = [simulator.x.copy(), simulator.y.copy(), simulator.pressure.copy(),
             simulator.time_elapsed_s.copy()]
-    truth = np.stack(simulator.true_wind(np.arange(balloons), *here), -1)
-    forecast = np.stack(simulator.forecast_wind(*(part[:, None] for part in here)), -1)[:, 0]
-    history.append(np.concatenate([np.stack(here, -1), truth - forecast], -1))
+    # What each balloon measures where it is: the true wind minus the forecast.
+    measured = (np.stack(simulator.true_wind(np.arange(balloons), *here), -1)
+                - np.stack(simulator.forecast_wind(*(part[:, None] for part in here)), -1)[:, 0])
+    history.append(np.concatenate([np.stack(here, -1), measured], -1))
     if step % interval_steps:
       continue
     flown = np.stack(history, 1)
+    points = _query_points(*here)
+    truth, forecast, estimate = _winds_at(simulator, points)
     for balloon in np.flatnonzero(flying):
       rows = flown[balloon]
       recent = rows[rows[:, 3] >= here[3][balloon] - window_h * 3600.0][::-1][::every]
-      points = _query_points(*(part[balloon] for part in here))
-      truth_at, forecast_at, estimate_at = _errors_of(simulator, balloon, points)
-      matched_at = forecast_at + kernel.posterior_mean(recent[:, :4], recent[:, 4:], points)
-      for name, estimate in zip(ESTIMATES, (forecast_at, estimate_at, matched_at)):
-        error = np.square(truth_at - estimate).sum(-1).reshape(len(HOURS), -1)
+      matched = forecast[balloon] + kernel.posterior_mean(recent[:, :4], recent[:, 4:],
+                                                          points[balloon])
+      for name, guess in zip(ESTIMATES, (forecast[balloon], estimate[balloon], matched)):
+        error = np.square(truth[balloon] - guess).sum(-1).reshape(len(HOURS), -1)
         for h, hour in enumerate(HOURS):
           squared[name].setdefault((hour, None), []).extend(error[h])
           for j, offset in enumerate(PRESSURE_OFFSETS):
