@@ -6,9 +6,9 @@
 How `mpc`'s defaults were chosen (docs/balloon_env.md): suite seeds s in [first, first +
 count), flown as episode seeds 2**62 + s like the evaluation suites', one slab in this
 process; `small_eval` is seeds 0-99, so first >= 100 keeps it out of the tuning. Prints
-one JSON line for the station seeker, then one per config (a JSON object of
-`PlannerConfig` fields over the defaults): mean TWR50 (steps within 50 km / 960), the
-per-seed values and the seconds flown.
+one JSON line for the station seeker (unless --no_seeker), then one per config (a JSON
+object of `PlannerConfig` fields over the defaults): mean TWR50 (steps within 50 km /
+960), the per-seed values and the seconds flown.
 
 `--wind` sets what the planner's rollouts drift in, to measure what knowledge of the wind
 is worth: `estimate` (forecast + the GP's posterior mean, what `mpc` flies with),
