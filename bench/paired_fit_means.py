@@ -9,9 +9,17 @@ group's mean, then the first group minus each other one (the group under study f
     python -m bench.paired_fit_means \
         --group qrdqn=EXP/fit00/eval-small_eval,EXP/fit01/eval-small_eval,... \
         --group ppo=... --group seeker=eval/seeker [--metric twr50]
+
+A group's member may also be a column of a per-seed table kept from an earlier round,
+`TABLE.csv:COLUMN` (a `seed` column and one column of metric values per agent, such as
+docs/data/issue24_round11_small_eval.csv, whose values are TWR50), so that a new round
+pairs with fits whose evaluation folders are gone:
+
+    --group colvalue=docs/data/issue24_round11_small_eval.csv:colvalue_fit0,...
 """
 
 import argparse
+import csv
 import json
 
 import numpy as np
@@ -21,12 +29,36 @@ from agents.evaluation import results as results_lib
 from agents.evaluation import statistics
 
 
-def per_seed_means(folders, metric):
-  """{seed: mean of `metric` over the folders' results} on the seeds all folders flew."""
-  tables = []
-  for folder in folders:
-    _, results = results_lib.load_shard(f'{folder}/results.json')
-    tables.append({result.seed: result.value(metric) for result in results})
+def per_seed_values(member, metric):
+  """{seed: value} of one group member: an evaluation folder, or `TABLE.csv:COLUMN`."""
+  path, _, column = member.rpartition(':')
+  if path.endswith('.csv'):
+    return _table_column(path, column)
+  _, results = results_lib.load_shard(f'{member}/results.json')
+  return {result.seed: result.value(metric) for result in results}
+
+
+def _table_column(path, column):
+  """{seed: value} of one column of a per-seed CSV table with a `seed` column."""
+  with open(path, newline='') as table:
+    rows = list(csv.DictReader(table))
+  names = list(rows[0]) if rows else []
+  if 'seed' not in names or column not in names:
+    raise ValueError(f'{path}:{column}: the table needs a "seed" column and the column '
+                     f'{column!r}; its columns are {names}.')
+  values = {}
+  for line, row in enumerate(rows, start=2):
+    try:
+      values[int(row['seed'])] = float(row[column])
+    except (TypeError, ValueError):
+      raise ValueError(f'{path}, line {line}: seed {row["seed"]!r}, {column} '
+                       f'{row[column]!r} is not a number.') from None
+  return values
+
+
+def per_seed_means(members, metric):
+  """{seed: mean of `metric` over the members' values} on the seeds all members flew."""
+  tables = [per_seed_values(member, metric) for member in members]
   seeds = sorted(set.intersection(*(set(table) for table in tables)))
   return {seed: float(np.mean([table[seed] for table in tables])) for seed in seeds}
 
@@ -45,15 +77,19 @@ def paired_difference(x, y):
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--group', action='append', required=True,
-                      help='NAME=FOLDER[,FOLDER...]: evaluation folders with results.json')
+                      help='NAME=MEMBER[,MEMBER...]: evaluation folders with results.json, or '
+                           'TABLE.csv:COLUMN columns of a per-seed table')
   parser.add_argument('--metric', default='twr50')
   args = parser.parse_args(argv)
   groups = {}
   for spec in args.group:
     name, _, folders = spec.partition('=')
     if not name or not folders:
-      parser.error(f'--group {spec!r}: expected NAME=FOLDER[,FOLDER...]')
-    groups[name] = per_seed_means(folders.split(','), args.metric)
+      parser.error(f'--group {spec!r}: expected NAME=MEMBER[,MEMBER...]')
+    try:
+      groups[name] = per_seed_means(folders.split(','), args.metric)
+    except (OSError, ValueError) as error:
+      parser.error(f'--group {name}: {error}')
   names = list(groups)
   for name in names:
     print(json.dumps({'group': name, 'fits': len(args.group[names.index(name)].split(',')),
