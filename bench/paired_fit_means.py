@@ -12,8 +12,8 @@ group's mean, then the first group minus each other one (the group under study f
 
 A group's member may also be a column of a per-seed table kept from an earlier round,
 `TABLE.csv:COLUMN` (a `seed` column and one column of metric values per agent, such as
-docs/data/issue24_round11_small_eval.csv, whose values are TWR50), so that a new round
-pairs with fits whose evaluation folders are gone:
+docs/data/issue24_round11_small_eval.csv, whose values are TWR50; `--metric` does not
+apply to it), so that a new round pairs with fits whose evaluation folders are gone:
 
     --group colvalue=docs/data/issue24_round11_small_eval.csv:colvalue_fit0,...
 """
@@ -79,7 +79,8 @@ def main(argv=None):
   parser.add_argument('--group', action='append', required=True,
                       help='NAME=MEMBER[,MEMBER...]: evaluation folders with results.json, or '
                            'TABLE.csv:COLUMN columns of a per-seed table')
-  parser.add_argument('--metric', default='twr50')
+  parser.add_argument('--metric', default='twr50',
+                      help="the evaluation folders' metric; a table's column is taken as it is")
   args = parser.parse_args(argv)
   groups = {}
   for spec in args.group:
