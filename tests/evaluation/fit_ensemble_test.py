@@ -1,0 +1,38 @@
+"""Tests of bench.fit_ensemble's policy: the fits' action probabilities averaged, then the mode."""
+
+import types
+import unittest
+
+import numpy as np
+import tensorflow as tf
+
+from bench import fit_ensemble
+
+
+def fake_fit(logits):
+  """An algorithm whose network gives the same logits to every row."""
+  logits = tf.constant([logits], tf.float32)
+
+  def policy(observ, state):
+    return tf.repeat(logits, tf.shape(observ)[0], axis=0), state
+
+  network = types.SimpleNamespace(policy=policy, initial_state=lambda n: tf.zeros([n, 1]))
+  return types.SimpleNamespace(network=network, normalize_observ=lambda observ: observ)
+
+
+class EnsemblePolicyTest(unittest.TestCase):
+
+  def test_one_fit_takes_its_own_mode(self):
+    policy = fit_ensemble.EnsemblePolicy([fake_fit([0.0, 2.0, 1.0])])
+    np.testing.assert_array_equal(policy(np.zeros([3, 4])), [1, 1, 1])
+
+  def test_probabilities_are_averaged_not_votes(self):
+    # Two fits lean to action 0 a little, one is sure of action 2: the mean probability
+    # of action 2 is the largest, though most fits' modes are action 0.
+    fits = [fake_fit([0.1, 0.0, 0.0]), fake_fit([0.1, 0.0, 0.0]), fake_fit([0.0, 0.0, 9.0])]
+    policy = fit_ensemble.EnsemblePolicy(fits)
+    np.testing.assert_array_equal(policy(np.zeros([2, 4])), [2, 2])
+
+
+if __name__ == '__main__':
+  unittest.main()
