@@ -1,5 +1,7 @@
 """Tests of bench.fit_ensemble's policy: the fits' action probabilities averaged, then the mode."""
 
+import contextlib
+import io
 import types
 import unittest
 
@@ -32,6 +34,17 @@ class EnsemblePolicyTest(unittest.TestCase):
     fits = [fake_fit([0.1, 0.0, 0.0]), fake_fit([0.1, 0.0, 0.0]), fake_fit([0.0, 0.0, 9.0])]
     policy = fit_ensemble.EnsemblePolicy(fits)
     np.testing.assert_array_equal(policy(np.zeros([2, 4])), [2, 2])
+
+
+
+class FitEnsembleCommandTest(unittest.TestCase):
+
+  def test_a_missing_run_is_named_in_one_line(self):
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors), self.assertRaises(SystemExit) as caught:
+      fit_ensemble.main(['--run=/no/such/run'])
+    self.assertEqual(caught.exception.code, 2)
+    self.assertIn('/no/such/run', errors.getvalue())
 
 
 if __name__ == '__main__':
