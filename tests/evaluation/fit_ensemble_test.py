@@ -35,6 +35,12 @@ class EnsemblePolicyTest(unittest.TestCase):
     policy = fit_ensemble.EnsemblePolicy(fits)
     np.testing.assert_array_equal(policy(np.zeros([2, 4])), [2, 2])
 
+  def test_probabilities_are_averaged_not_logits(self):
+    # Mean probabilities about (0.19, 0.44, 0.37): action 1. Mean logits (0, -9, -9.5)
+    # would pick action 0.
+    fits = [fake_fit([0.0, 2.0, -20.0]), fake_fit([0.0, -20.0, 1.0])]
+    policy = fit_ensemble.EnsemblePolicy(fits)
+    np.testing.assert_array_equal(policy(np.zeros([2, 4])), [1, 1])
 
 
 class FitEnsembleCommandTest(unittest.TestCase):
