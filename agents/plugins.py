@@ -232,11 +232,12 @@ a function of a trial's `ExperimentManager` to a float that the search maximises
 TRAINING_EVALUATORS = Registry('training evaluator')
 """Evaluations run during training by the layers above the core: name -> factory.
 
-'suite' (registered by `agents.evaluation`) flies `loop.eval_suite` after each
-evaluation phase: a class with a static `check(config)` (ValueError when the suite
-cannot be flown), built as `(config, algorithm, observation_space, run_dir, metrics)`,
-called with the global step, returning the logged row; its `metric` attribute names the
-row's headline value."""
+'suite' (registered by `agents.evaluation`) flies `loop.eval_suite` and
+`loop.select_suite` after each evaluation phase: a class with a static
+`check(config, key)` (ValueError when the suite `loop.<key>` names cannot be flown),
+built as `(config, algorithm, observation_space, run_dir, metrics, key=key)`, called
+with the global step, returning the logged row; its `metric` attribute names the row's
+headline value and its `key` the suite's `loop` key."""
 
 TRACKERS = Registry('experiment tracker', 'loop.track')
 """Experiment trackers a run's `loop.track` may name: name -> a `agents.tools.tracking.Tracker`

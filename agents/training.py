@@ -33,11 +33,13 @@ class _ProgressReporter:
   """Feeds the loop's reports to a tqdm bar and writes update rows to metrics.jsonl."""
 
   def __init__(self, loop, algorithm, total, initial, stop_flag, quiet=False,
-               suite_evaluator=None, statistics=()):
+               suite_evaluators=(), statistics=(), best_policy=None):
     import tqdm
     self._loop = loop
-    self._suite_evaluator = suite_evaluator
+    self._suite_evaluators = tuple(suite_evaluators)  # loop.eval_suite, loop.select_suite
+    self._best_policy = best_policy  # offered each loop.select_suite value
     self._suite_value = None
+    self._suite_metric = None
     self._statistics = tuple(statistics)  # the collectors' names shown beside the score
     self._algorithm = algorithm
     self._stop_flag = stop_flag
@@ -50,9 +52,14 @@ class _ProgressReporter:
   def __call__(self, row):
     if row['phase'] == 'train':
       self.bar.update(row['step'] - self.bar.n)
-    if row['phase'] == 'eval' and self._suite_evaluator is not None:
-      # The eval phase reports once, at its end: fly loop.eval_suite now.
-      self._suite_value = self._suite_evaluator(row['step'])[self._suite_evaluator.metric]
+    if row['phase'] == 'eval':
+      # The eval phase reports once, at its end: fly loop.eval_suite and loop.select_suite.
+      for evaluator in self._suite_evaluators:
+        value = evaluator(row['step'])[evaluator.metric]
+        if evaluator.key == 'select_suite':
+          self._best_policy.offer(row['step'], evaluator.suite.name, evaluator.metric, value)
+        else:
+          self._suite_value, self._suite_metric = value, evaluator.metric
     if row['mean_score'] is not None:
       self._mean_score = row['mean_score']
       # tqdm's own rate is the steps/s; the postfix adds the mean score.
@@ -61,7 +68,7 @@ class _ProgressReporter:
         if row.get(name) is not None:
           postfix[name] = f'{row[name]:.3f}'
       if self._suite_value is not None:  # loop.eval_suite
-        postfix[f'suite_{self._suite_evaluator.metric}'] = f'{self._suite_value:.3f}'
+        postfix[f'suite_{self._suite_metric}'] = f'{self._suite_value:.3f}'
       self.bar.set_postfix(postfix, refresh=False)
     if self._updates is not None:
       updates = int(self._updates.numpy())
@@ -185,22 +192,76 @@ def _max_step(loop_config):
   return full_cycles * cycle + rest
 
 
-def _suite_evaluation(config):
-  """The factory of `loop.eval_suite`'s evaluator (None when off), checked before anything
-  is written; ConfigError when the suite cannot be flown for this config.
+SUITE_KEYS = ('eval_suite', 'select_suite')  # the `loop` keys of suites flown in training
+
+
+def _suite_evaluations(config):
+  """The `loop` keys of the suites flown after each evaluation phase, with the factory of
+  their evaluator, checked before anything is written; ConfigError when a suite cannot be
+  flown for this config.
 
   Suite evaluation belongs to a layer above the core: it plugs in as
-  `plugins.TRAINING_EVALUATORS['suite']` (a class with a static `check(config)`, built as
-  `(config, algorithm, observation_space, run_dir, metrics)` and called with the step).
+  `plugins.TRAINING_EVALUATORS['suite']` (a class with a static `check(config, key)`,
+  built as `(config, algorithm, observation_space, run_dir, metrics, key=key)` and called
+  with the step).
   """
-  if not config['loop'].get('eval_suite') or not config['loop']['eval_every']:
-    return None
+  keys = [key for key in SUITE_KEYS if config['loop'].get(key)]
+  if not keys or not config['loop']['eval_every']:
+    return []
   factory = plugins.TRAINING_EVALUATORS.get('suite')
-  try:
-    factory.check(config)
-  except ValueError as error:
-    raise configs.ConfigError(str(error)) from None
-  return factory
+  for key in keys:
+    try:
+      factory.check(config, key)
+    except ValueError as error:
+      raise configs.ConfigError(str(error)) from None
+  return [(key, factory) for key in keys]
+
+
+class BestPolicy:
+  """Exports the weights that score best on `loop.select_suite` as `RUN_DIR/best_policy/`.
+
+  Beside the SavedModel and its record (whose notes name the step, suite and score),
+  `selection.json` holds `{step, suite, metric, value}` of the weights there, so a resumed
+  run goes on from the best score so far. A later phase replaces them only when it
+  scores strictly higher (ties keep the earlier weights).
+  """
+
+  FOLDER = 'best_policy'
+  RECORD = 'selection.json'
+
+  def __init__(self, run_dir, save):
+    """Args:
+      run_dir: the run directory.
+      save: callable(path, step, notes) that exports the current weights to `path`.
+    """
+    self.path = os.path.join(run_dir, self.FOLDER)
+    self._save = save
+    self.best = self.read(run_dir)
+
+  @classmethod
+  def read(cls, run_dir):
+    """The `selection.json` of a run's best policy, or None when it has none."""
+    import json
+    path = os.path.join(run_dir, cls.FOLDER, cls.RECORD)
+    if not os.path.exists(path):
+      return None
+    with open(path) as handle:
+      return json.load(handle)
+
+  def offer(self, step, suite, metric, value):
+    """Exports the current weights when `value` beats the best so far; True if it did."""
+    import json
+    if self.best is not None and value <= self.best['value']:
+      return False
+    record = os.path.join(self.path, self.RECORD)
+    if os.path.exists(record):  # The weights are replaced first: no stale claim survives.
+      os.remove(record)
+    self._save(self.path, step, f'Selected by loop.select_suite: {metric} {value:.4f} on '
+               f'{suite}, the best of the evaluation phases up to step {step}.')
+    self.best = dict(step=int(step), suite=suite, metric=metric, value=float(value))
+    with open(record, 'w') as handle:
+      json.dump(self.best, handle)
+    return True
 
 
 def _collectors(config, batch_size, extra):
@@ -254,7 +315,7 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
 
   from agents.tools import in_graph_batch_env
   from agents.tools import loop as loop_lib
-  suite_evaluation = _suite_evaluation(config)
+  suite_evaluations = _suite_evaluations(config)
   config = prepare_run(config, run_dir)
   loop_config = config['loop']
   configure_threads(loop_config['tf_threads'])
@@ -287,11 +348,15 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
                        report_every=eval_steps)
       max_step = _max_step(loop_config)
       initial = loop.restore() or 0
-      suite_evaluator = suite_evaluation and suite_evaluation(
-          config, algorithm, batch_env.observation_space, run_dir, loop.metrics)
+      suite_evaluators = [factory(config, algorithm, batch_env.observation_space, run_dir,
+                                  loop.metrics, key=key)
+                          for key, factory in suite_evaluations]
+      best_policy = BestPolicy(run_dir, lambda path, step, notes: save_policy(
+          algorithm, batch_env.observation_space, path, config=config, run_dir=run_dir,
+          step=step, notes=notes))
       statistics = [name for collector in env.collectors for name in collector.totals()]
       reporter = _ProgressReporter(loop, algorithm, max_step, initial, stop_flag, quiet,
-                                   suite_evaluator, statistics)
+                                   suite_evaluators, statistics, best_policy)
       interrupted = False
       try:
         step = loop.run(max_step, on_report=reporter)

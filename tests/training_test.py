@@ -166,20 +166,62 @@ class _RecordingEvaluator:
   steps = []
 
   @staticmethod
-  def check(config):
-    if config['loop']['eval_suite'] != 'recorded':
-      raise ValueError(f"Config key 'loop.eval_suite' = {config['loop']['eval_suite']!r} is "
+  def check(config, key='eval_suite'):
+    if config['loop'][key] != 'recorded':
+      raise ValueError(f"Config key 'loop.{key}' = {config['loop'][key]!r} is "
                        'not a recorded suite.')
 
-  def __init__(self, config, algorithm, observation_space, run_dir, metrics):
+  def __init__(self, config, algorithm, observation_space, run_dir, metrics,
+               key='eval_suite'):
     del config, algorithm, observation_space, run_dir
     self._metrics = metrics
+    self.key = key
 
   def __call__(self, step):
     _RecordingEvaluator.steps.append(step)
-    row = dict(step=step, phase='eval_suite', value=1.0)
+    row = dict(step=step, phase=self.key, value=1.0)
     self._metrics.write(row)
     return row
+
+
+class BestPolicyTest(unittest.TestCase):
+  """`loop.select_suite`'s keeper: only a strictly higher score replaces the weights."""
+
+  def _keeper(self, run_dir, saves):
+    def save(path, step, notes):
+      os.makedirs(path, exist_ok=True)
+      saves.append((step, notes))
+    return training.BestPolicy(run_dir, save)
+
+  def test_only_a_strictly_higher_score_replaces_and_a_resumed_run_goes_on_from_it(self):
+    run_dir, saves = tempfile.mkdtemp(), []
+    keeper = self._keeper(run_dir, saves)
+    self.assertIsNone(keeper.best)
+    offers = [(100, 0.30), (200, 0.35), (300, 0.35), (400, 0.31)]
+    self.assertEqual([keeper.offer(step, 'val', 'twr50', value) for step, value in offers],
+                     [True, True, False, False])
+    self.assertEqual([step for step, _ in saves], [100, 200])
+    self.assertIn('twr50 0.3500 on val', saves[-1][1])
+    self.assertEqual(training.BestPolicy.read(run_dir),
+                     dict(step=200, suite='val', metric='twr50', value=0.35))
+    resumed = self._keeper(run_dir, saves)  # a new process on the same run
+    self.assertEqual(resumed.best['step'], 200)
+    self.assertFalse(resumed.offer(500, 'val', 'twr50', 0.34))
+    self.assertTrue(resumed.offer(600, 'val', 'twr50', 0.36))
+    self.assertEqual(training.BestPolicy.read(run_dir)['step'], 600)
+
+  def test_a_save_that_fails_leaves_no_claim_about_the_weights(self):
+    run_dir, saves = tempfile.mkdtemp(), []
+    keeper = self._keeper(run_dir, saves)
+    keeper.offer(100, 'val', 'twr50', 0.3)
+
+    def failing_save(path, step, notes):
+      raise OSError('disk full')
+
+    keeper = training.BestPolicy(run_dir, failing_save)
+    with self.assertRaisesRegex(OSError, 'disk full'):
+      keeper.offer(200, 'val', 'twr50', 0.4)
+    self.assertIsNone(training.BestPolicy.read(run_dir))
 
 
 class PluggedInTest(unittest.TestCase):

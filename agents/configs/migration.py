@@ -68,6 +68,7 @@ def migrate_nested(data):
 
   - `loop.eval_suite` (added): None, no suite evaluation, as before it existed;
   - `loop.track` (added): [], no experiment tracker, as before trackers existed;
+  - `loop.select_suite` (added): None, no selection, as before it existed;
   - the wind-column keys of a network section of another kind (retired): dropped.
   """
   data = dict(data)
@@ -75,6 +76,7 @@ def migrate_nested(data):
     data['loop'] = dict(data['loop'])
     data['loop'].setdefault('eval_suite', None)
     data['loop'].setdefault('track', [])
+    data['loop'].setdefault('select_suite', None)
   network = data.get('network')
   return drop_retired_network_keys(data, network.get('kind') if isinstance(network, dict)
                                    else None)

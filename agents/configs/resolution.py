@@ -339,6 +339,9 @@ def _check_relations(config):
   if train_steps < agents:
     raise ConfigError(f'Config key {key!r} = {train_steps} must be at least '
                       f"environment.num_agents = {agents} (one step of the batch).")
+  if loop.get('select_suite') and not loop['eval_every']:
+    raise ConfigError(f"Config key 'loop.select_suite' = {loop['select_suite']!r} is flown "
+                      "after each evaluation phase: it needs loop.eval_every > 0.")
   if loop['eval_every'] and loop['eval_steps'] < agents:
     raise ConfigError(f"Config key 'loop.eval_steps' = {loop['eval_steps']} must be at least "
                       f'environment.num_agents = {agents} (one step of the batch).')

@@ -8,7 +8,7 @@ A run config is a plain nested mapping:
     network: {...}     # the algorithm's NetworkConfig (empty without one)
     algorithm: {name: ppo, ...}   # the algorithm's Config
     loop: {steps, tf_threads, steps_per_call, log_every, checkpoint_every,
-           eval_every, eval_steps, eval_suite, track}
+           eval_every, eval_steps, eval_suite, select_suite, track}
 
 `EnvironmentConfig` and `LoopConfig` declare the shared sections; the algorithm
 class declares the other two (see `agents.algorithms.algorithm`), and a network
@@ -74,6 +74,11 @@ class LoopConfig:
       None, 'evaluation suite (agents.evaluation) flown by the deterministic policy after '
       'each evaluation phase, its headline metric logged with a 95 % interval; null '
       'disables', resumable=True)
+  select_suite: str | None = param(
+      None, 'held-out suite flown beside loop.eval_suite after each evaluation phase; the '
+      'weights that score best on its headline metric are exported as best_policy/ '
+      '(keep its seeds apart from the suite you report on); null disables',
+      resumable=True)
   track: tuple[str, ...] = param(
       (), "experiment trackers that receive the run's config, rows and policy beside "
       "metrics.jsonl and TensorBoard: 'mlflow', 'wandb' (agents.plugins.TRACKERS)",

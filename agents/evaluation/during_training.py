@@ -1,4 +1,5 @@
-"""`loop.eval_suite`: the current deterministic policy flown on a suite during training.
+"""`loop.eval_suite`, `loop.select_suite`: the current deterministic policy flown on suites
+during training.
 
 After each evaluation phase (every `loop.eval_every` training steps), training flies the
 policy it would export (`algorithm.export_policy`) on the suite's seeds, in this process,
@@ -11,12 +12,19 @@ Each phase also keeps its per-seed results where `evaluate` would write them,
 `RUN_DIR/eval_suite/step-<STEP>/` (`results.json`, `summary.json`), so a phase pairs with
 any evaluation on the same suite: `evaluate compare RUN_DIR/eval_suite/step-<STEP> eval/ss`.
 
+`loop.select_suite` is flown the same way after the same phases, beside it: its rows are
+`phase: select_suite`, its results `RUN_DIR/select_suite/step-<STEP>/`, and training
+exports the weights that score best on it as `best_policy/` (`agents.training`). Keep
+its seeds apart from the suite you report on, or the selection is measured on the seeds
+that chose it.
+
 Training finds `SuiteEvaluator` as `agents.plugins.TRAINING_EVALUATORS['suite']`
 (registered by `agents.evaluation.plugin`), so the core imports nothing of evaluation:
 
-    SuiteEvaluator.check(config)          # the Suite, or ValueError naming loop.eval_suite
-    evaluator = SuiteEvaluator(config, algorithm, observation_space, run_dir, metrics)
-    row = evaluator(step)                 # row[evaluator.metric] is the headline value
+    SuiteEvaluator.check(config, 'select_suite')   # the Suite, or ValueError naming the key
+    evaluator = SuiteEvaluator(config, algorithm, observation_space, run_dir, metrics,
+                               key='select_suite')  # default key: 'eval_suite'
+    row = evaluator(step)             # row[evaluator.metric] is the headline value
 """
 
 import os
@@ -24,21 +32,30 @@ import os
 from agents.evaluation import environments, policies, runner, suite_runs, suites
 from agents.evaluation import results as results_lib
 from agents.evaluation.errors import EvaluationError
+from agents.training import SUITE_KEYS
+
+KEYS = SUITE_KEYS  # the `loop` keys that name a suite flown in training
 
 
-def check(config):
-  """The `loop.eval_suite` Suite of a config (None when unset), for its environment.
+def check(config, key='eval_suite'):
+  """The Suite that `loop.<key>` names in a config (None when unset), for its environment.
+
+  Args:
+    config: the run's config.
+    key: 'eval_suite' or 'select_suite'.
 
   Raises:
-    ValueError: the suite cannot be flown for this config (naming `loop.eval_suite`).
+    ValueError: the suite cannot be flown for this config (naming `loop.<key>`).
   """
-  name = config['loop'].get('eval_suite')
+  if key not in KEYS:
+    raise ValueError(f'Unknown suite key {key!r}; known: {", ".join(KEYS)}.')
+  name = config['loop'].get(key)
   if not name:
     return None
   try:
     return suites.get_suite(name, config['environment']['id'])
   except EvaluationError as error:
-    raise ValueError(f"Config key 'loop.eval_suite': {error}") from None
+    raise ValueError(f"Config key 'loop.{key}': {error}") from None
 
 
 def phase_results(run_dir, checkpoint, suite):
@@ -73,31 +90,35 @@ def phase_results(run_dir, checkpoint, suite):
 class SuiteEvaluator:
   """Flies the algorithm's deterministic policy on a suite; logs the headline metric's CI.
 
-  Registered as `agents.plugins.TRAINING_EVALUATORS['suite']`, which training builds when
-  `loop.eval_suite` and `loop.eval_every` are set.
+  Registered as `agents.plugins.TRAINING_EVALUATORS['suite']`, which training builds for
+  `loop.eval_suite` and `loop.select_suite` when they and `loop.eval_every` are set.
 
   Attributes:
     metric: the row's headline key (the environment's metric: `twr50`, `cumulative_reward`).
     suite: the `Suite` flown.
+    key: the `loop` key that names it, also the row's phase and the results' folder.
   """
 
   check = staticmethod(check)
 
-  def __init__(self, config, algorithm, observation_space, run_dir, metrics):
+  def __init__(self, config, algorithm, observation_space, run_dir, metrics,
+               key='eval_suite'):
     """Builds the policy (it reads the algorithm's current weights at every call).
 
     Args:
-      config: the run's config (`loop.eval_suite`, `environment.id`;
+      config: the run's config (`loop.<key>`, `environment.id`;
         `environment.num_agents` bounds the environments flown at once, the batch an
         exported `perform` may take).
       algorithm: the training algorithm (`export_policy`).
       observation_space: the environment's observation space.
       run_dir: the run directory (TensorBoard events go to `eval/`, per-seed results
-        to `eval_suite/step-<STEP>/`).
+        to `<key>/step-<STEP>/`).
       metrics: the loop's `MetricsWriter`.
+      key: 'eval_suite' or 'select_suite'.
     """
     import tensorflow as tf
-    self.suite = check(config)
+    self.key = key
+    self.suite = check(config, key)
     self._environment = environments.get(config['environment']['id'])
     self.metric = self._environment.metric
     self._slab_size = max(1, min(runner.DEFAULT_SLAB_SIZE,
@@ -126,18 +147,18 @@ class SuiteEvaluator:
                f'{self.metric}_iqm': headline['iqm']}
     for key, (name, statistic) in self._environment.training_row.items():
       scalars[key] = summary[name][statistic]
-    row = dict(step=step, phase='eval_suite', suite=self.suite.name, episodes=len(results),
+    row = dict(step=step, phase=self.key, suite=self.suite.name, episodes=len(results),
                **scalars, mean_score=summary['cumulative_reward']['mean'])
     self._metrics.write(row)
     with self._writer.as_default(step=step):
       for key, value in scalars.items():
-        tf.summary.scalar(f'eval_suite/{key}', value)
+        tf.summary.scalar(f'{self.key}/{key}', value)
     self._writer.flush()
     return row
 
   def _save(self, step, results):
     """Writes the phase's results.json and summary.json; returns the summary."""
-    output_dir = os.path.join(self._run_dir, 'eval_suite', f'step-{step}')
+    output_dir = os.path.join(self._run_dir, self.key, f'step-{step}')
     os.makedirs(output_dir, exist_ok=True)
     header = results_lib.run_header(results_lib.header(
         f'run:{self._run_dir} at step {step}', self.suite, 1, 0,

@@ -97,6 +97,9 @@ class OverridesTest(unittest.TestCase):
       configs.resolve('cartpole', {'num_minibatches': 7})
     with self.assertRaisesRegex(ConfigError, "'loop.steps' = 4 must be at least"):
       configs.resolve('cartpole', {'loop.steps': 4})
+    with self.assertRaisesRegex(ConfigError, "'loop.select_suite' = 'small_eval' is flown "
+                                "after each evaluation phase: it needs loop.eval_every > 0"):
+      configs.resolve('cartpole', {'loop.select_suite': 'small_eval'})
 
   def test_unknown_environment_is_refused(self):
     with self.assertRaisesRegex(ConfigError, "'environment.id' = 'NoSuchEnv-v0'"):
@@ -140,9 +143,10 @@ class YamlFilesTest(unittest.TestCase):
 
   def test_nested_configs_without_later_keys_get_their_old_behaviour(self):
     config = configs.resolve('cartpole')
-    del config['loop']['track'], config['loop']['eval_suite']
+    del config['loop']['track'], config['loop']['eval_suite'], config['loop']['select_suite']
     migrated = configs.from_saved(config, 'old config.yaml')
-    self.assertEqual((migrated['loop']['track'], migrated['loop']['eval_suite']), ([], None))
+    self.assertEqual((migrated['loop']['track'], migrated['loop']['eval_suite'],
+                      migrated['loop']['select_suite']), ([], None, None))
     with self.assertRaisesRegex(ConfigError, 'old config.yaml: a config is a mapping'):
       configs.from_saved(['seed'], 'old config.yaml')
 

@@ -1,4 +1,5 @@
-"""Tests for agents/evaluation/during_training.py: loop.eval_suite on any environment."""
+"""Tests for agents/evaluation/during_training.py: loop.eval_suite and loop.select_suite on
+any environment."""
 
 import json
 import os
@@ -55,6 +56,52 @@ class SuiteEvaluatorTest(unittest.TestCase):
              workers=0, env_id=config['environment']['id'], progress=False, artifacts=False)
     pairs = compare([os.path.join(run_dir, 'random'), last])['pairs']
     self.assertEqual(len(pairs), 1)
+
+  def test_select_suite_exports_the_weights_that_scored_best_on_it(self):
+    from agents import training
+    from agents.evaluation import evaluate
+    select = 'custom:seeds=100-107,episode_length=40'
+    config = tiny_run.tiny_config('cartpole', **{
+        'loop.eval_every': 32, 'loop.eval_steps': 16, 'loop.steps': 160,
+        'loop.eval_suite': 'custom:seeds=0-3,episode_length=40', 'loop.select_suite': select})
+    run_dir = tempfile.mkdtemp()
+    training.train(config, run_dir, quiet=True)
+    with open(os.path.join(run_dir, 'metrics.jsonl')) as file:
+      rows = [json.loads(line) for line in file]
+    eval_steps = [row['step'] for row in rows if row['phase'] == 'eval']
+    selection_rows = [row for row in rows if row['phase'] == 'select_suite']
+    self.assertEqual([row['step'] for row in selection_rows], eval_steps)
+    self.assertEqual(len(eval_steps), 5)
+    self.assertEqual(sorted(os.listdir(os.path.join(run_dir, 'select_suite'))),
+                     sorted(f'step-{step}' for step in eval_steps))
+    # The earliest of the phases with the highest mean return (ties keep the earlier).
+    values = [row['cumulative_reward'] for row in selection_rows]
+    best = selection_rows[values.index(max(values))]
+    selection = training.BestPolicy.read(run_dir)
+    self.assertEqual(selection, dict(step=best['step'], suite=select,
+                                     metric='cumulative_reward',
+                                     value=best['cumulative_reward']))
+    # The folder holds those weights: flown again on the suite, they score the same.
+    best_policy = os.path.join(run_dir, 'best_policy')
+    outcome = evaluate(f'savedmodel:{best_policy}', during_training.check(config,
+                                                                           'select_suite'),
+                       os.path.join(run_dir, 'again'), workers=0,
+                       env_id=config['environment']['id'], progress=False, artifacts=False)
+    self.assertAlmostEqual(outcome['summary']['cumulative_reward']['mean'],
+                           best['cumulative_reward'])
+    from agents import policy_record
+    record = policy_record.load(best_policy)
+    self.assertEqual(record['training']['steps'], best['step'])
+    self.assertIn(f"cumulative_reward {best['cumulative_reward']:.4f}", record['notes'])
+    self.assertTrue(os.path.isdir(os.path.join(run_dir, 'policy')))  # the last weights too
+
+  def test_an_unknown_suite_key_or_select_suite_suite_is_refused_by_name(self):
+    config = tiny_run.tiny_config('cartpole', **{
+        'loop.eval_every': 32, 'loop.select_suite': 'no_such_suite'})
+    with self.assertRaisesRegex(ValueError, "'loop.select_suite'.*no_such_suite"):
+      during_training.check(config, 'select_suite')
+    with self.assertRaisesRegex(ValueError, "Unknown suite key 'train_suite'"):
+      during_training.check(config, 'train_suite')
 
 
 if __name__ == '__main__':
