@@ -508,7 +508,7 @@ class ExperimentManager:
     return child
 
   def eval_agents(self, suite=None, workers=None, use_ray=None, *, n_simulations=None,
-                  eval_kwargs=None, agent_id=None):
+                  eval_kwargs=None, agent_id=None, weights='newest'):
     """Evaluates every finished fit on a suite through the evaluation API (`agents.evaluation`).
 
     With an agent class, it is rlberry's `eval_agents` instead: `n_simulations` calls
@@ -525,11 +525,18 @@ class ExperimentManager:
     `eval-<suite>/` holding an earlier checkpoint's results is removed, so no folder
     of the fit shows stale results.
 
+    With `weights='best'`, each fit's `best_policy/` flies instead: the weights that
+    scored best on the run's `loop.select_suite` (`agents.training.BestPolicy`). The
+    training evaluation phase of the same step flew those weights, so its rows are taken
+    when it flew this suite; otherwise they fly into `<run_dir>/eval-<suite>-best/`,
+    replacing results of an earlier choice there.
+
     Args:
       suite: a suite name (see `agents.evaluation.suite_names()`) or `Suite`;
         defaults to the manager's `eval_suite`, else 'small_eval'.
       workers: local worker processes of each evaluation (None: the CPU count).
       use_ray: fly on Ray (default: when the manager's parallelization is 'ray').
+      weights: 'newest' (the latest checkpoint) or 'best' (`best_policy/`).
 
     Returns:
       DataFrame with one row per fit and seed: name, fit, seed, and the
@@ -537,12 +544,16 @@ class ExperimentManager:
 
     Raises:
       NotImplementedError: the evaluation package is not installed in this tree.
-      ExperimentError: no fit has finished.
+      ExperimentError: no fit has finished, `weights` is unknown, or a fit has no
+        `best_policy/` (trained without `loop.select_suite`) for `weights='best'`.
     """
+    if weights not in ('newest', 'best'):
+      raise ExperimentError(f"weights must be 'newest' or 'best', got {weights!r}.")
     if self.agent_class is not None:
-      if suite is not None or workers is not None or use_ray is not None:
-        raise ExperimentError('suite, workers and use_ray evaluate configs; an agent class '
-                              'takes n_simulations, eval_kwargs and agent_id.')
+      if suite is not None or workers is not None or use_ray is not None \
+          or weights != 'newest':
+        raise ExperimentError('suite, workers, use_ray and weights evaluate configs; an '
+                              'agent class takes n_simulations, eval_kwargs and agent_id.')
       return self._eval_agent_instances(n_simulations, eval_kwargs, agent_id)
     if (n_simulations, eval_kwargs, agent_id) != (None, None, None):
       raise ExperimentError('n_simulations, eval_kwargs and agent_id evaluate an agent '
@@ -562,33 +573,62 @@ class ExperimentManager:
     rows = []
     for fit in finished:
       run_dir = self.run_dir(fit['index'])
-      newest = policies.describe_agent(f'run:{run_dir}')['checkpoint']
-      # Training's last evaluation phase may have flown this checkpoint on this suite.
-      results = during_training.phase_results(run_dir, newest, suite)
-      if results is None:
-        results = self._fly(run_dir, newest, suite, workers, use_ray)
+      if weights == 'best':
+        results = self._best_results(fit['index'], suite, workers, use_ray)
       else:
-        _drop_stale_results(run_dir, newest, suite)
+        newest = policies.describe_agent(f'run:{run_dir}')['checkpoint']
+        # Training's last evaluation phase may have flown this checkpoint on this suite.
+        results = during_training.phase_results(run_dir, newest, suite)
+        if results is None:
+          results = self._fly(run_dir, newest, suite, workers, use_ray)
+        else:
+          _drop_stale_results(run_dir, newest, suite)
       for result in results:
         record = result.to_dict()
         record.pop('flight_path', None)
         rows.append(dict(name=self.name, fit=fit['index'], **record))
     return pd.DataFrame(rows).sort_values(['fit', 'seed']).reset_index(drop=True)
 
+  def _best_results(self, index, suite, workers, use_ray):
+    """A fit's `best_policy/` on a suite: its training phase's rows, else flown."""
+    from agents import training
+    from agents.evaluation import during_training
+    run_dir = self.run_dir(index)
+    selection = training.BestPolicy.read(run_dir)
+    if selection is None:
+      raise ExperimentError(f'{self.name}: fit {index} has no best_policy/ (it was trained '
+                            'without loop.select_suite); evaluate its newest weights.')
+    results = during_training.phase_results(run_dir, f"ckpt-{selection['step']}", suite)
+    if results is not None:
+      return results
+    # One folder per choice, named by its step: those of earlier choices are removed.
+    eval_dir = f"{_eval_dir(run_dir, suite)}-best-step-{selection['step']}"
+    prefix = os.path.basename(_eval_dir(run_dir, suite)) + '-best-step-'
+    for name in os.listdir(run_dir):
+      if name.startswith(prefix) and os.path.join(run_dir, name) != eval_dir:
+        shutil.rmtree(os.path.join(run_dir, name))
+    return self._evaluate(f'savedmodel:{os.path.join(run_dir, training.BestPolicy.FOLDER)}',
+                          suite, eval_dir, workers, use_ray)
+
   def _fly(self, run_dir, checkpoint, suite, workers, use_ray):
     """Flies a fit's newest checkpoint on a suite into `<run_dir>/eval-<suite>/`; its results."""
-    from agents import evaluation
     from agents.evaluation import results as results_lib
     eval_dir = _eval_dir(run_dir, suite)
     # The folder holds the run's newest checkpoint's results: those of an earlier one
     # (a search evaluates after every chunk of training) are replaced.
     stale = results_lib.run_checkpoints(eval_dir, run_dir) - {checkpoint}
+    return self._evaluate(f'run:{run_dir}', suite, eval_dir, workers, use_ray,
+                          overwrite=bool(stale))
+
+  def _evaluate(self, spec, suite, eval_dir, workers, use_ray, overwrite=False):
+    """Flies an agent spec on a suite into `eval_dir` (resuming it); every seed's results."""
+    from agents import evaluation
     evaluation.evaluate(
-        f'run:{run_dir}', suite, eval_dir,
+        spec, suite, eval_dir,
         workers=workers if workers is not None else (os.cpu_count() or 1),
         use_ray=self.parallelization == 'ray' if use_ray is None else use_ray,
         ray_address=self.ray_address, progress=not self.quiet, artifacts=False,
-        overwrite=bool(stale))
+        overwrite=overwrite)
     _, results = evaluation.load(eval_dir)  # Every seed, also those flown before.
     return results
 

@@ -4,7 +4,7 @@
     python -m agents.scripts.experiment optimize --config=pendulum --n_trials=30 --output_dir=DIR
     python -m agents.scripts.experiment plot DIR [DIR ...] --tag=mean_score \
         [--phase=eval_suite --tag=twr50] [--reference='station seeker=0.313']
-    python -m agents.scripts.experiment evaluate DIR --suite=small_eval
+    python -m agents.scripts.experiment evaluate DIR --suite=small_eval [--weights=best]
     python -m agents.scripts.experiment compare DIR_A DIR_B [--method=welch]
     python -m agents.scripts.experiment profile DIR --budget=20000
 
@@ -97,6 +97,9 @@ def parse_args(argv):
   evaluate = commands.add_parser('evaluate', help='Evaluate every fit on a suite.')
   evaluate.add_argument('directory')
   evaluate.add_argument('--suite', default=None)
+  evaluate.add_argument('--weights', default='newest', choices=('newest', 'best'),
+                        help="newest: each fit's latest checkpoint; best: its best_policy/, "
+                        'the weights that scored best on loop.select_suite.')
   compare = commands.add_parser('compare', help='Statistical comparison of experiments.')
   compare.add_argument('directories', nargs='+', help='Two or more experiment directories.')
   compare.add_argument('--method', default='permutation',
@@ -159,7 +162,7 @@ def run(args):
     print(f'Wrote {path}')
     return 0
   if args.command == 'evaluate':
-    frame = _load(args.directory).eval_agents(suite=args.suite)
+    frame = _load(args.directory).eval_agents(suite=args.suite, weights=args.weights)
     print(frame.to_string(index=False))
     return 0
   if args.command == 'compare':

@@ -113,6 +113,50 @@ class EvalAgentsTest(unittest.TestCase):
     self.assertEqual(list(frame['seed']), [0, 1])
     self.assertFalse(os.path.exists(eval_dir))
 
+  @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
+  def test_best_weights_are_those_that_scored_best_on_the_selection_suite(self):
+    from agents import evaluation, training
+    suite, other = 'custom:seeds=0-3,episode_length=40', 'custom:seeds=0-1,episode_length=30'
+    overrides = dict(_TINY_CARTPOLE, **{
+        'loop.eval_every': 32, 'loop.eval_steps': 16, 'loop.eval_suite': suite,
+        'loop.select_suite': 'custom:seeds=100-103,episode_length=40'})
+    experiment = manager.ExperimentManager(
+        'cartpole', n_fit=1, fit_budget=128, output_dir=tempfile.mkdtemp(), seed=0,
+        overrides=overrides, parallelization='inline', quiet=True)
+    with self.assertRaisesRegex(manager.ExperimentError, "weights must be 'newest' or 'best'"):
+      experiment.eval_agents(suite, weights='last')
+    experiment.fit()
+    run_dir = experiment.run_dir(0)
+    step = training.BestPolicy.read(run_dir)['step']
+    # The training phase of the chosen step flew these weights on `suite`: its rows.
+    frame = experiment.eval_agents(suite, workers=0, weights='best')
+    _, phase = evaluation.load(os.path.join(run_dir, 'eval_suite', f'step-{step}'))
+    self.assertEqual(list(frame['cumulative_reward']),
+                     [result.cumulative_reward for result in phase])
+    # Another suite flies best_policy/ into a folder named by the choice's step; a folder
+    # of an earlier choice goes.
+    earlier = os.path.join(run_dir, f'eval-{other}-best-step-1')
+    os.makedirs(earlier)
+    frame = experiment.eval_agents(other, workers=0, weights='best')
+    self.assertFalse(os.path.exists(earlier))
+    flown_dir = os.path.join(tempfile.mkdtemp(), 'flown')
+    evaluation.evaluate(f"savedmodel:{os.path.join(run_dir, 'best_policy')}", other,
+                        flown_dir, workers=0, progress=False, artifacts=False)
+    _, flown = evaluation.load(flown_dir)
+    self.assertEqual(list(frame['cumulative_reward']),
+                     [result.cumulative_reward for result in flown])
+    self.assertTrue(os.path.isdir(os.path.join(run_dir, f'eval-{other}-best-step-{step}')))
+
+  @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
+  def test_best_weights_of_a_fit_trained_without_a_selection_suite_are_refused(self):
+    experiment = manager.ExperimentManager(
+        'cartpole', n_fit=1, fit_budget=64, output_dir=tempfile.mkdtemp(), seed=0,
+        overrides=_TINY_CARTPOLE, parallelization='inline', quiet=True)
+    experiment.fit()
+    with self.assertRaisesRegex(manager.ExperimentError,
+                                'fit 0 has no best_policy/ .*without loop.select_suite'):
+      experiment.eval_agents('custom:seeds=0-1,episode_length=30', workers=0, weights='best')
+
 
 if __name__ == '__main__':
   unittest.main()
