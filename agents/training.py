@@ -8,7 +8,7 @@ TensorBoard event files under `train/` (and `eval/`), `metrics.jsonl` (the
 loop's rows and one 'update' row of the algorithm's `metrics` per update, when
 it has them), `run.yaml` (the versions that ran it and its runs in the experiment
 trackers of `loop.track`: `agents.run_manifest`) and, at the end, `policy/`, the
-exported SavedModel. A
+exported SavedModel (with `loop.select_suite`, also `best_policy/`: `BestPolicy`). A
 `run_dir` that holds a checkpoint is resumed: the step budget and the
 cadences may differ from its config.yaml (which is then updated); any other
 difference is refused before anything is built. Ctrl-C or SIGTERM saves a
@@ -408,8 +408,9 @@ def start_trackers(config, run_dir, name, group, environments=None):
 
 
 def _artifacts(run_dir, status):
-  """The trackers' artifacts: config.yaml, and the exported policy of a finished run."""
+  """The trackers' artifacts: config.yaml, and the exported policies of a finished run
+  (`policy/`, and `best_policy/` when `loop.select_suite` chose one)."""
   paths = [os.path.join(run_dir, 'config.yaml')]
   if status == tracking.FINISHED:
-    paths.append(os.path.join(run_dir, 'policy'))
+    paths += [os.path.join(run_dir, 'policy'), os.path.join(run_dir, BestPolicy.FOLDER)]
   return [path for path in paths if os.path.exists(path)]

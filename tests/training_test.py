@@ -210,6 +210,19 @@ class BestPolicyTest(unittest.TestCase):
     self.assertTrue(resumed.offer(600, 'val', 'twr50', 0.36))
     self.assertEqual(training.BestPolicy.read(run_dir)['step'], 600)
 
+  def test_the_trackers_get_the_best_policy_of_a_finished_run(self):
+    from agents.tools import tracking
+    run_dir, saves = tempfile.mkdtemp(), []
+    for name in ('config.yaml', 'policy'):
+      os.makedirs(os.path.join(run_dir, name))
+    self.assertNotIn(os.path.join(run_dir, 'best_policy'),
+                     training._artifacts(run_dir, tracking.FINISHED))
+    self._keeper(run_dir, saves).offer(100, 'val', 'twr50', 0.3)
+    self.assertIn(os.path.join(run_dir, 'best_policy'),
+                  training._artifacts(run_dir, tracking.FINISHED))
+    self.assertEqual(training._artifacts(run_dir, tracking.INTERRUPTED),
+                     [os.path.join(run_dir, 'config.yaml')])
+
   def test_a_save_that_fails_leaves_no_claim_about_the_weights(self):
     run_dir, saves = tempfile.mkdtemp(), []
     keeper = self._keeper(run_dir, saves)

@@ -528,8 +528,8 @@ class ExperimentManager:
     With `weights='best'`, each fit's `best_policy/` flies instead: the weights that
     scored best on the run's `loop.select_suite` (`agents.training.BestPolicy`). The
     training evaluation phase of the same step flew those weights, so its rows are taken
-    when it flew this suite; otherwise they fly into `<run_dir>/eval-<suite>-best/`,
-    replacing results of an earlier choice there.
+    when it flew this suite; otherwise they fly into
+    `<run_dir>/eval-<suite>-best-step-<STEP>/`, and the folder of an earlier choice goes.
 
     Args:
       suite: a suite name (see `agents.evaluation.suite_names()`) or `Suite`;
