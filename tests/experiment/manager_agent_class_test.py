@@ -89,7 +89,8 @@ class FitTest(unittest.TestCase):
         min(abs(v + 0.1), abs(v + 0.2)) < 1e-9 for v in values))
     self.assertEqual(self.manager.eval_agents(n_simulations=3, agent_id=1),
                      [self.manager.get_agent_instances()[1].eval()] * 3)
-    with self.assertRaisesRegex(ExperimentError, 'suite, workers, use_ray and weights evaluate configs'):
+    with self.assertRaisesRegex(ExperimentError,
+                                'suite, workers, use_ray and weights evaluate configs'):
       self.manager.eval_agents('tiny_eval')
 
   def test_saved_agents_come_back_in_a_new_manager(self):
