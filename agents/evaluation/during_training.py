@@ -32,9 +32,7 @@ import os
 from agents.evaluation import environments, policies, runner, suite_runs, suites
 from agents.evaluation import results as results_lib
 from agents.evaluation.errors import EvaluationError
-from agents.training import SUITE_KEYS
-
-KEYS = SUITE_KEYS  # the `loop` keys that name a suite flown in training
+from agents.training import SUITE_KEYS  # the `loop` keys that name a suite flown in training
 
 
 def check(config, key='eval_suite'):
@@ -47,8 +45,8 @@ def check(config, key='eval_suite'):
   Raises:
     ValueError: the suite cannot be flown for this config (naming `loop.<key>`).
   """
-  if key not in KEYS:
-    raise ValueError(f'Unknown suite key {key!r}; known: {", ".join(KEYS)}.')
+  if key not in SUITE_KEYS:
+    raise ValueError(f'Unknown suite key {key!r}; known: {", ".join(SUITE_KEYS)}.')
   name = config['loop'].get(key)
   if not name:
     return None

@@ -22,6 +22,13 @@ _TINY_CARTPOLE = {key: value for key, value in _TINY_BALLOON.items()
                   if key != 'environment.processes'}
 
 
+def _cartpole_experiment(n_fit=1, fit_budget=64, **overrides):
+  """A CartPole experiment of tiny fits, run in this process; overrides by dotted key."""
+  return manager.ExperimentManager(
+      'cartpole', n_fit=n_fit, fit_budget=fit_budget, output_dir=tempfile.mkdtemp(), seed=0,
+      overrides=dict(_TINY_CARTPOLE, **overrides), parallelization='inline', quiet=True)
+
+
 class EvalAgentsTest(unittest.TestCase):
 
   @unittest.skipIf(_HAS_EVALUATION, 'agents.evaluation is present')
@@ -57,9 +64,7 @@ class EvalAgentsTest(unittest.TestCase):
 
   @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
   def test_a_cartpole_experiment_flies_the_suite(self):
-    experiment = manager.ExperimentManager(
-        'cartpole', n_fit=2, fit_budget=64, output_dir=tempfile.mkdtemp(), seed=0,
-        overrides=_TINY_CARTPOLE, parallelization='inline', quiet=True)
+    experiment = _cartpole_experiment(n_fit=2)
     experiment.fit()
     frame = experiment.eval_agents('custom:seeds=0-2,episode_length=50', workers=0)
     self.assertEqual(list(frame['fit']), [0, 0, 0, 1, 1, 1])
@@ -73,11 +78,8 @@ class EvalAgentsTest(unittest.TestCase):
   def test_the_last_training_phase_on_the_suite_is_not_flown_again(self):
     from agents import evaluation
     suite = 'custom:seeds=0-3,episode_length=40'
-    overrides = dict(_TINY_CARTPOLE, **{'loop.eval_every': 64, 'loop.eval_steps': 16,
-                                        'loop.eval_suite': suite})
-    experiment = manager.ExperimentManager(
-        'cartpole', n_fit=1, fit_budget=128, output_dir=tempfile.mkdtemp(), seed=0,
-        overrides=overrides, parallelization='inline', quiet=True)
+    experiment = _cartpole_experiment(fit_budget=128, **{
+        'loop.eval_every': 64, 'loop.eval_steps': 16, 'loop.eval_suite': suite})
     experiment.fit()
     run_dir = experiment.run_dir(0)
     frame = experiment.eval_agents(suite, workers=0)
@@ -98,11 +100,8 @@ class EvalAgentsTest(unittest.TestCase):
   @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
   def test_results_of_an_earlier_checkpoint_go_when_a_phase_flew_the_newest(self):
     suite = 'custom:seeds=0-1,episode_length=30'
-    overrides = dict(_TINY_CARTPOLE, **{'loop.eval_every': 128, 'loop.eval_steps': 16,
-                                        'loop.eval_suite': suite})
-    experiment = manager.ExperimentManager(
-        'cartpole', n_fit=1, fit_budget=64, output_dir=tempfile.mkdtemp(), seed=0,
-        overrides=overrides, parallelization='inline', quiet=True)
+    experiment = _cartpole_experiment(**{
+        'loop.eval_every': 128, 'loop.eval_steps': 16, 'loop.eval_suite': suite})
     experiment.fit()
     run_dir = experiment.run_dir(0)
     eval_dir = os.path.join(run_dir, f'eval-{suite}')
@@ -117,12 +116,9 @@ class EvalAgentsTest(unittest.TestCase):
   def test_best_weights_are_those_that_scored_best_on_the_selection_suite(self):
     from agents import evaluation, training
     suite, other = 'custom:seeds=0-3,episode_length=40', 'custom:seeds=0-1,episode_length=30'
-    overrides = dict(_TINY_CARTPOLE, **{
+    experiment = _cartpole_experiment(fit_budget=128, **{
         'loop.eval_every': 32, 'loop.eval_steps': 16, 'loop.eval_suite': suite,
         'loop.select_suite': 'custom:seeds=100-103,episode_length=40'})
-    experiment = manager.ExperimentManager(
-        'cartpole', n_fit=1, fit_budget=128, output_dir=tempfile.mkdtemp(), seed=0,
-        overrides=overrides, parallelization='inline', quiet=True)
     with self.assertRaisesRegex(manager.ExperimentError, "weights must be 'newest' or 'best'"):
       experiment.eval_agents(suite, weights='last')
     experiment.fit()
@@ -149,9 +145,7 @@ class EvalAgentsTest(unittest.TestCase):
 
   @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
   def test_best_weights_of_a_fit_trained_without_a_selection_suite_are_refused(self):
-    experiment = manager.ExperimentManager(
-        'cartpole', n_fit=1, fit_budget=64, output_dir=tempfile.mkdtemp(), seed=0,
-        overrides=_TINY_CARTPOLE, parallelization='inline', quiet=True)
+    experiment = _cartpole_experiment()
     experiment.fit()
     with self.assertRaisesRegex(manager.ExperimentError,
                                 'fit 0 has no best_policy/ .*without loop.select_suite'):
