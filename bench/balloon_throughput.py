@@ -20,7 +20,8 @@ processes' use of the cores). `--processes 0` skips these rows.
 `--lookahead` adds the slab rows of slabs with the observation option `lookahead` (its
 defaults: agents/env/balloon/lookahead.py), beside the plain ones, so their ratio is
 measured in one run; `--two_stage` adds rows with its two-stage features too (the
-`balloon_two_stage` config's option, `switch_hours: 3`).
+`balloon_two_stage` config's option, `switch_hours: 3`), and `--rolled` rows whose
+second stage is rolled in the estimated wind (`second_stage: rolled`).
 
 `--gp none` swaps the GP for a stand-in that predicts the forecast with zero variance:
 a diagnostic of what everything else costs, not a valid environment.
@@ -124,6 +125,7 @@ def _split(envs, steps, size, rng):
 
 
 TWO_STAGE = {'switch_hours': 3.0}  # the balloon_two_stage config's lookahead option
+ROLLED = dict(TWO_STAGE, second_stage='rolled')
 
 
 def bench_slab(size, steps, warmup, gp, split=False, lookahead=None):
@@ -218,6 +220,8 @@ def main(argv=None):
                       help='also time slabs with the observation option lookahead')
   parser.add_argument('--two_stage', action='store_true',
                       help='also time slabs with the lookahead\'s two-stage features')
+  parser.add_argument('--rolled', action='store_true',
+                      help='also time slabs whose two-stage features are rolled in the wind')
   parser.add_argument('--split', action='store_true',
                       help='also profile the slab steps and report where the time goes')
   parser.add_argument('--processes', type=int, default=2,
@@ -233,7 +237,8 @@ def main(argv=None):
     results.append(bench_single(args.single_steps, args.warmup))
     print(json.dumps(results[-1]), flush=True)
   for size in (int(value) for value in args.slabs.split(',')):
-    options = [None] + [True] * args.lookahead + [TWO_STAGE] * args.two_stage
+    options = ([None] + [True] * args.lookahead + [TWO_STAGE] * args.two_stage
+               + [ROLLED] * args.rolled)
     for lookahead in options:
       results.append(bench_slab(size, args.steps, args.warmup, args.gp, args.split, lookahead))
       print(json.dumps(results[-1]), flush=True)

@@ -23,6 +23,9 @@ wind GP's posterior from the balloon's own measurements, `BalloonSimulator
   level's own rollout from then on, shifted to where this level's rollout is at the
   switch. That assumes the estimated wind at a pressure changes little over the first
   stage's drift (some 100 km in 3 hours); it costs a few array operations per pair.
+  With `second_stage: 'rolled'` every pair is rolled in the estimated wind from the
+  first stage's state at the switch instead: no such assumption, at `follow_levels`
+  times the first stage's wind estimates after the switch.
 
 The block is [361 levels × `features_per_level`] floats appended after BLE's 1099, its levels
 placed as the wind column's are (the balloon's level at index 180). Levels not computed
@@ -47,6 +50,7 @@ import numpy as np
 from agents.env.balloon import constants, features, planner, reward
 
 _PADDING = (1.0, 0.0)  # (squashed distance, mean distance reward) of a level not computed
+SECOND_STAGES = ('shifted', 'rolled')  # how two-stage plans find their path after the switch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +68,11 @@ class Lookahead:
       horizon).
     follow_levels: the follow-up levels a two-stage plan chooses from, spread over each
       balloon's computed levels.
+    second_stage: how a two-stage plan's path after the switch is found: 'shifted' (the
+      follow-up level's own rollout from then on, moved to where the first stage is at
+      the switch; a few array operations) or 'rolled' (its own rollout in the estimated
+      wind from the first stage's state at the switch; `follow_levels` times the first
+      stage's wind estimates after the switch).
   """
   hours: tuple[float, ...] = (3.0, 6.0, 12.0)
   stride: int = 4
@@ -72,6 +81,7 @@ class Lookahead:
   descent_rate: float = planner.PlannerConfig.descent_rate
   switch_hours: float = 0.0
   follow_levels: int = 8
+  second_stage: str = 'shifted'
 
   def __post_init__(self):
     hours = tuple(float(hour) for hour in self.hours)
@@ -102,6 +112,9 @@ class Lookahead:
     if not _is_positive_int(self.follow_levels):
       raise ValueError(f'lookahead.follow_levels must be a positive integer, got '
                        f'{self.follow_levels!r}.')
+    if self.second_stage not in SECOND_STAGES:
+      raise ValueError(f'lookahead.second_stage must be one of {", ".join(SECOND_STAGES)}, '
+                       f'got {self.second_stage!r}.')
 
   @property
   def two_stage_hours(self):
@@ -203,12 +216,19 @@ def lookahead_block(simulator, lookahead):
       if checkpoint == step:
         per_level[..., 2 * horizon:2 * horizon + 2] = _features(distance_km, reward_sum, step)
     if switch and step == switch:
-      at_switch = (state[0], state[1], reward_sum.copy())
+      at_switch = (state, reward_sum.copy())
     elif switch and step > switch:
       later.append((state[0], state[1]))
   if switch:
+    computed = picked_valid.sum(axis=1)
+    follow = _follow_levels(lookahead, computed)
+    if lookahead.second_stage == 'rolled':
+      distance_km = _rolled_second_stage(simulator, lookahead, at_switch[0],
+                                         targets[rows, follow])
+    else:
+      distance_km = _shifted_second_stage(at_switch[0], later, follow)
     per_level[..., 2 * len(checkpoints):] = _two_stage_features(
-        lookahead, at_switch, later, picked_valid.sum(axis=1))
+        lookahead, at_switch[1], distance_km)
   block = np.empty((count, constants.NUM_COLUMN_LEVELS, lookahead.features_per_level),
                    np.float32)
   block[...] = np.tile(np.array(_PADDING, np.float32), lookahead.features_per_level // 2)
@@ -225,31 +245,66 @@ def _features(distance_km, reward_sum, steps):
                    reward_sum / steps], axis=-1)
 
 
-def _two_stage_features(lookahead, at_switch, later, computed):
-  """The best two-stage plan's features of every level, [B, W, 2 · two-stage horizons].
+def _follow_levels(lookahead, computed):
+  """Each balloon's follow-up levels [B, F]: `follow_levels` indices spread over the
+  `computed` [B] levels it computed (the first ones of the block's W)."""
+  spread = np.linspace(0.0, 1.0, lookahead.follow_levels)
+  return np.rint(spread * (np.maximum(computed, 1) - 1)[:, None]).astype(np.intp)
+
+
+def _shifted_second_stage(at_switch, later, follow):
+  """Distances (km) of the two-stage paths after the switch, [B, W, F, S], each the
+  follow-up level's own rollout from the switch on, shifted to where the first stage is.
 
   Args:
-    lookahead: the `Lookahead`.
-    at_switch: (x, y, reward sum) of every level's rollout at the switch, [B, W] each.
+    at_switch: (x, y, pressure, t) of every level's rollout at the switch, [B, W] each.
     later: per step after the switch, (x, y) of every level's rollout, [B, W] each.
-    computed: how many levels each balloon computed ([B]; the first ones of W).
+    follow: the follow-up levels [B, F] (indices of W).
   """
-  x_switch, y_switch, reward_switch = at_switch
-  count = len(computed)
-  rows = np.arange(count)[:, None]
-  # Follow-up levels: `follow_levels` indices spread over each balloon's computed levels.
-  spread = np.linspace(0.0, 1.0, lookahead.follow_levels)
-  follow = np.rint(spread * (np.maximum(computed, 1) - 1)[:, None]).astype(np.intp)
+  rows = np.arange(len(follow))[:, None]
   # In float32 (as the rollouts' wind): the pairs are the option's largest arrays.
   later_x = np.stack([x for x, _ in later], axis=-1).astype(np.float32)  # [B, W, S]
   later_y = np.stack([y for _, y in later], axis=-1).astype(np.float32)
-  x_switch, y_switch = x_switch.astype(np.float32), y_switch.astype(np.float32)
+  x_switch, y_switch = at_switch[0].astype(np.float32), at_switch[1].astype(np.float32)
   # A follow-up's drift from the switch on, [B, F, S], added to each level's position at
   # the switch: the two-stage paths [B, W, F, S].
   drift_x = later_x[rows, follow] - x_switch[rows, follow][..., None]
   drift_y = later_y[rows, follow] - y_switch[rows, follow][..., None]
-  distance_km = np.hypot(x_switch[:, :, None, None] + drift_x[:, None],
-                         y_switch[:, :, None, None] + drift_y[:, None]) / np.float32(1000.0)
+  return np.hypot(x_switch[:, :, None, None] + drift_x[:, None],
+                  y_switch[:, :, None, None] + drift_y[:, None]) / np.float32(1000.0)
+
+
+def _rolled_second_stage(simulator, lookahead, at_switch, follow_targets):
+  """Distances (km) of the two-stage paths after the switch, [B, W, F, S], each rolled
+  in the estimated wind from its first stage's state at the switch.
+
+  Args:
+    simulator: the `BalloonSimulator` whose wind estimate the paths drift in.
+    lookahead: the `Lookahead`.
+    at_switch: (x, y, pressure, t) of every level's rollout at the switch, [B, W] each.
+    follow_targets: the follow-up levels' pressures [B, F].
+  """
+  count, width = at_switch[0].shape
+  follows = follow_targets.shape[1]
+  # Every (level, follow-up) pair is a balloon of its own: [B, W · F].
+  state = tuple(np.repeat(value, follows, axis=1) for value in at_switch)
+  targets = np.tile(follow_targets, (1, width))
+  distances = []
+  for _ in range(lookahead.checkpoints()[-1] - lookahead.switch_step()):
+    state = planner.rollout_step(simulator, state, targets, lookahead.step_s,
+                                 lookahead.ascent_rate, lookahead.descent_rate, float32=True)
+    distances.append(np.hypot(state[0], state[1]).astype(np.float32) / np.float32(1000.0))
+  return np.stack(distances, axis=-1).reshape(count, width, follows, -1)
+
+
+def _two_stage_features(lookahead, reward_switch, distance_km):
+  """The best two-stage plan's features of every level, [B, W, 2 · two-stage horizons].
+
+  Args:
+    lookahead: the `Lookahead`.
+    reward_switch: every level's sum of distance terms up to the switch, [B, W].
+    distance_km: the two-stage paths' distances after the switch, [B, W, F, S].
+  """
   # The second stage's running sums; the first stage's sum joins at the horizons read.
   later_sum = np.cumsum(reward.distance_reward(distance_km, np.float32), axis=-1)
   switch = lookahead.switch_step()

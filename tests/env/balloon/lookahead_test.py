@@ -1,5 +1,6 @@
 """Tests of agents/env/balloon/lookahead.py: the observation option `lookahead`."""
 
+import dataclasses
 import os
 import tempfile
 import unittest
@@ -37,24 +38,39 @@ def flown(option=SHORT, steps=6, seeds=SEEDS):
   return env, observation
 
 
-def manual_features(simulator, option, row, level_offset):
-  """One level's features by a plain rollout in the estimated wind, GP mean in float64."""
-  pressure = constants.COLUMN_MIN_PRESSURE + (
+def level_pressure(simulator, row, level_offset):
+  """The pressure of the level `level_offset` levels from balloon `row`'s own."""
+  return constants.COLUMN_MIN_PRESSURE + (
       features.balloon_level(simulator.pressure)[row] + level_offset
   ) * constants.COLUMN_PRESSURE_STEP
-  count = simulator.num_balloons
-  state = tuple(value[:, None].copy() for value in (
-      simulator.x, simulator.y, simulator.pressure, simulator.time_elapsed_s))
-  targets = np.full((count, 1), pressure)
-  values, reward_sum = [], 0.0
-  checkpoints = option.checkpoints()
-  for step in range(1, checkpoints[-1] + 1):
+
+
+def rolled(simulator, option, row, level_offset, steps=None, state=None):
+  """One level's rollout (x, y per step, float64 GP mean) over `steps` steps (all the
+  option's by default), from the balloons' state now or from `state` ([B, 1] arrays);
+  returns the path and the final state."""
+  pressure = level_pressure(simulator, row, level_offset)
+  if state is None:
+    state = tuple(value[:, None].copy() for value in (
+        simulator.x, simulator.y, simulator.pressure, simulator.time_elapsed_s))
+  targets = np.full((simulator.num_balloons, 1), pressure)
+  path = []
+  for _ in range(option.checkpoints()[-1] if steps is None else steps):
     state = planner.rollout_step(simulator, state, targets, option.step_s,
                                  option.ascent_rate, option.descent_rate)
-    distance_km = float(np.hypot(state[0][row, 0], state[1][row, 0]) / 1000.0)
-    reward_sum += float(reward.distance_reward(distance_km))
-    if step in checkpoints:
-      values += [distance_km / (distance_km + constants.DISTANCE_SQUASH_KM), reward_sum / step]
+    path.append((state[0][row, 0], state[1][row, 0]))
+  return np.array(path), state
+
+
+def manual_features(simulator, option, row, level_offset):
+  """One level's features by a plain rollout in the estimated wind, GP mean in float64."""
+  path, _ = rolled(simulator, option, row, level_offset)
+  distance_km = np.hypot(path[:, 0], path[:, 1]) / 1000.0
+  values = []
+  for checkpoint in option.checkpoints():
+    reached = distance_km[checkpoint - 1]
+    values += [reached / (reached + constants.DISTANCE_SQUASH_KM),
+               reward.distance_reward(distance_km[:checkpoint]).sum() / checkpoint]
   return np.array(values)
 
 
@@ -110,36 +126,28 @@ class LookaheadOptionTest(unittest.TestCase):
     np.testing.assert_array_equal(observation[:, constants.OBSERVATION_SIZE:], expected)
 
 
-def rolled(simulator, option, row, level_offset):
-  """One level's rollout (x, y per step, float64 GP mean) and its distance terms."""
-  pressure = constants.COLUMN_MIN_PRESSURE + (
-      features.balloon_level(simulator.pressure)[row] + level_offset
-  ) * constants.COLUMN_PRESSURE_STEP
-  state = tuple(value[:, None].copy() for value in (
-      simulator.x, simulator.y, simulator.pressure, simulator.time_elapsed_s))
-  targets = np.full((simulator.num_balloons, 1), pressure)
-  path = []
-  for _ in range(option.checkpoints()[-1]):
-    state = planner.rollout_step(simulator, state, targets, option.step_s,
-                                 option.ascent_rate, option.descent_rate)
-    path.append((state[0][row, 0], state[1][row, 0]))
-  return np.array(path)
-
-
 def two_stage_reference(simulator, option, row, level_offset, computed_offsets):
-  """The best two-stage plan's features of one level, from plain rollouts."""
+  """The best two-stage plan's features of one level, from plain rollouts: the follow-up
+  levels' own rollouts shifted ('shifted') or rolled on from the switch ('rolled')."""
   switch = option.switch_step()
-  first = rolled(simulator, option, row, level_offset)
+  first, at_switch = rolled(simulator, option, row, level_offset, steps=switch)
   spread = np.rint(np.linspace(0, 1, option.follow_levels) * (len(computed_offsets) - 1))
-  follow_paths = [rolled(simulator, option, row, computed_offsets[int(index)])
-                  for index in spread]
+  plans = []
+  for index in spread:
+    follow_offset = computed_offsets[int(index)]
+    if option.second_stage == 'rolled':
+      after, _ = rolled(simulator, option, row, follow_offset,
+                        steps=option.checkpoints()[-1] - switch, state=at_switch)
+    else:
+      path, _ = rolled(simulator, option, row, follow_offset)
+      after = first[switch - 1] + path[switch:] - path[switch - 1]
+    plans.append(np.concatenate([first, after]))
   values = []
   for checkpoint in option.checkpoints():
     if checkpoint <= switch:
       continue
     best = None
-    for path in follow_paths:
-      plan = np.concatenate([first[:switch], first[switch - 1] + path[switch:] - path[switch - 1]])
+    for plan in plans:
       distance_km = np.hypot(plan[:checkpoint, 0], plan[:checkpoint, 1]) / 1000.0
       score = (reward.distance_reward(distance_km).sum(), -distance_km[-1])
       if best is None or score > best:
@@ -166,17 +174,27 @@ class TwoStageTest(unittest.TestCase):
                                   np.tile(np.array([[1.0, 0.0]], np.float32), (padding.sum(), 1)))
 
   def test_levels_match_plans_built_from_plain_rollouts(self):
-    env, observation = flown(self.OPTION)
-    block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 6)
-    centre = constants.BALLOON_COLUMN_INDEX
-    for row in range(len(SEEDS)):
-      computed = np.flatnonzero(block[row, :, 0] < 1.0) - centre
-      self.assertGreater(len(computed), 1)
-      for offset in (computed[0], 0, computed[-1]):
-        # The block's GP mean is float32 (WindGP.mean_at), the reference's float64.
-        np.testing.assert_allclose(
-            block[row, centre + offset, 4:],
-            two_stage_reference(env.simulator, self.OPTION, row, offset, computed), atol=1e-4)
+    for option in (self.OPTION, dataclasses.replace(self.OPTION, second_stage='rolled')):
+      env, observation = flown(option)
+      block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 6)
+      centre = constants.BALLOON_COLUMN_INDEX
+      for row in range(len(SEEDS)):
+        computed = np.flatnonzero(block[row, :, 0] < 1.0) - centre
+        self.assertGreater(len(computed), 1)
+        for offset in (computed[0], 0, computed[-1]):
+          with self.subTest(second_stage=option.second_stage, row=row, offset=offset):
+            # The block's GP mean is float32 (WindGP.mean_at), the reference's float64.
+            np.testing.assert_allclose(
+                block[row, centre + offset, 4:],
+                two_stage_reference(env.simulator, option, row, offset, computed), atol=1e-4)
+
+  def test_rolled_second_stage_changes_only_the_two_stage_features(self):
+    _, shifted = flown(self.OPTION)
+    _, rolled_block = flown(dataclasses.replace(self.OPTION, second_stage='rolled'))
+    shifted = shifted[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 6)
+    rolled_block = rolled_block[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 6)
+    np.testing.assert_array_equal(rolled_block[..., :4], shifted[..., :4])
+    self.assertFalse(np.array_equal(rolled_block[..., 4:], shifted[..., 4:]))
 
   def test_the_named_config_builds_its_network(self):
     config = configs.resolve('balloon_two_stage')
@@ -204,6 +222,11 @@ class TwoStageTest(unittest.TestCase):
     for value in (0, 2.5, True):
       with self.subTest(follow_levels=value), self.assertRaisesRegex(ValueError, 'follow_levels'):
         lookahead.check_lookahead({'switch_hours': 3, 'follow_levels': value})
+    self.assertEqual(lookahead.Lookahead().second_stage, 'shifted')
+    for value in ('exact', None, 1):
+      with self.subTest(second_stage=value), self.assertRaisesRegex(
+          ValueError, "second_stage must be one of shifted, rolled, got"):
+        lookahead.check_lookahead({'switch_hours': 3, 'second_stage': value})
 
 
 class CheckLookaheadTest(unittest.TestCase):
