@@ -216,19 +216,19 @@ def lookahead_block(simulator, lookahead):
       if checkpoint == step:
         per_level[..., 2 * horizon:2 * horizon + 2] = _features(distance_km, reward_sum, step)
     if switch and step == switch:
-      at_switch = (state, reward_sum.copy())
+      switch_state, switch_reward_sum = state, reward_sum.copy()
     elif switch and step > switch:
       later.append((state[0], state[1]))
   if switch:
     computed = picked_valid.sum(axis=1)
     follow = _follow_levels(lookahead, computed)
     if lookahead.second_stage == 'rolled':
-      distance_km = _rolled_second_stage(simulator, lookahead, at_switch[0],
+      distance_km = _rolled_second_stage(simulator, lookahead, switch_state,
                                          targets[rows, follow])
     else:
-      distance_km = _shifted_second_stage(at_switch[0], later, follow)
+      distance_km = _shifted_second_stage(switch_state, later, follow)
     per_level[..., 2 * len(checkpoints):] = _two_stage_features(
-        lookahead, at_switch[1], distance_km)
+        lookahead, switch_reward_sum, distance_km)
   block = np.empty((count, constants.NUM_COLUMN_LEVELS, lookahead.features_per_level),
                    np.float32)
   block[...] = np.tile(np.array(_PADDING, np.float32), lookahead.features_per_level // 2)
