@@ -20,8 +20,9 @@ processes' use of the cores). `--processes 0` skips these rows.
 `--lookahead` adds the slab rows of slabs with the observation option `lookahead` (its
 defaults: agents/env/balloon/lookahead.py), beside the plain ones, so their ratio is
 measured in one run; `--two_stage` adds rows with its two-stage features too (the
-`balloon_two_stage` config's option, `switch_hours: 3`), and `--rolled` rows whose
-second stage is rolled in the estimated wind (`second_stage: rolled`).
+`balloon_two_stage` config's option, `switch_hours: 3`), `--rolled` rows whose
+second stage is rolled in the estimated wind (`second_stage: rolled`), and `--spread`
+rows with the spread features on the two-stage ones (`spread_directions: 8`).
 
 `--gp none` swaps the GP for a stand-in that predicts the forecast with zero variance:
 a diagnostic of what everything else costs, not a valid environment.
@@ -126,6 +127,7 @@ def _split(envs, steps, size, rng):
 
 TWO_STAGE = {'switch_hours': 3.0}  # the balloon_two_stage config's lookahead option
 ROLLED = dict(TWO_STAGE, second_stage='rolled')
+SPREAD = dict(TWO_STAGE, spread_directions=8)
 
 
 def bench_slab(size, steps, warmup, gp, split=False, lookahead=None):
@@ -222,6 +224,8 @@ def main(argv=None):
                       help='also time slabs with the lookahead\'s two-stage features')
   parser.add_argument('--rolled', action='store_true',
                       help='also time slabs whose two-stage features are rolled in the wind')
+  parser.add_argument('--spread', action='store_true',
+                      help='also time two-stage slabs with the spread features')
   parser.add_argument('--split', action='store_true',
                       help='also profile the slab steps and report where the time goes')
   parser.add_argument('--processes', type=int, default=2,
@@ -238,7 +242,7 @@ def main(argv=None):
     print(json.dumps(results[-1]), flush=True)
   for size in (int(value) for value in args.slabs.split(',')):
     options = ([None] + [True] * args.lookahead + [TWO_STAGE] * args.two_stage
-               + [ROLLED] * args.rolled)
+               + [ROLLED] * args.rolled + [SPREAD] * args.spread)
     for lookahead in options:
       results.append(bench_slab(size, args.steps, args.warmup, args.gp, args.split, lookahead))
       print(json.dumps(results[-1]), flush=True)

@@ -26,6 +26,14 @@ wind GP's posterior from the balloon's own measurements, `BalloonSimulator
   With `second_stage: 'rolled'` every pair is rolled in the estimated wind from the
   first stage's state at the switch instead: no such assumption, at `follow_levels`
   times the first stage's wind estimates after the switch.
+- with `spread_directions` > 0, what the estimate's own uncertainty allows: the wind at a
+  level may differ from its estimate by about the GP's posterior standard deviation there
+  (sigma, from the column's uncertainty feature). Each level's path is displaced by a
+  constant wind error of length sqrt(2) sigma in each of `spread_directions` directions
+  (the displacement grows as error × time; no wind is estimated for them), and at each
+  horizon the level gains two features: the mean distance term so far, averaged over the
+  directions (what the level is expected to do) and of the best direction (what it could
+  do if its wind turns out favourable, which flying there would reveal).
 
 The block is [361 levels × `features_per_level`] floats appended after BLE's 1099, its levels
 placed as the wind column's are (the balloon's level at index 180). Levels not computed
@@ -39,8 +47,9 @@ the option (the balloon evaluation plug-in's `observation_kwargs`). It costs abo
 much again as the rest of a balloon step: about (reachable levels / stride) ×
 (max(hours) · 3600 / step_s) wind estimates per balloon and step (some 700 with the
 defaults), their GP mean in float32 (`WindGP.mean_at(..., float32=True)`). The two-stage
-features add about a third to that (pairs of paths, no wind estimates).
-`python -m bench.balloon_throughput --lookahead --two_stage` measures both.
+features add about a third to that (pairs of paths, no wind estimates), the spread
+features about a sixth more (displaced paths, no wind estimates).
+`python -m bench.balloon_throughput --lookahead --two_stage --spread` measures them.
 """
 
 import dataclasses
@@ -50,6 +59,7 @@ import numpy as np
 from agents.env.balloon import constants, features, planner, reward
 
 _PADDING = (1.0, 0.0)  # (squashed distance, mean distance reward) of a level not computed
+_SPREAD_PADDING = (0.0, 0.0)  # (expected, best mean distance reward) of a level not computed
 SECOND_STAGES = ('shifted', 'rolled')  # how two-stage plans find their path after the switch
 
 
@@ -73,6 +83,10 @@ class Lookahead:
       the switch; a few array operations) or 'rolled' (its own rollout in the estimated
       wind from the first stage's state at the switch; `follow_levels` times the first
       stage's wind estimates after the switch).
+    spread_directions: if not 0, the spread features: each level's path displaced by a
+      constant wind error of sqrt(2) times the GP's posterior standard deviation at the
+      level, in this many directions; per horizon the mean distance term averaged over
+      them and of the best one.
   """
   hours: tuple[float, ...] = (3.0, 6.0, 12.0)
   stride: int = 4
@@ -82,6 +96,7 @@ class Lookahead:
   switch_hours: float = 0.0
   follow_levels: int = 8
   second_stage: str = 'shifted'
+  spread_directions: int = 0
 
   def __post_init__(self):
     hours = tuple(float(hour) for hour in self.hours)
@@ -115,6 +130,9 @@ class Lookahead:
     if self.second_stage not in SECOND_STAGES:
       raise ValueError(f'lookahead.second_stage must be one of {", ".join(SECOND_STAGES)}, '
                        f'got {self.second_stage!r}.')
+    if not (_is_int(self.spread_directions) and self.spread_directions >= 0):
+      raise ValueError(f'lookahead.spread_directions must be 0 (off) or a positive integer, '
+                       f'got {self.spread_directions!r}.')
 
   @property
   def two_stage_hours(self):
@@ -122,10 +140,22 @@ class Lookahead:
     return tuple(hour for hour in self.hours if self.switch_hours and hour > self.switch_hours)
 
   @property
+  def spread_hours(self):
+    """The horizons that have spread features (none without `spread_directions`)."""
+    return self.hours if self.spread_directions else ()
+
+  @property
   def features_per_level(self):
     """Features of one level: (squashed distance, mean distance reward) per horizon, then
-    the same of the best two-stage plan per horizon beyond the switch."""
-    return 2 * (len(self.hours) + len(self.two_stage_hours))
+    the same of the best two-stage plan per horizon beyond the switch, then (expected,
+    best) mean distance reward of the displaced paths per horizon with spread features."""
+    return 2 * (len(self.hours) + len(self.two_stage_hours) + len(self.spread_hours))
+
+  def padding(self):
+    """The features of a level not computed, float32 [features_per_level]."""
+    pairs = [_PADDING] * (len(self.hours) + len(self.two_stage_hours)) + (
+        [_SPREAD_PADDING] * len(self.spread_hours))
+    return np.array(pairs, np.float32).reshape(-1)
 
   @property
   def size(self):
@@ -141,10 +171,14 @@ class Lookahead:
     return [max(1, int(round(hour * 3600.0 / self.step_s))) for hour in self.hours]
 
 
+def _is_int(value):
+  """Whether a setting is an integer (a bool is not)."""
+  return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 def _is_positive_int(value):
-  """Whether a setting is a positive integer (a bool is not)."""
-  return (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-          and value >= 1)
+  """Whether a setting is a positive integer."""
+  return _is_int(value) and value >= 1
 
 
 def check_lookahead(value):
@@ -207,14 +241,22 @@ def lookahead_block(simulator, lookahead):
   checkpoints = lookahead.checkpoints()
   switch = lookahead.switch_step()
   later = []  # (x, y) after each step beyond the switch, for the two-stage features
+  column = constants.BALLOON_COLUMN_INDEX + offsets[picked]
+  spread = _Spread(simulator, lookahead, column) if lookahead.spread_directions else None
+  spread_start = 2 * (len(checkpoints) + len(lookahead.two_stage_hours))
   for step in range(1, checkpoints[-1] + 1):
     state = planner.rollout_step(simulator, state, targets, lookahead.step_s,
                                  lookahead.ascent_rate, lookahead.descent_rate, float32=True)
     distance_km = np.hypot(state[0], state[1]) / 1000.0
     reward_sum += reward.distance_reward(distance_km)
+    if spread is not None:
+      spread.add(state, step)
     for horizon, checkpoint in enumerate(checkpoints):
       if checkpoint == step:
         per_level[..., 2 * horizon:2 * horizon + 2] = _features(distance_km, reward_sum, step)
+        if spread is not None:
+          start = spread_start + 2 * horizon
+          per_level[..., start:start + 2] = spread.features(step)
     if switch and step == switch:
       switch_state, switch_reward_sum = state, reward_sum.copy()
     elif switch and step > switch:
@@ -227,13 +269,12 @@ def lookahead_block(simulator, lookahead):
                                          targets[rows, follow])
     else:
       distance_km = _shifted_second_stage(switch_state, later, follow)
-    per_level[..., 2 * len(checkpoints):] = _two_stage_features(
+    per_level[..., 2 * len(checkpoints):spread_start] = _two_stage_features(
         lookahead, switch_reward_sum, distance_km)
   block = np.empty((count, constants.NUM_COLUMN_LEVELS, lookahead.features_per_level),
                    np.float32)
-  block[...] = np.tile(np.array(_PADDING, np.float32), lookahead.features_per_level // 2)
-  # Column index of a computed level: the balloon's level sits at index 180.
-  column = constants.BALLOON_COLUMN_INDEX + offsets[picked]
+  block[...] = lookahead.padding()
+  # `column`: the column index of a computed level (the balloon's level sits at index 180).
   block[np.broadcast_to(rows, picked.shape)[picked_valid], column[picked_valid]] = (
       per_level[picked_valid])
   return block.reshape(count, -1)
@@ -243,6 +284,40 @@ def _features(distance_km, reward_sum, steps):
   """A horizon's two features [..., 2]: squashed distance, mean distance reward so far."""
   return np.stack([distance_km / (distance_km + constants.DISTANCE_SQUASH_KM),
                    reward_sum / steps], axis=-1)
+
+
+class _Spread:
+  """The spread features' running sums: every level's path displaced by constant wind
+  errors of sqrt(2) sigma in `spread_directions` directions, sigma the GP's posterior
+  standard deviation at the level now (the column's uncertainty feature)."""
+
+  def __init__(self, simulator, lookahead, column):
+    """column: the column index of each computed level, [B, W]."""
+    triples = simulator.observation[:, constants.NUM_AMBIENT_FEATURES:].reshape(
+        simulator.num_balloons, constants.NUM_COLUMN_LEVELS, 3)
+    uncertainty = np.take_along_axis(triples[..., 0], column, axis=1)  # variance / 3.6^2
+    sigma = np.sqrt(np.clip(uncertainty, 0.0, 1.0) * constants.GP_PRIOR_VARIANCE)
+    angles = 2.0 * np.pi * np.arange(lookahead.spread_directions) / lookahead.spread_directions
+    # Wind errors (m/s) [B, W, K]: sqrt(2) sigma, the root-mean-square length of a 2-D error
+    # with sigma^2 per component.
+    length = (np.sqrt(2.0) * sigma)[..., None]
+    self._error_u = (length * np.cos(angles)).astype(np.float32)
+    self._error_v = (length * np.sin(angles)).astype(np.float32)
+    self._step_s = lookahead.step_s
+    self._reward_sum = np.zeros(self._error_u.shape, np.float32)
+
+  def add(self, state, step):
+    """Adds the distance terms of the displaced paths after rollout step `step` (1-based)."""
+    elapsed = np.float32(step * self._step_s)
+    x = state[0].astype(np.float32)[..., None] + self._error_u * elapsed
+    y = state[1].astype(np.float32)[..., None] + self._error_v * elapsed
+    self._reward_sum += reward.distance_reward(np.hypot(x, y) / np.float32(1000.0),
+                                               np.float32)
+
+  def features(self, steps):
+    """(expected, best) mean distance term after `steps` rollout steps, [B, W, 2]."""
+    means = self._reward_sum / np.float32(steps)
+    return np.stack([means.mean(axis=-1), means.max(axis=-1)], axis=-1)
 
 
 def _follow_levels(lookahead, computed):

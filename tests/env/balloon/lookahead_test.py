@@ -229,6 +229,79 @@ class TwoStageTest(unittest.TestCase):
         lookahead.check_lookahead({'switch_hours': 3, 'second_stage': value})
 
 
+def spread_reference(simulator, option, observation, row, level_offset):
+  """One level's spread features from a plain rollout: its path displaced by constant wind
+  errors of sqrt(2) sigma (sigma from the column's uncertainty) in each direction."""
+  path, _ = rolled(simulator, option, row, level_offset)
+  index = constants.BALLOON_COLUMN_INDEX + level_offset
+  uncertainty = observation[row, constants.NUM_AMBIENT_FEATURES + 3 * index]
+  length = np.sqrt(2.0 * uncertainty * constants.GP_PRIOR_VARIANCE)
+  elapsed = option.step_s * np.arange(1, len(path) + 1)
+  terms = []
+  for angle in 2.0 * np.pi * np.arange(option.spread_directions) / option.spread_directions:
+    x = path[:, 0] + length * np.cos(angle) * elapsed
+    y = path[:, 1] + length * np.sin(angle) * elapsed
+    terms.append(reward.distance_reward(np.hypot(x, y) / 1000.0))
+  terms = np.array(terms)  # [directions, steps]
+  values = []
+  for checkpoint in option.checkpoints():
+    means = terms[:, :checkpoint].mean(axis=1)
+    values += [means.mean(), means.max()]
+  return np.array(values)
+
+
+class SpreadTest(unittest.TestCase):
+  """`spread_directions`: each level's paths displaced by the wind estimate's uncertainty."""
+
+  OPTION = dataclasses.replace(SHORT, spread_directions=4)
+
+  def test_spread_features_come_last_and_the_rest_is_unchanged(self):
+    _, observation = flown(self.OPTION)
+    _, plain = flown()
+    block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 8)
+    np.testing.assert_array_equal(block[..., :4].reshape(len(SEEDS), -1),
+                                  plain[:, constants.OBSERVATION_SIZE:])
+    padding = np.all(block[..., :4] == np.array([1.0, 0.0, 1.0, 0.0], np.float32), axis=2)
+    np.testing.assert_array_equal(block[padding][:, 4:], 0.0)
+    computed = block[~padding]
+    # The best direction does at least as well as the average over directions.
+    self.assertTrue(np.all(computed[:, [5, 7]] >= computed[:, [4, 6]] - 1e-6))
+
+  def test_levels_match_displaced_plain_rollouts(self):
+    env, observation = flown(self.OPTION)
+    block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 8)
+    centre = constants.BALLOON_COLUMN_INDEX
+    for row in range(len(SEEDS)):
+      computed = np.flatnonzero(block[row, :, 0] < 1.0) - centre
+      for offset in (computed[0], 0, computed[-1]):
+        with self.subTest(row=row, offset=offset):
+          np.testing.assert_allclose(
+              block[row, centre + offset, 4:],
+              spread_reference(env.simulator, self.OPTION, observation, row, offset),
+              atol=1e-4)
+
+  def test_the_spread_grows_with_the_uncertainty(self):
+    # A level the balloon has just measured is known: its displaced paths barely move.
+    env, observation = flown(self.OPTION)
+    block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 8)
+    own = block[:, constants.BALLOON_COLUMN_INDEX]
+    uncertainty = observation[:, constants.NUM_AMBIENT_FEATURES
+                              + 3 * constants.BALLOON_COLUMN_INDEX]
+    self.assertTrue(np.all(uncertainty < 0.1))
+    np.testing.assert_allclose(own[:, 4:], own[:, [1, 1, 3, 3]], atol=0.05)
+
+  def test_settings(self):
+    option = lookahead.Lookahead(switch_hours=3.0, spread_directions=8)
+    self.assertEqual(option.spread_hours, (3.0, 6.0, 12.0))
+    self.assertEqual(option.features_per_level, 16)
+    self.assertEqual(lookahead.Lookahead().spread_hours, ())
+    np.testing.assert_array_equal(option.padding(), [1, 0] * 5 + [0, 0] * 3)
+    for value in (-1, 2.5, True, '8'):
+      with self.subTest(spread_directions=value), self.assertRaisesRegex(
+          ValueError, 'spread_directions must be 0 \\(off\\) or a positive integer'):
+        lookahead.check_lookahead({'spread_directions': value})
+
+
 class CheckLookaheadTest(unittest.TestCase):
 
   def test_values_that_turn_it_on_or_off(self):
