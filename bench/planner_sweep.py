@@ -12,9 +12,12 @@ object of `PlannerConfig` fields over the defaults): mean TWR50 (steps within 50
 
 `--wind` sets what the planner's rollouts drift in, to measure what knowledge of the wind
 is worth: `estimate` (forecast + the GP's posterior mean, what `mpc` flies with),
-`forecast` (the forecast alone, as if the balloon measured nothing), or `truth` (the
+`forecast` (the forecast alone, as if the balloon measured nothing), `truth` (the
 true wind field, which no agent can know: an upper bound for this planner, never a
-baseline).
+baseline), or `column_now` (the forecast plus the true forecast error of the balloon's
+whole column at its position now, carried unchanged along the rollouts: as if every
+level were measured at each step, what measuring levels could at most be worth to this
+planner; never a baseline either).
 """
 
 import argparse
@@ -31,14 +34,14 @@ from agents.env.balloon import planner as planner_lib  # noqa: E402
 from agents.env.balloon.env import BalloonVectorEnv  # noqa: E402
 from agents.env.balloon.simulator import EVALUATION_SEED_BASE  # noqa: E402
 
-WIND_KNOWLEDGE = ('estimate', 'forecast', 'truth')
+WIND_KNOWLEDGE = ('estimate', 'forecast', 'truth', 'column_now')
 
 
 def plan_in(simulator, wind):
   """Makes the planner of `simulator` read wind knowledge `wind` (of WIND_KNOWLEDGE).
 
-  The planner reads `simulator.estimated_wind`; for `forecast` or `truth` this replaces
-  that method on this one simulator with the forecast alone or the true wind.
+  The planner reads `simulator.estimated_wind`; for the other kinds this replaces that
+  method on this one simulator (the module docstring says with what).
   """
   if wind == 'forecast':
     simulator.estimated_wind = lambda x, y, pressure, t, float32=False: (
@@ -50,6 +53,20 @@ def plan_in(simulator, wind):
       u, v = simulator.true_wind(indices, x.ravel(), y.ravel(), pressure.ravel(), t.ravel())
       return u.reshape(x.shape), v.reshape(x.shape)
     simulator.estimated_wind = truth
+  elif wind == 'column_now':
+    def column_now(x, y, pressure, t, float32=False):
+      x, y, pressure, t = np.broadcast_arrays(x, y, pressure, t)
+      points = x.shape[1]
+      now = [np.repeat(value[:, None], points, axis=1) for value in (
+          simulator.x, simulator.y, simulator.time_elapsed_s)]
+      indices = np.repeat(np.arange(x.shape[0]), points)
+      true_u, true_v = simulator.true_wind(indices, now[0].ravel(), now[1].ravel(),
+                                           pressure.ravel(), now[2].ravel())
+      forecast_now = simulator.forecast_wind(now[0], now[1], pressure, now[2])
+      forecast_u, forecast_v = simulator.forecast_wind(x, y, pressure, t)
+      return (forecast_u + true_u.reshape(x.shape) - forecast_now[0],
+              forecast_v + true_v.reshape(x.shape) - forecast_now[1])
+    simulator.estimated_wind = column_now
   elif wind != 'estimate':
     raise ValueError(f'--wind must be one of {", ".join(WIND_KNOWLEDGE)}, got {wind!r}.')
 
