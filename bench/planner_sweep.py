@@ -47,28 +47,31 @@ def plan_in(simulator, wind):
     simulator.estimated_wind = lambda x, y, pressure, t, float32=False: (
         simulator.forecast_wind(x, y, pressure, t))
   elif wind == 'truth':
-    def truth(x, y, pressure, t, float32=False):
-      x, y, pressure, t = np.broadcast_arrays(x, y, pressure, t)
-      indices = np.repeat(np.arange(x.shape[0]), x.shape[1])
-      u, v = simulator.true_wind(indices, x.ravel(), y.ravel(), pressure.ravel(), t.ravel())
-      return u.reshape(x.shape), v.reshape(x.shape)
-    simulator.estimated_wind = truth
+    simulator.estimated_wind = lambda x, y, pressure, t, float32=False: (
+        _true_wind(simulator, x, y, pressure, t))
   elif wind == 'column_now':
     def column_now(x, y, pressure, t, float32=False):
       x, y, pressure, t = np.broadcast_arrays(x, y, pressure, t)
-      points = x.shape[1]
-      now = [np.repeat(value[:, None], points, axis=1) for value in (
+      # Each point's pressure at the balloon's own position and time now.
+      now = [np.broadcast_to(value[:, None], x.shape) for value in (
           simulator.x, simulator.y, simulator.time_elapsed_s)]
-      indices = np.repeat(np.arange(x.shape[0]), points)
-      true_u, true_v = simulator.true_wind(indices, now[0].ravel(), now[1].ravel(),
-                                           pressure.ravel(), now[2].ravel())
-      forecast_now = simulator.forecast_wind(now[0], now[1], pressure, now[2])
-      forecast_u, forecast_v = simulator.forecast_wind(x, y, pressure, t)
-      return (forecast_u + true_u.reshape(x.shape) - forecast_now[0],
-              forecast_v + true_v.reshape(x.shape) - forecast_now[1])
+      now.insert(2, pressure)
+      true_now = _true_wind(simulator, *now)
+      forecast_now = simulator.forecast_wind(*now)
+      forecast = simulator.forecast_wind(x, y, pressure, t)
+      return tuple(ahead + true - guess
+                   for ahead, true, guess in zip(forecast, true_now, forecast_now))
     simulator.estimated_wind = column_now
   elif wind != 'estimate':
     raise ValueError(f'--wind must be one of {", ".join(WIND_KNOWLEDGE)}, got {wind!r}.')
+
+
+def _true_wind(simulator, x, y, pressure, t):
+  """The true wind (u, v) at M points per balloon, [B, M] arrays as `estimated_wind`'s."""
+  x, y, pressure, t = np.broadcast_arrays(x, y, pressure, t)
+  indices = np.repeat(np.arange(x.shape[0]), x.shape[1])
+  u, v = simulator.true_wind(indices, x.ravel(), y.ravel(), pressure.ravel(), t.ravel())
+  return u.reshape(x.shape), v.reshape(x.shape)
 
 
 def fly(suite_seeds, config=None, wind='estimate'):

@@ -241,6 +241,7 @@ def lookahead_block(simulator, lookahead):
   checkpoints = lookahead.checkpoints()
   switch = lookahead.switch_step()
   later = []  # (x, y) after each step beyond the switch, for the two-stage features
+  # The column index of each computed level (the balloon's level sits at index 180).
   column = constants.BALLOON_COLUMN_INDEX + offsets[picked]
   spread = _Spread(simulator, lookahead, column) if lookahead.spread_directions else None
   spread_start = 2 * (len(checkpoints) + len(lookahead.two_stage_hours))
@@ -274,7 +275,6 @@ def lookahead_block(simulator, lookahead):
   block = np.empty((count, constants.NUM_COLUMN_LEVELS, lookahead.features_per_level),
                    np.float32)
   block[...] = lookahead.padding()
-  # `column`: the column index of a computed level (the balloon's level sits at index 180).
   block[np.broadcast_to(rows, picked.shape)[picked_valid], column[picked_valid]] = (
       per_level[picked_valid])
   return block.reshape(count, -1)

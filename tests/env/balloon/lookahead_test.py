@@ -38,6 +38,25 @@ def flown(option=SHORT, steps=6, seeds=SEEDS):
   return env, observation
 
 
+def per_level(observation, features):
+  """The lookahead block of a slab's observations as [B, 361, features]."""
+  return observation[:, constants.OBSERVATION_SIZE:].reshape(len(observation), -1, features)
+
+
+def extends_the_plain_block(observation, features, rest_padding):
+  """Checks that `observation`'s block starts with the plain (SHORT) block's 4 features per
+  level, unchanged, and that levels not computed read `rest_padding` after them; returns
+  the block [B, 361, features] and which levels are padding [B, 361]."""
+  _, plain = flown()
+  block = per_level(observation, features)
+  np.testing.assert_array_equal(block[..., :4], per_level(plain, 4))
+  padding = np.all(block[..., :4] == np.array([1.0, 0.0, 1.0, 0.0], np.float32), axis=2)
+  np.testing.assert_array_equal(
+      block[padding][:, 4:],
+      np.tile(np.array(rest_padding, np.float32), (padding.sum(), (features - 4) // 2)))
+  return block, padding
+
+
 def level_pressure(simulator, row, level_offset):
   """The pressure of the level `level_offset` levels from balloon `row`'s own."""
   return constants.COLUMN_MIN_PRESSURE + (
@@ -88,7 +107,7 @@ class LookaheadOptionTest(unittest.TestCase):
 
   def test_levels_match_a_plain_rollout_in_the_estimated_wind(self):
     env, observation = flown()
-    block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 4)
+    block = per_level(observation, 4)
     for row in range(len(SEEDS)):
       for offset in (-8, 0, 4, 12):
         index = constants.BALLOON_COLUMN_INDEX + offset
@@ -163,20 +182,13 @@ class TwoStageTest(unittest.TestCase):
                                follow_levels=3)
 
   def test_one_stage_features_come_first_and_are_unchanged(self):
-    _, observation = flown(self.OPTION)
-    _, plain = flown()
-    block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 6)
-    np.testing.assert_array_equal(block[..., :4].reshape(len(SEEDS), -1),
-                                  plain[:, constants.OBSERVATION_SIZE:])
     # Levels not computed read the padding in the two-stage features too.
-    padding = np.all(block[..., :4] == np.array([1.0, 0.0, 1.0, 0.0], np.float32), axis=2)
-    np.testing.assert_array_equal(block[padding][:, 4:],
-                                  np.tile(np.array([[1.0, 0.0]], np.float32), (padding.sum(), 1)))
+    extends_the_plain_block(flown(self.OPTION)[1], 6, [1.0, 0.0])
 
   def test_levels_match_plans_built_from_plain_rollouts(self):
     for option in (self.OPTION, dataclasses.replace(self.OPTION, second_stage='rolled')):
       env, observation = flown(option)
-      block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 6)
+      block = per_level(observation, 6)
       centre = constants.BALLOON_COLUMN_INDEX
       for row in range(len(SEEDS)):
         computed = np.flatnonzero(block[row, :, 0] < 1.0) - centre
@@ -191,8 +203,8 @@ class TwoStageTest(unittest.TestCase):
   def test_rolled_second_stage_changes_only_the_two_stage_features(self):
     _, shifted = flown(self.OPTION)
     _, rolled_block = flown(dataclasses.replace(self.OPTION, second_stage='rolled'))
-    shifted = shifted[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 6)
-    rolled_block = rolled_block[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 6)
+    shifted = per_level(shifted, 6)
+    rolled_block = per_level(rolled_block, 6)
     np.testing.assert_array_equal(rolled_block[..., :4], shifted[..., :4])
     self.assertFalse(np.array_equal(rolled_block[..., 4:], shifted[..., 4:]))
 
@@ -256,20 +268,14 @@ class SpreadTest(unittest.TestCase):
   OPTION = dataclasses.replace(SHORT, spread_directions=4)
 
   def test_spread_features_come_last_and_the_rest_is_unchanged(self):
-    _, observation = flown(self.OPTION)
-    _, plain = flown()
-    block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 8)
-    np.testing.assert_array_equal(block[..., :4].reshape(len(SEEDS), -1),
-                                  plain[:, constants.OBSERVATION_SIZE:])
-    padding = np.all(block[..., :4] == np.array([1.0, 0.0, 1.0, 0.0], np.float32), axis=2)
-    np.testing.assert_array_equal(block[padding][:, 4:], 0.0)
+    block, padding = extends_the_plain_block(flown(self.OPTION)[1], 8, [0.0, 0.0])
     computed = block[~padding]
     # The best direction does at least as well as the average over directions.
     self.assertTrue(np.all(computed[:, [5, 7]] >= computed[:, [4, 6]] - 1e-6))
 
   def test_levels_match_displaced_plain_rollouts(self):
     env, observation = flown(self.OPTION)
-    block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 8)
+    block = per_level(observation, 8)
     centre = constants.BALLOON_COLUMN_INDEX
     for row in range(len(SEEDS)):
       computed = np.flatnonzero(block[row, :, 0] < 1.0) - centre
@@ -280,10 +286,10 @@ class SpreadTest(unittest.TestCase):
               spread_reference(env.simulator, self.OPTION, observation, row, offset),
               atol=1e-4)
 
-  def test_the_spread_grows_with_the_uncertainty(self):
+  def test_a_measured_levels_spread_features_are_its_plain_ones(self):
     # A level the balloon has just measured is known: its displaced paths barely move.
     env, observation = flown(self.OPTION)
-    block = observation[:, constants.OBSERVATION_SIZE:].reshape(len(SEEDS), -1, 8)
+    block = per_level(observation, 8)
     own = block[:, constants.BALLOON_COLUMN_INDEX]
     uncertainty = observation[:, constants.NUM_AMBIENT_FEATURES
                               + 3 * constants.BALLOON_COLUMN_INDEX]
