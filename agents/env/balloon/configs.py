@@ -70,6 +70,15 @@ def balloon_two_stage():
   return _with_lookahead({'switch_hours': 3.0})
 
 
+def balloon_spread():
+  """The best learned setting measured: the `balloon_two_stage` config with a value
+  network that reads the column (`network.column_value`) and spread features, what
+  each level's plans could give in a wind off the estimate by its uncertainty, in 8
+  directions (agents/env/balloon/lookahead.py, `spread_directions`)."""
+  config = _with_lookahead({'switch_hours': 3.0, 'spread_directions': 8})
+  return named.merge(config, {'network': {'column_value': True}})
+
+
 def _with_lookahead(option):
   """The `balloon` config with `environment.kwargs.lookahead` set to `option`."""
   config = balloon()

@@ -18,6 +18,7 @@ def register():
   plugins.CONFIGS.register('balloon', 'agents.env.balloon.configs:balloon')
   plugins.CONFIGS.register('balloon_lookahead', 'agents.env.balloon.configs:balloon_lookahead')
   plugins.CONFIGS.register('balloon_two_stage', 'agents.env.balloon.configs:balloon_two_stage')
+  plugins.CONFIGS.register('balloon_spread', 'agents.env.balloon.configs:balloon_spread')
   plugins.CONFIGS.register('balloon_qrdqn', 'agents.env.balloon.qrdqn_config:balloon_qrdqn')
   plugins.COLLECTORS.register(constants.BALLOON_ENV_ID,
                               'agents.env.balloon.collectors:default_collectors')

@@ -208,16 +208,22 @@ class TwoStageTest(unittest.TestCase):
     np.testing.assert_array_equal(rolled_block[..., :4], shifted[..., :4])
     self.assertFalse(np.array_equal(rolled_block[..., 4:], shifted[..., 4:]))
 
-  def test_the_named_config_builds_its_network(self):
-    config = configs.resolve('balloon_two_stage')
-    option = lookahead.check_lookahead(config['environment']['kwargs']['lookahead'])
-    self.assertEqual((option.switch_hours, option.features_per_level), (3.0, 10))
-    column_network_config.ColumnNetworkConfig.check_run(config)
-    space = environments.get(BALLOON_ENV_ID).observation_space({'lookahead': option})
-    network = networks.make_network('column', space, gymnasium.spaces.Discrete(3),
-                                    **{key: value for key, value in config['network'].items()
-                                       if key != 'kind'})
-    self.assertEqual(network.level_input.kernel.shape[0], 5 + 10)
+  def test_the_named_configs_build_their_networks(self):
+    # The two-stage config; the spread config adds two features per horizon and a value
+    # network that reads the column.
+    for name, spread, per_level_count in (('balloon_two_stage', 0, 10), ('balloon_spread', 8, 16)):
+      with self.subTest(config=name):
+        config = configs.resolve(name)
+        option = lookahead.check_lookahead(config['environment']['kwargs']['lookahead'])
+        self.assertEqual((option.switch_hours, option.spread_directions,
+                          option.features_per_level), (3.0, spread, per_level_count))
+        self.assertEqual(config['network']['column_value'], name == 'balloon_spread')
+        column_network_config.ColumnNetworkConfig.check_run(config)
+        space = environments.get(BALLOON_ENV_ID).observation_space({'lookahead': option})
+        network = networks.make_network(
+            'column', space, gymnasium.spaces.Discrete(3),
+            **{key: value for key, value in config['network'].items() if key != 'kind'})
+        self.assertEqual(network.level_input.kernel.shape[0], 5 + per_level_count)
 
   def test_size_and_settings(self):
     option = lookahead.Lookahead(switch_hours=3.0)
