@@ -429,7 +429,7 @@ class ExperimentManager:
     return np.array([values.get((self.name, fit['index']), np.nan) for fit in self.fits])
 
   def plot_writer_data(self, tag='mean_score', phase='train', smooth=1, ci=0.95, managers=None,
-                       path=None, references=None):
+                       path=None, references=None, labels=None):
     """Mean of `tag` over the fits with a confidence band; other managers on the same axes.
 
     Args:
@@ -440,6 +440,8 @@ class ExperimentManager:
       managers: other managers to draw beside this one.
       path: PNG to write; defaults to `<directory>/<tag>.png`.
       references: optional {label: value} drawn as dashed horizontal lines.
+      labels: optional curve labels, this experiment's first, then one per manager
+        (default: the experiments' names).
 
     Returns:
       The matplotlib Figure.
@@ -448,7 +450,7 @@ class ExperimentManager:
     frames = [self.get_writer_data()] + [m.get_writer_data() for m in (managers or [])]
     path = path or os.path.join(self.directory, f'{tag.replace("/", "_")}.png')
     return plots.plot_writer_data(frames, tag, phase=phase, smooth=smooth, ci=ci, path=path,
-                                  references=references)
+                                  references=references, labels=labels)
 
   # --- Search, evaluation, profiling. ---
 

@@ -56,7 +56,7 @@ def mean_and_band(table, ci=0.95):
 
 
 def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, title=None,
-                     references=None):
+                     references=None, labels=None):
   """Draws each experiment's mean curve of `tag` with its band; writes a PNG.
 
   Args:
@@ -70,6 +70,8 @@ def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, t
     title: axes title; defaults to the tag.
     references: optional mapping of labels to values drawn as dashed horizontal
       lines (e.g. a baseline's score on the same metric).
+    labels: optional curve labels, one per frame in order (default: each frame's
+      experiment name).
 
   Returns:
     The matplotlib Figure.
@@ -79,17 +81,20 @@ def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, t
   """
   if ci and not 0 < ci < 1:
     raise ValueError(f'ci must be in (0, 1) or 0, got {ci!r}.')
+  if labels is not None and len(labels) != len(frames):
+    raise ValueError(f'{len(labels)} curve labels for {len(frames)} experiments: give one '
+                     'per experiment, in order.')
   import matplotlib
   matplotlib.use('Agg', force=False)
   from matplotlib import figure as figure_lib
   fig = figure_lib.Figure(figsize=(7, 4.2), dpi=110)
   ax = fig.add_subplot()
   drawn = 0
-  for frame in frames:
+  for index, frame in enumerate(frames):
     table = curves(frame, tag, phase, smooth)
     if table.empty:
       continue
-    name = frame['name'].iloc[0]
+    name = labels[index] if labels is not None else frame['name'].iloc[0]
     mean, low, high = mean_and_band(table, ci)
     steps = table.index.to_numpy()
     line, = ax.plot(steps, mean, label=f'{name} ({table.shape[1]} fits)')

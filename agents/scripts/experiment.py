@@ -3,7 +3,7 @@
     python -m agents.scripts.experiment fit --config=pendulum --n_fit=4 --output_dir=DIR [--ray]
     python -m agents.scripts.experiment optimize --config=pendulum --n_trials=30 --output_dir=DIR
     python -m agents.scripts.experiment plot DIR [DIR ...] --tag=mean_score \
-        [--phase=eval_suite --tag=twr50] [--reference='station seeker=0.313']
+        [--phase=eval_suite --tag=twr50] [--reference='station seeker=0.313'] [--label=NAME ...]
     python -m agents.scripts.experiment evaluate DIR --suite=small_eval [--weights=best]
     python -m agents.scripts.experiment compare DIR_A DIR_B [--method=welch]
     python -m agents.scripts.experiment profile DIR --budget=20000
@@ -92,6 +92,9 @@ def parse_args(argv):
   plot.add_argument('--ci', type=float, default=0.95, help='Band confidence level; 0: none.')
   plot.add_argument('--reference', action='append', default=[], metavar='LABEL=VALUE',
                     help='A dashed horizontal line, e.g. "station seeker=0.313"; repeatable.')
+  plot.add_argument('--label', action='append', default=None, metavar='NAME',
+                    help='A curve label, one per directory in order (default: the '
+                    "experiments' names); repeatable.")
   plot.add_argument('--output', default=None, help='PNG path (default: in the first '
                     'experiment directory).')
   evaluate = commands.add_parser('evaluate', help='Evaluate every fit on a suite.')
@@ -150,11 +153,14 @@ def run(args):
         continue_previous=not args.new_study, n_workers=args.n_workers)
     return 0
   if args.command == 'plot':
+    if args.label is not None and len(args.label) != len(args.directories):
+      raise UsageError(f'{len(args.directories)} directories but {len(args.label)} --label: '
+                       'give one per directory, in order.')
     managers = [_load(directory) for directory in args.directories]
     path = args.output or os.path.join(managers[0].directory, f'{args.tag}.png')
     managers[0].plot_writer_data(args.tag, phase=args.phase, smooth=args.smooth, ci=args.ci,
                                  managers=managers[1:], path=path,
-                                 references=_references(args.reference))
+                                 references=_references(args.reference), labels=args.label)
     from agents.experiment import writer_data
     frame = pd.concat([manager.get_writer_data() for manager in managers])
     print(writer_data.final_values(frame, args.tag, args.phase).to_frame(

@@ -65,6 +65,21 @@ class ExperimentScriptTest(unittest.TestCase):
     code, _, _ = _main(['plot', self.a, '--output', path, '--reference', 'seeker=-170'])
     self.assertEqual(code, 0)
 
+  def test_plot_labels_the_curves(self):
+    figure = manager.ExperimentManager.load(self.a).plot_writer_data(
+        managers=[manager.ExperimentManager.load(self.b)], labels=['KL penalty', 'clipped'],
+        path=os.path.join(self.output_dir, 'labelled.png'))
+    labels = [line.get_label() for line in figure.axes[0].get_lines()]
+    self.assertEqual(labels, ['KL penalty (4 fits)', 'clipped (4 fits)'])
+    with self.assertRaisesRegex(ValueError, '1 curve labels for 2 experiments'):
+      manager.ExperimentManager.load(self.a).plot_writer_data(
+          managers=[manager.ExperimentManager.load(self.b)], labels=['KL penalty'])
+    path = os.path.join(self.output_dir, 'labelled-cli.png')
+    code, _, _ = _main(['plot', self.a, self.b, '--output', path, '--label', 'KL penalty',
+                        '--label', 'clipped'])
+    self.assertEqual(code, 0)
+    self.assertTrue(os.path.getsize(path) > 0)
+
   def test_compare(self):
     code, out, _ = _main(['compare', self.a, self.b, '--method', 'welch'])
     self.assertEqual(code, 0)
@@ -82,6 +97,7 @@ class ExperimentScriptTest(unittest.TestCase):
          'must look like'),
         (['plot', empty], 'is not an experiment'),
         (['plot', self.a, '--reference', 'seeker=high'], 'LABEL=NUMBER'),
+        (['plot', self.a, self.b, '--label', 'only one'], '2 directories but 1 --label'),
         (['compare', self.a, '--method', 'bayes'], 'invalid choice'),
         (['compare', self.a], 'at least two experiments'),
         # Without agents.evaluation: not available; with it: no fit has finished.
