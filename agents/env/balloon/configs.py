@@ -72,9 +72,9 @@ def balloon_two_stage():
 
 def balloon_spread():
   """The best learned setting measured: the `balloon_two_stage` config with a value
-  network that reads the column (`network.column_value`) and spread features, what
-  each level's plans could give in a wind off the estimate by its uncertainty, in 8
-  directions (agents/env/balloon/lookahead.py, `spread_directions`)."""
+  network that reads the column (`network.column_value`) and spread features: what each
+  level's path would give in a wind that differs from the estimate by its uncertainty,
+  in 8 directions (agents/env/balloon/lookahead.py, `spread_directions`)."""
   config = _with_lookahead({'switch_hours': 3.0, 'spread_directions': 8})
   return named.merge(config, {'network': {'column_value': True}})
 
