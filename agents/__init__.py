@@ -8,11 +8,11 @@ package and must stay free of TensorFlow):
     training.train(config, 'logdir/run')
 
 - `agents.configs`: named configs, YAML, overrides, validation;
-- `agents.builders`: environments, the batch and the algorithm from a config;
-- `agents.training`: `train(config, run_dir)`, resume included;
-- `agents.algorithms`: `InGraphAlgorithm`, the registry, PPO, the random agent;
-- `agents.tools`: `BatchEnv`, `ExternalProcess`, `InGraphBatchEnv`, `FusedStep`,
-  `simulate`, `Loop`;
+- `agents.batch`: `ExternalProcess`, `BatchEnv`, `InGraphBatchEnv` (environment batching);
+- `agents.training`: `FusedStep` (`simulate`), `Loop`, the builders, and
+  `train(config, run_dir)`, resume included;
+- `agents.run`: the run directory (manifest, checkpoints, metrics, trackers, exports);
+- `agents.algorithms`: `InGraphAlgorithm`, the registry, PPO, QR-DQN, the random agent;
 - `agents.plugins`: the registries environments plug into (networks, configs,
   collectors, search spaces);
 - `agents.evaluation`: suites of seeded episodes, results and their statistics;
@@ -25,8 +25,8 @@ import importlib
 # and run manifests (run.yaml) and experiment manifests record it.
 __version__ = '0.1.0'
 
-_MODULES = ('algorithms', 'builders', 'config_fields', 'configs', 'env', 'evaluation',
-            'experiment', 'plugins', 'tools', 'training')
+_MODULES = ('algorithms', 'batch', 'configs', 'env', 'evaluation', 'experiment',
+            'plugins', 'python_agents', 'run', 'training')
 
 __all__ = list(_MODULES)
 

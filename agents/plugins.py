@@ -240,7 +240,7 @@ with the global step, returning the logged row; its `metric` attribute names the
 headline value and its `key` the suite's `loop` key."""
 
 TRACKERS = Registry('experiment tracker', 'loop.track')
-"""Experiment trackers a run's `loop.track` may name: name -> a `agents.tools.tracking.Tracker`
+"""Experiment trackers a run's `loop.track` may name: name -> a `agents.run.tracking.Tracker`
 subclass, built with no argument. The framework's own two are registered here, by path."""
-TRACKERS.register('mlflow', 'agents.tools.mlflow_tracker:MLflowTracker')
-TRACKERS.register('wandb', 'agents.tools.wandb_tracker:WandbTracker')
+TRACKERS.register('mlflow', 'agents.run.mlflow_tracker:MLflowTracker')
+TRACKERS.register('wandb', 'agents.run.wandb_tracker:WandbTracker')

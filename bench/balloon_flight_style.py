@@ -15,7 +15,8 @@ import sys
 
 import numpy as np
 
-from agents.env.balloon import baselines, constants
+from agents.env.balloon import constants
+from agents.env.balloon.controllers import baselines
 from agents.evaluation import suites
 
 

@@ -18,7 +18,7 @@ batch does with a core per worker; on a shared machine the wall clock also count
 processes' use of the cores). `--processes 0` skips these rows.
 
 `--lookahead` adds the slab rows of slabs with the observation option `lookahead` (its
-defaults: agents/env/balloon/lookahead.py), beside the plain ones, so their ratio is
+defaults: agents/env/balloon/observation/lookahead.py), beside the plain ones, so their ratio is
 measured in one run; `--two_stage` adds rows with its two-stage features too (the
 `balloon_two_stage` config's option, `switch_hours: 3`), `--rolled` rows whose
 second stage is rolled in the estimated wind (`second_stage: rolled`), and `--spread`
@@ -46,9 +46,9 @@ import gymnasium  # noqa: E402
 import numpy as np  # noqa: E402
 
 import agents.env  # noqa: E402, F401 - registers the environment
+from agents.batch.batch_env import BatchEnv  # noqa: E402
 from agents.env.balloon.constants import BALLOON_ENV_ID  # noqa: E402
 from agents.env.balloon.env import BalloonVectorEnv  # noqa: E402
-from agents.tools.batch_env import BatchEnv  # noqa: E402
 
 
 class _NoGP:

@@ -82,7 +82,7 @@ VARIANTS = {
     # (0.993^4 = 0.972). Its rows count balloon steps, not decisions.
     'repeat4': {'environment.kwargs': {'progress_reward': 0.2, 'action_repeat': 4},
                 'algorithm.discount': 0.972},
-    # The config with the observation option `lookahead` (agents/env/balloon/lookahead.py):
+    # The config with the observation option `lookahead` (observation/lookahead.py):
     # its defaults (horizons 3, 6 and 12 h, 30-minute rollout steps), and with 1-hour steps.
     'lookahead': {'environment.kwargs': {'progress_reward': 0.2, 'lookahead': True}},
     'lookahead_hourly': {'environment.kwargs': {'progress_reward': 0.2,

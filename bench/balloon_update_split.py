@@ -41,12 +41,12 @@ def main(argv=None):
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   import tensorflow as tf
 
-  from agents import builders, training
+  from agents.batch import in_graph_batch_env
   from agents.configs import resolution
-  from agents.tools import in_graph_batch_env, simulate
+  from agents.training import builders, simulate, trainer
   overrides = dict(resolution.parse_override(text) for text in args.set)
   config = resolution.resolve('balloon', overrides)
-  training.configure_threads(config['loop']['tf_threads'])
+  trainer.configure_threads(config['loop']['tf_threads'])
   tf.random.set_seed(0)
   batch_env = builders.make_batch_env(config)
   try:

@@ -42,7 +42,7 @@ loop whose length is calibrated once, so a loaded machine does not shorten the w
 `sync` (SyncVectorEnv), `in_process` (BatchEnv in this process) and `processes`
 (BatchEnv, one worker per core), and prints one JSON line per cost: where processes
 start to pay is the crossover that `environment.processes: auto` uses
-(agents/tools/placement.py).
+(agents/batch/placement.py).
 """
 
 import argparse
@@ -63,7 +63,7 @@ import gymnasium  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from agents.tools.batch_env import BatchEnv  # noqa: E402
+from agents.batch.batch_env import BatchEnv  # noqa: E402
 
 CONTEXT = 'forkserver'
 
@@ -213,9 +213,9 @@ METHODS = ('sync', 'async', 'batch_env', 'batch_env_k', 'default')
 
 def default_batch(env_id, constructor, num_envs):
   """The batch `builders.make_batch_env` builds by default (`processes: auto`)."""
-  from agents import builders
   from agents.config_fields import defaults
   from agents.configs.sections import EnvironmentConfig
+  from agents.training import builders
   if env_id not in gymnasium.registry:
     gymnasium.register(env_id, entry_point=constructor)
   environment = dict(defaults(EnvironmentConfig), id=env_id, num_agents=num_envs)

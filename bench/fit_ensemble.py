@@ -51,8 +51,8 @@ def restore_fits(run_dirs):
     ValueError: a run that does not restore, or is of another environment or observation
       than the first, recurrent, or without Discrete actions (named).
   """
-  from agents import builders
   from agents.evaluation import environments, policies
+  from agents.training import builders
 
   first = f'run:{run_dirs[0]}'
   environment = environments.get(policies.resolve_env_id(first))

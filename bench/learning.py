@@ -32,8 +32,8 @@ TARGETS = {'pendulum': -200.0, 'cartpole': 475.0}
 
 def evaluate(run_dir, episodes, seed=10_000):
   """Mean return of the run's deterministic policy over fresh episodes."""
-  from agents import builders
   from agents.evaluation import play
+  from agents.training import builders
   policy = play.DeterministicPolicy(run_dir)
   env = builders.make_env(policy.config)
   returns = [sum(step.reward for step in play.play_episode(env, policy, seed + episode))
@@ -43,14 +43,15 @@ def evaluate(run_dir, episodes, seed=10_000):
 
 
 def run_one(name, seed, steps, eval_episodes, overrides):
-  from agents import configs, training
+  from agents import configs
+  from agents.training import trainer
   config_overrides = dict(overrides, seed=seed, **{'environment.processes': False})
   if steps:
     config_overrides['loop.steps'] = steps
   config = configs.resolve(name, config_overrides)
   run_dir = tempfile.mkdtemp(prefix=f'bench-{name}-{seed}-')
   start = time.time()
-  result = training.train(config, run_dir, quiet=True)
+  result = trainer.train(config, run_dir, quiet=True)
   wall = time.time() - start
   with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
     rows = [json.loads(line) for line in file]

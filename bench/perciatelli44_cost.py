@@ -2,10 +2,10 @@
 
     python -m bench.perciatelli44_cost [--batches=1,50,100,1024] [--calls=200] [--path=PB]
 
-One line per batch size: the network (`agents.env.balloon.perciatelli44`) decides for a
+One line per batch size: the network (`agents.env.balloon.controllers.perciatelli44`) decides for a
 batch of B observations `--calls` times (after 5 calls of warm-up); CPU time of this
 process and wall time, per call and per balloon-decision (µs). The weights are found
-as the module says (fetch them with `python -m agents.env.balloon.perciatelli44 fetch`).
+as the module says (fetch them with `python -m agents.env.balloon.controllers.perciatelli44 fetch`).
 """
 
 import argparse
@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-from agents.env.balloon import constants, perciatelli44
+from agents.env.balloon import constants
+from agents.env.balloon.controllers import perciatelli44
 
 
 def decision_cost(network, batch, calls):

@@ -26,7 +26,7 @@ os.environ.setdefault('OMP_NUM_THREADS', '1')
 
 import numpy as np  # noqa: E402
 
-from agents.env.balloon import planner as planner_lib  # noqa: E402
+from agents.env.balloon.controllers import planner as planner_lib  # noqa: E402
 from agents.env.balloon.env import BalloonVectorEnv  # noqa: E402
 from agents.env.balloon.simulator import EVALUATION_SEED_BASE  # noqa: E402
 

@@ -58,11 +58,11 @@ def main(argv=None):
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   import tensorflow as tf
 
-  from agents import builders, training
+  from agents.batch import in_graph_batch_env
   from agents.configs import resolution
-  from agents.tools import in_graph_batch_env, simulate
+  from agents.training import builders, simulate, trainer
   config = resolution.resolve(args.config, {})
-  training.configure_threads(config['loop']['tf_threads'])
+  trainer.configure_threads(config['loop']['tf_threads'])
   batch_env = builders.make_batch_env(config)
   try:
     env = in_graph_batch_env.InGraphBatchEnv(batch_env, seed=0)

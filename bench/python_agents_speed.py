@@ -49,7 +49,7 @@ import gymnasium  # noqa: E402
 import numpy as np  # noqa: E402
 
 import agents.env  # noqa: E402, F401 - registers the balloon
-from agents.env.balloon import baselines  # noqa: E402
+from agents.env.balloon.controllers import baselines  # noqa: E402
 from agents.python_agents import agent, train_lib  # noqa: E402
 
 BALLOON = 'BalloonLearningEnvironment-v0'
@@ -148,7 +148,8 @@ class InGraphRunner:
   def __init__(self, balloons, processes, length, iterations):
     import tensorflow as tf
 
-    from agents.tools import episode_collectors, in_graph_batch_env, simulate
+    from agents.batch import episode_collectors, in_graph_batch_env
+    from agents.training import simulate
     from bench.in_graph_overhead import NoOpAgent
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)

@@ -31,9 +31,9 @@ def _config(variant, steps):
 
 
 def measure(variant, steps):
-  from agents import training
+  from agents.training import trainer
   run_dir = tempfile.mkdtemp(prefix=f'bench-throughput-{variant}-')
-  training.train(_config(variant, steps), run_dir, quiet=True, export_policy=False)
+  trainer.train(_config(variant, steps), run_dir, quiet=True, export_policy=False)
   with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
     rows = [json.loads(line) for line in file if '"train"' in line]
   steady = rows[1:] or rows

@@ -36,14 +36,15 @@ def solved_at(rows, config):
 
 
 def run_one(seed, steps, overrides):
-  from agents import configs, training
+  from agents import configs
+  from agents.training import trainer
   config_overrides = dict(overrides, seed=seed, **{'environment.processes': False})
   if steps:
     config_overrides['loop.steps'] = steps
   config = configs.resolve('cartpole_qrdqn', config_overrides)
   run_dir = tempfile.mkdtemp(prefix=f'bench-qrdqn-{seed}-')
   start = time.time()
-  result = training.train(config, run_dir, quiet=True, export_policy=False)
+  result = trainer.train(config, run_dir, quiet=True, export_policy=False)
   wall = time.time() - start
   with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
     rows = [json.loads(line) for line in file]

@@ -24,8 +24,10 @@ os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 
 import numpy as np  # noqa: E402
 
-from agents.env.balloon import baselines, constants, lookahead  # noqa: E402
+from agents.env.balloon import constants
+from agents.env.balloon.controllers import baselines  # noqa: E402
 from agents.env.balloon.env import BalloonVectorEnv  # noqa: E402
+from agents.env.balloon.observation import lookahead
 from agents.env.balloon.simulator import EVALUATION_SEED_BASE  # noqa: E402
 
 SHIFTED = lookahead.Lookahead(switch_hours=3.0)  # the balloon_two_stage config's option

@@ -39,12 +39,12 @@ def run_agents(config):
   # Imported before the clock starts, as torch is for SB3: imports are not training.
   import tensorflow  # noqa: F401
 
-  from agents import training
-  from agents.tools import in_graph_batch_env, loop  # noqa: F401
+  from agents.batch import in_graph_batch_env  # noqa: F401
+  from agents.training import trainer
   run_dir = tempfile.mkdtemp(prefix='throughput-')
   start = time.time()
   # SB3's `learn` saves nothing; neither does this run, beyond the Loop's final checkpoint.
-  result = training.train(config, run_dir, quiet=True, export_policy=False)
+  result = trainer.train(config, run_dir, quiet=True, export_policy=False)
   wall = time.time() - start
   with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
     rows = [json.loads(line) for line in file]

@@ -30,10 +30,11 @@ os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 
 import numpy as np  # noqa: E402
 
-from agents.env.balloon import baselines, constants  # noqa: E402
-from agents.env.balloon import forecast_error as forecast_error_lib  # noqa: E402
+from agents.env.balloon import constants
+from agents.env.balloon.controllers import baselines  # noqa: E402
 from agents.env.balloon.env import BalloonVectorEnv  # noqa: E402
 from agents.env.balloon.simulator import EVALUATION_SEED_BASE  # noqa: E402
+from agents.env.balloon.wind import forecast_error as forecast_error_lib  # noqa: E402
 
 HOURS = (0.0, 3.0, 6.0, 12.0)
 PRESSURE_OFFSETS = (-1500.0, -500.0, 0.0, 500.0, 1500.0)

@@ -21,8 +21,9 @@ os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 
 import numpy as np  # noqa: E402
 
-from agents.env.balloon import constants, wind_gp  # noqa: E402
+from agents.env.balloon import constants  # noqa: E402
 from agents.env.balloon.env import BalloonVectorEnv  # noqa: E402
+from agents.env.balloon.wind import wind_gp
 
 _ACTIONS = {'stay': constants.STAY, 'down': constants.DOWN, 'up': constants.UP}
 

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from agents.env.balloon import forecast_error, wind_forecast, wind_gp
+from agents.env.balloon.wind import forecast_error, wind_forecast, wind_gp
 
 LEVELS = np.linspace(5000.0, 14000.0, 181)
 

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from agents.env.balloon import wind_forecast
+from agents.env.balloon.wind import wind_forecast
 
 TARGETS = {
     'std_u': [8.7, 6.5, 5.8, 5.8, 6.3, 7.3, 8.6, 9.9, 10.8, 11.2],

@@ -1,4 +1,4 @@
-"""Tests of the package's entry points (agents/__init__.py, agents/tools/__init__.py)."""
+"""Tests of the package's entry points (agents/__init__.py, agents/batch/__init__.py, agents/training/__init__.py)."""
 
 import os
 import subprocess
@@ -6,20 +6,22 @@ import sys
 import unittest
 
 import agents
-from agents import tools
+from agents import batch, training
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class PackageTest(unittest.TestCase):
 
-  def test_tools_export_the_framework_entry_points(self):
-    for name in ('BatchEnv', 'ExternalProcess', 'InGraphBatchEnv', 'FusedStep', 'Loop',
-                 'NonFiniteError'):
-      self.assertIn(name, tools.__all__)
-      self.assertEqual(getattr(tools, name).__name__, name)
+  def test_batch_and_training_export_the_framework_entry_points(self):
+    for package, names in ((batch, ('BatchEnv', 'ExternalProcess', 'InGraphBatchEnv',
+                                    'NonFiniteError')),
+                           (training, ('FusedStep', 'Loop', 'train'))):
+      for name in names:
+        self.assertIn(name, package.__all__)
+        self.assertEqual(getattr(package, name).__name__, name)
     self.assertEqual(agents.configs.__name__, 'agents.configs')
-    self.assertEqual(agents.training.__name__, 'agents.training')
+    self.assertEqual(agents.training.train.__module__, 'agents.training.trainer')
 
   def test_every_layer_is_an_entry_point_and_every_command_line_a_console_script(self):
     self.assertEqual(agents.evaluation.__name__, 'agents.evaluation')

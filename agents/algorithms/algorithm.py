@@ -1,7 +1,7 @@
 """The in-graph algorithm interface that `simulate` drives.
 
 Every method is traced into the TensorFlow graph of the fused step
-(`agents/tools/simulate.py`): it takes and returns tensors, and addresses
+(`agents/training/simulate.py`): it takes and returns tensors, and addresses
 environments of the batch by `agent_indices` (an int32 vector), so any subset
 of the batch can begin or end an episode. Algorithm state lives in
 `tf.Variable`s owned by the `tf.Module`, so checkpoints and SavedModel export

@@ -14,7 +14,7 @@ any evaluation on the same suite: `evaluate compare RUN_DIR/eval_suite/step-<STE
 
 `loop.select_suite` is flown the same way after the same phases, beside it: its rows are
 `phase: select_suite`, its results `RUN_DIR/select_suite/step-<STEP>/`, and training
-exports the weights that score best on it as `best_policy/` (`agents.training`). Keep
+exports the weights that score best on it as `best_policy/` (`agents.training.trainer`). Keep
 its seeds apart from the suite you report on, or the selection is measured on the seeds
 that chose it.
 
@@ -32,7 +32,9 @@ import os
 from agents.evaluation import environments, policies, runner, suite_runs, suites
 from agents.evaluation import results as results_lib
 from agents.evaluation.errors import EvaluationError
-from agents.training import SUITE_KEYS  # the `loop` keys that name a suite flown in training
+from agents.training.trainer import (
+  SUITE_KEYS,  # the `loop` keys that name a suite flown in training
+)
 
 
 def check(config, key='eval_suite'):

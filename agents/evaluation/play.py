@@ -46,7 +46,7 @@ class DeterministicPolicy:
     """
     import tensorflow as tf
 
-    from agents import builders
+    from agents.training import builders
     self.config, algorithm, observation_space, _ = builders.restore_algorithm(
         run_dir, checkpoint, is_training=False)
     self.num_agents = int(self.config['environment']['num_agents'])

@@ -36,9 +36,10 @@ import os
 
 import numpy as np
 
-from agents import plugins, policy_record
+from agents import plugins
 from agents.evaluation import environments
 from agents.evaluation.errors import EvaluationError
+from agents.run import policy_record
 
 GENERIC_AGENTS = ('random',)
 
@@ -336,7 +337,7 @@ def resolve_checkpoint(run_dir, checkpoint=None):
   """The checkpoint prefix to restore: `checkpoint` (name or path) or the newest that reads.
 
   A damaged newest checkpoint (a kill during a save, a full disk) is skipped with a
-  warning, as on resume (`agents.tools.checkpoints.newest_readable`).
+  warning, as on resume (`agents.run.checkpoints.newest_readable`).
 
   Raises:
     EvaluationError: the run directory or the checkpoint does not exist, or every
@@ -350,7 +351,7 @@ def resolve_checkpoint(run_dir, checkpoint=None):
     if not os.path.exists(path + '.index'):
       raise EvaluationError(f'checkpoint {path} does not exist (no {path}.index).')
     return path
-  from agents.tools import checkpoints
+  from agents.run import checkpoints
   try:
     path = checkpoints.newest_readable(directory) if os.path.isdir(directory) else None
   except checkpoints.CheckpointError as error:
@@ -423,7 +424,7 @@ def _run_model(run_dir, checkpoint, env_id):
   trained_on = run_env_id(run_dir)
   if trained_on != env_id:
     raise EvaluationError(f'run directory {run_dir} trained on {trained_on}, not {env_id}.')
-  from agents import builders
+  from agents.training import builders
   try:
     _, algorithm, observation_space, _ = builders.restore_algorithm(
         run_dir, path, is_training=False)
@@ -433,7 +434,7 @@ def _run_model(run_dir, checkpoint, env_id):
 
 
 def saved_model_record(path):
-  """The record (`agents.policy_record`) of an exported policy folder; None if it has none.
+  """The record (`agents.run.policy_record`) of an exported policy folder; None if it has none.
 
   Raises:
     EvaluationError: the record is damaged (naming the file and the field).

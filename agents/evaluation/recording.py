@@ -76,7 +76,8 @@ def _run_policy(run_dir, checkpoint):
 def _saved_model_policy(path, config_name):
   """(policy, config) of an exported SavedModel flying the environment of `config_name`
   (None: its record's config, else `DEFAULT_CONFIG`)."""
-  from agents import configs, policy_record
+  from agents import configs
+  from agents.run import policy_record
   try:
     model = policies.load_saved_model(path)
     record = policies.saved_model_record(path)
@@ -96,7 +97,7 @@ def _saved_model_policy(path, config_name):
           'choose another).')
     config = configs.resolve(DEFAULT_CONFIG)
     flown = f'config {DEFAULT_CONFIG!r}'
-  from agents import builders
+  from agents.training import builders
   probe = builders.make_env(config)
   try:
     policies.check_observation_shape(model, path, probe.observation_space,
@@ -129,7 +130,8 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
   Returns:
     The dict written to episodes.json.
   """
-  from agents import builders, configs
+  from agents import configs
+  from agents.training import builders
   if num_episodes < 1:
     raise configs.ConfigError(f'--num_episodes must be at least 1, got {num_episodes}.')
   if (run_dir is None) == (savedmodel is None):

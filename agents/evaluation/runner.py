@@ -56,7 +56,7 @@ def make_batch(environment, suite, sizes, workers, flight_paths=False, agent=Non
   (`environments.EnvironmentEvaluation.slab_constructor`). `observation_kwargs` are the
   environment options that shape the observation the agent reads.
   """
-  from agents.tools.batch_env import BatchEnv
+  from agents.batch.batch_env import BatchEnv
   constructors = [environment.slab_constructor(size, suite.episode_length, suite.options,
                                                flight_paths, agent, observation_kwargs)
                   for size in sizes]

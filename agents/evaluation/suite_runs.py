@@ -12,7 +12,7 @@ from agents.evaluation import environments, plots, policies, runner, statistics
 from agents.evaluation import results as results_lib
 from agents.evaluation import suites as suites_lib
 from agents.evaluation.errors import EvaluationError
-from agents.tools import directory_lock
+from agents.run import directory_lock
 
 
 def evaluate(agent, suite, output_dir, num_shards=1, shard_index=None, workers=2,

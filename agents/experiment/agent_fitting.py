@@ -19,7 +19,7 @@ import os
 import threading
 
 from agents.experiment import agent_classes, fitting
-from agents.tools import metrics_writer
+from agents.run import metrics_writer
 
 # The file stem an agent's `save` gets in its run directory (rlberry's agents add their
 # own extension and return the path).

@@ -121,8 +121,8 @@ def save_yaml(data, path):
 
 
 def make_env(config, seed=None):
-  """One environment of the config (`agents.builders.make_env`), reset with `seed`."""
-  from agents import builders
+  """One environment of the config (`agents.training.builders.make_env`), reset with `seed`."""
+  from agents.training import builders
   env = builders.make_env(config)
   if seed is not None:
     env.reset(seed=int(seed))
@@ -137,7 +137,7 @@ def train(config, run_dir, quiet=True, export_policy=True, run_name=None, run_gr
   directory with a checkpoint resumes, and `loop.steps` may grow on resume.
   `run_name` and `run_group` name the run in the experiment trackers of `loop.track`.
   """
-  from agents import training
+  from agents.training import trainer
   os.makedirs(run_dir, exist_ok=True)
-  return training.train(config, run_dir, quiet=quiet, export_policy=export_policy,
+  return trainer.train(config, run_dir, quiet=quiet, export_policy=export_policy,
                         run_name=run_name, run_group=run_group)

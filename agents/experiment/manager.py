@@ -47,7 +47,7 @@ from agents.experiment import (
 )
 from agents.experiment import threads as threads_lib
 from agents.experiment.errors import ExperimentError
-from agents.tools import directory_lock
+from agents.run import directory_lock
 
 _LOG = logging.getLogger(__name__)
 
@@ -528,7 +528,7 @@ class ExperimentManager:
     of the fit shows stale results.
 
     With `weights='best'`, each fit's `best_policy/` flies instead: the weights that
-    scored best on the run's `loop.select_suite` (`agents.training.BestPolicy`). The
+    scored best on the run's `loop.select_suite` (`agents.training.trainer.BestPolicy`). The
     training evaluation phase of the same step flew those weights, so its rows are taken
     when it flew this suite; otherwise they fly into
     `<run_dir>/eval-<suite>-best-step-<STEP>/`, and the folder of an earlier choice goes.
@@ -593,10 +593,10 @@ class ExperimentManager:
 
   def _best_results(self, index, suite, workers, use_ray):
     """A fit's `best_policy/` on a suite: its training phase's rows, else flown."""
-    from agents import training
     from agents.evaluation import during_training
+    from agents.training import trainer
     run_dir = self.run_dir(index)
-    selection = training.BestPolicy.read(run_dir)
+    selection = trainer.BestPolicy.read(run_dir)
     if selection is None:
       raise ExperimentError(f'{self.name}: fit {index} has no best_policy/ (it was trained '
                             'without loop.select_suite); evaluate its newest weights.')
@@ -609,7 +609,7 @@ class ExperimentManager:
     for name in os.listdir(run_dir):
       if name.startswith(prefix) and os.path.join(run_dir, name) != eval_dir:
         shutil.rmtree(os.path.join(run_dir, name))
-    return self._evaluate(f'savedmodel:{os.path.join(run_dir, training.BestPolicy.FOLDER)}',
+    return self._evaluate(f'savedmodel:{os.path.join(run_dir, trainer.BestPolicy.FOLDER)}',
                           suite, eval_dir, workers, use_ray)
 
   def _fly(self, run_dir, checkpoint, suite, workers, use_ray):
@@ -693,7 +693,7 @@ class ExperimentManager:
     """A new evaluation environment, seeded from the manager's seed (rlberry's).
 
     For an agent class: `eval_env` (else `train_env`) built as the fits' environments
-    are; for a config: one environment of the config (`agents.builders.make_env`).
+    are; for a config: one environment of the config (`agents.training.builders.make_env`).
     """
     seed = int(np.random.SeedSequence(self.seed_entropy).generate_state(1)[0] >> 1)
     if self.agent_class is not None:

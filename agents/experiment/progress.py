@@ -9,7 +9,7 @@ import os
 
 import tqdm
 
-from agents.tools import metrics_writer
+from agents.run import metrics_writer
 
 
 class _Tail:

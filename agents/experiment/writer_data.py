@@ -11,7 +11,7 @@ import os
 
 import pandas as pd
 
-from agents.tools import metrics_writer
+from agents.run import metrics_writer
 
 COLUMNS = ('name', 'fit', 'step', 'phase', 'tag', 'value')
 # Row keys that say where a value was logged, not what.

@@ -9,7 +9,7 @@
 `checkpoints/` (the agent's files and the iteration records), `metrics.jsonl` and the
 TensorBoard scalars under `train/` (one row per iteration, written through the run's
 `RunMetrics`, so the trackers of `loop.track` get them too), `run.yaml` (the sessions
-and trackers, `agents.run_manifest`), and, when the run finishes and the agent has an
+and trackers, `agents.run.run_manifest`), and, when the run finishes and the agent has an
 `export(directory)` method, `policy/` (what the agent writes there is its own: a
 SavedModel for a TensorFlow agent is what `evaluate --agent=policy:` flies).
 `train_run(config, run_dir)` does all of it for an agent config
@@ -184,7 +184,7 @@ class MetricsCollector(collectors_lib.Collector):
     return 'run_metrics'
 
   def pre_training(self):
-    from agents.tools import metrics_writer
+    from agents.run import metrics_writer
     kept_step = 0
     if os.path.exists(self._metrics.path):
       for row in metrics_writer.read_metrics(self._metrics.path):
@@ -245,7 +245,7 @@ def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0,
     max_episode_length: steps after which an episode is cut.
     seed: the episode seeds' seed.
     quiet: no progress bar.
-    config: the run's config; its `loop.track` trackers (`agents.tools.tracking`) get
+    config: the run's config; its `loop.track` trackers (`agents.run.tracking`) get
       the rows too. None: no trackers.
     run_name: the run's name in the trackers (None: the run directory's name).
     run_group: the experiment the trackers file the run under.
@@ -260,12 +260,12 @@ def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0,
     AgentStepError, CollectorError, CheckpointMismatchError: what
       `run_training_loop` raises (typed errors naming the culprit).
   """
-  from agents import run_manifest, training
-  from agents.tools import metrics_writer, run_metrics, tracking
+  from agents.run import metrics_writer, run_manifest, tracking
+  from agents.training import run_metrics, trainer
   os.makedirs(run_dir, exist_ok=True)
   metrics = run_metrics.RunMetrics(run_dir)
   if config is not None:  # Records the session in run.yaml, as an in-graph run does.
-    metrics.attach(training.start_trackers(config, run_dir, run_name, run_group))
+    metrics.attach(trainer.start_trackers(config, run_dir, run_name, run_group))
   else:
     run_manifest.record_session(run_dir)
   status = tracking.FAILED
@@ -294,7 +294,7 @@ def train_run(config, run_dir, quiet=True, run_name=None, run_group=None):
   """Trains (or resumes) the run of an agent config (`agent_configs`) in `run_dir`.
 
   Builds the batch of `environment.num_agents` as an in-graph run does
-  (`agents.builders.make_batch_env`) and the agent(s), writes config.yaml, then trains
+  (`agents.training.builders.make_batch_env`) and the agent(s), writes config.yaml, then trains
   `iterations_for(loop.steps)` iterations with `train_agent`.
 
   Args:
@@ -313,7 +313,8 @@ def train_run(config, run_dir, quiet=True, run_name=None, run_group=None):
     AgentStepError, CollectorError, CheckpointMismatchError: what
       `run_training_loop` raises while training.
   """
-  from agents import builders, configs
+  from agents import configs
+  from agents.training import builders
   source = resolve_agent(config['agent']['name'])
   check_kwargs(source, config['agent']['kwargs'])
   environment = config['environment']

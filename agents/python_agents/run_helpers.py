@@ -11,7 +11,7 @@
   except those that act in the slab, such as the balloon's planner `mpc`, which needs the
   simulator's forecast and GP and so is flown by `agents.scripts.evaluate` only);
 - `perciatelli44`: BLE's frozen Perciatelli44 network, also a baseline of the balloon's
-  plug-in (`agents.env.balloon.perciatelli44`; `path=` names its weights, else they are
+  plug-in (`agents.env.balloon.controllers.perciatelli44`; `path=` names its weights, else they are
   found as that module says);
 - `balloon_ppo`: the balloon policy shipped in `models/balloon_ppo` (a PPO SavedModel),
   flown deterministically;

@@ -8,7 +8,7 @@
 These are the bodies of an agent's `save_checkpoint`, `load_checkpoint` and
 `reload_latest_checkpoint` (BLE's three methods), over a `tf.train.Checkpoint` of the
 given objects. A damaged newest checkpoint (a kill during a save) is skipped with a
-warning, as a run's resume does (`agents.tools.checkpoints.newest_readable`).
+warning, as a run's resume does (`agents.run.checkpoints.newest_readable`).
 """
 
 import os
@@ -16,7 +16,7 @@ import re
 
 import tensorflow as tf
 
-from agents.tools import checkpoints
+from agents.run import checkpoints
 
 _ITERATION = re.compile(r'-(\d+)$')
 

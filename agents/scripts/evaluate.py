@@ -22,7 +22,7 @@ import os
 import shlex
 import sys
 
-from agents.tools.command_line import OneLineArgumentParser as _Parser
+from agents.training.command_line import OneLineArgumentParser as _Parser
 
 _SUBCOMMANDS = ('combine', 'compare')
 
@@ -76,7 +76,7 @@ def _parser(command):
   checkpoint.add_argument('--average_last', type=int, default=None, metavar='K',
                           help='run:<RUN_DIR> only: fly the mean weights of its last K '
                           'checkpoints (written to RUN_DIR/averaged/; '
-                          'agents.weight_averaging)')
+                          'agents.training.weight_averaging)')
   parser.add_argument('--flight_paths', action='store_true')
   parser.add_argument('--overwrite', action='store_true',
                       help='replace results of another evaluation in --output_dir')
@@ -128,8 +128,8 @@ def _announce_saved_model(args, verb='Flying'):
   Returns:
     The folder whose record takes the results (with --record), else None.
   """
-  from agents import policy_record
   from agents.evaluation import EvaluationError, policies
+  from agents.run import policy_record
   kind, path = policies.split_spec(args.agent)
   if kind != 'savedmodel':
     if args.record:
@@ -182,8 +182,9 @@ def _run(args):
 
 def _average(agent, last):
   """Writes the mean of the last `last` checkpoints of a run: agent; returns its prefix."""
-  from agents import configs, weight_averaging
+  from agents import configs
   from agents.evaluation import EvaluationError, policies
+  from agents.training import weight_averaging
   kind, run_dir = policies.split_spec(agent)
   if kind != 'run':
     raise EvaluationError(f'--average_last averages the checkpoints of a run:<RUN_DIR> agent, '
@@ -198,8 +199,8 @@ def _average(agent, last):
 
 def _record(path, summary, command_line):
   """Adds a complete evaluation of savedmodel:`path` to its record and model card."""
-  from agents import model_card, policy_record
   from agents.evaluation import EvaluationError
+  from agents.run import model_card, policy_record
   try:
     policy_record.add_evaluation(path, policy_record.evaluation_of(summary, command_line, path))
   except policy_record.PolicyRecordError as error:

@@ -22,7 +22,8 @@ import os
 import sys
 
 from agents.configs import parse_override
-from agents.tools import command_line, tracking
+from agents.run import tracking
+from agents.training import command_line
 
 _PROG = 'agents.scripts.experiment'
 

@@ -9,12 +9,12 @@ What the SavedModel holds is the algorithm's `export_policy` (see
 normaliser with `action(observ)`, `value(observ)` and, for a recurrent policy,
 `initial_state(batch_size)` (`agents/algorithms/ppo/exported_policy.py`). Load
 it with `tf.saved_model.load(path)` in any TensorFlow program. With `--average_last=K`
-the weights are the mean of the run's last K checkpoints' (`agents.weight_averaging`;
+the weights are the mean of the run's last K checkpoints' (`agents.training.weight_averaging`;
 the averaged checkpoint is kept in `RUN_DIR/averaged/`, and the record's notes say so).
 
 Beside it go `policy.yaml`, the policy's record (config, training steps and time, the
-version and commit that trained it, evaluations, how to load it: `agents.policy_record`),
-and `MODEL_CARD.md`, the same as Markdown to publish (`agents.model_card`). The record
+version and commit that trained it, evaluations, how to load it: `agents.run.policy_record`),
+and `MODEL_CARD.md`, the same as Markdown to publish (`agents.run.model_card`). The record
 holds evaluations only when they were measured on these weights: `--eval_suite` flies
 the exported SavedModel on a suite now; `--evaluation` takes the results of
 `agents.scripts.evaluate --agent=run:RUN_DIR` on the exported checkpoint. A missing
@@ -27,8 +27,9 @@ import shlex
 import sys
 import tempfile
 
-from agents import builders, configs, policy_record, training, weight_averaging
-from agents.tools import command_line
+from agents import configs
+from agents.run import policy_record
+from agents.training import builders, command_line, trainer, weight_averaging
 
 _PROG = 'agents.scripts.export'
 
@@ -48,7 +49,7 @@ def _checkpoint(logdir, checkpoint):
   """The checkpoint to export: `checkpoint`, else the newest that reads (None: none)."""
   if checkpoint:
     return checkpoint
-  from agents.tools import checkpoints
+  from agents.run import checkpoints
   try:
     return checkpoints.newest_readable(os.path.join(logdir, 'checkpoints'))
   except checkpoints.CheckpointError as error:
@@ -144,7 +145,7 @@ def main(argv=None):
     if args.eval_suite:
       _check_suite(args.eval_suite, config['environment']['id'])
     existing = args.evaluation and _existing(args.evaluation, args.logdir, checkpoint)
-    path = training.save_policy(algorithm, observation_space, outdir, config=config,
+    path = trainer.save_policy(algorithm, observation_space, outdir, config=config,
                                 run_dir=args.logdir, step=step, checkpoint=checkpoint,
                                 name=args.name, notes=notes)
     if args.eval_suite:

@@ -34,8 +34,10 @@ import shutil
 import sys
 
 from agents import configs
+from agents.batch import interrupts
 from agents.configs import yaml_io
-from agents.tools import command_line, directory_lock, interrupts, tracking
+from agents.run import directory_lock, tracking
+from agents.training import command_line
 
 _PROG = 'agents.scripts.train'
 
@@ -183,8 +185,8 @@ def _main(argv):
 
 
 def _train(args, held_directories):
-  from agents import training
   from agents.python_agents import agent_configs
+  from agents.training import trainer
   run_dir = args.run_dir
   saved = _saved_config(run_dir)
   if args.agent is not None or agent_configs.is_agent_config(saved):
@@ -197,7 +199,7 @@ def _train(args, held_directories):
     return 2
   try:
     held_directories.enter_context(directory_lock.hold(run_dir, 'training run'))
-    config = training.prepare_run(config, run_dir)
+    config = trainer.prepare_run(config, run_dir)
   except directory_lock.DirectoryBusyError as error:
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
@@ -213,9 +215,10 @@ def _train(args, held_directories):
   # TensorFlow logs through absl).
   for name in ('tensorflow', 'absl'):
     logging.getLogger(name).setLevel(logging.WARNING)
-  from agents.tools import checkpoints, errors  # TensorFlow: once the inputs are checked
+  from agents.batch import errors
+  from agents.run import checkpoints  # TensorFlow: once the inputs are checked
   try:
-    result = training.train(config, run_dir, quiet=args.quiet)
+    result = trainer.train(config, run_dir, quiet=args.quiet)
   except checkpoints.CheckpointSaveError as error:  # e.g. a full disk: not the input's fault
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 1

@@ -29,7 +29,7 @@ import json
 import os
 import sys
 
-from agents.tools import command_line
+from agents.training import command_line
 
 
 def main(argv=None):

@@ -17,13 +17,13 @@ class SuiteEvaluatorTest(unittest.TestCase):
     self.assertIs(plugins.TRAINING_EVALUATORS.get('suite'), during_training.SuiteEvaluator)
 
   def test_a_cartpole_run_logs_its_mean_return_with_an_interval(self):
-    from agents import training
+    from agents.training import trainer
     config = tiny_run.tiny_config('cartpole', **{
         'loop.eval_every': 64, 'loop.eval_steps': 16,
         'loop.eval_suite': 'custom:seeds=0-7,episode_length=40'})
     self.assertEqual(during_training.check(config).episode_length, 40)
     run_dir = tempfile.mkdtemp()
-    training.train(config, run_dir, quiet=True)
+    trainer.train(config, run_dir, quiet=True)
     with open(os.path.join(run_dir, 'metrics.jsonl')) as file:
       rows = [json.loads(line) for line in file if '"eval_suite"' in line]
     self.assertEqual(len(rows), 2)  # two eval phases in 128 training steps, one every 64
@@ -58,14 +58,14 @@ class SuiteEvaluatorTest(unittest.TestCase):
     self.assertEqual(len(pairs), 1)
 
   def test_select_suite_exports_the_weights_that_scored_best_on_it(self):
-    from agents import training
     from agents.evaluation import evaluate
+    from agents.training import trainer
     select = 'custom:seeds=100-107,episode_length=40'
     config = tiny_run.tiny_config('cartpole', **{
         'loop.eval_every': 32, 'loop.eval_steps': 16, 'loop.steps': 160,
         'loop.eval_suite': 'custom:seeds=0-3,episode_length=40', 'loop.select_suite': select})
     run_dir = tempfile.mkdtemp()
-    training.train(config, run_dir, quiet=True)
+    trainer.train(config, run_dir, quiet=True)
     with open(os.path.join(run_dir, 'metrics.jsonl')) as file:
       rows = [json.loads(line) for line in file]
     eval_steps = [row['step'] for row in rows if row['phase'] == 'eval']
@@ -77,7 +77,7 @@ class SuiteEvaluatorTest(unittest.TestCase):
     # The earliest of the phases with the highest mean return (ties keep the earlier).
     values = [row['cumulative_reward'] for row in selection_rows]
     best = selection_rows[values.index(max(values))]
-    selection = training.BestPolicy.read(run_dir)
+    selection = trainer.BestPolicy.read(run_dir)
     self.assertEqual(selection, dict(step=best['step'], suite=select,
                                      metric='cumulative_reward',
                                      value=best['cumulative_reward']))
@@ -89,7 +89,7 @@ class SuiteEvaluatorTest(unittest.TestCase):
                        env_id=config['environment']['id'], progress=False, artifacts=False)
     self.assertAlmostEqual(outcome['summary']['cumulative_reward']['mean'],
                            best['cumulative_reward'])
-    from agents import policy_record
+    from agents.run import policy_record
     record = policy_record.load(best_policy)
     self.assertEqual(record['training']['steps'], best['step'])
     self.assertIn(f"cumulative_reward {best['cumulative_reward']:.4f}", record['notes'])

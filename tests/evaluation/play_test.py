@@ -5,8 +5,8 @@ import unittest
 import gymnasium
 import numpy as np
 
-from agents import builders
 from agents.evaluation.play import DeterministicPolicy, play_episode
+from agents.training import builders
 from tests.helpers import tiny_run
 
 

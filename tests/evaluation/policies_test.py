@@ -10,7 +10,7 @@ from agents import configs
 from agents.env.balloon import constants
 from agents.evaluation import policies
 from agents.evaluation.errors import EvaluationError
-from agents.tools import checkpoints
+from agents.run import checkpoints
 
 
 def _run_with_checkpoints(steps, config_name='cartpole'):

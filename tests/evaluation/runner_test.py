@@ -6,8 +6,8 @@ import unittest
 
 import numpy as np
 
-from agents.env.balloon import baselines
 from agents.env.balloon import evaluation as balloon_evaluation
+from agents.env.balloon.controllers import baselines
 from agents.evaluation import policies, results, runner, suites
 from agents.evaluation.errors import EvaluationError
 from tests.helpers import fake_agents
@@ -50,7 +50,7 @@ class FlyTest(unittest.TestCase):
 
   def test_results_match_the_environment_flown_directly(self):
     flown = by_seed(runner.fly('station_seeker', SHORT, SHORT.seeds, workers=0))
-    direct = baselines.evaluate(baselines.StationSeekerPolicy(),
+    direct = balloon_evaluation.fly(baselines.StationSeekerPolicy(),
                                 [suites.episode_seed(seed) for seed in SHORT.seeds],
                                 steps=SHORT.episode_length)
     for index, seed in enumerate(SHORT.seeds):

@@ -34,7 +34,7 @@ def tiny_balloon_run_and_warnings():
   Returns:
     (run_dir, the warnings logged by the package while training).
   """
-  from agents import training
+  from agents.training import trainer
   config = tiny_run.tiny_config('balloon', **{
       'environment.num_agents': 2, 'environment.processes': False,
       'environment.max_episode_steps': 8, 'loop.steps': 32, 'loop.log_every': 16,
@@ -45,7 +45,7 @@ def tiny_balloon_run_and_warnings():
   logger = logging.getLogger('agents')
   logger.addHandler(handler)
   try:
-    training.train(config, run_dir, quiet=True)
+    trainer.train(config, run_dir, quiet=True)
   finally:
     logger.removeHandler(handler)
   return run_dir, handler.messages
@@ -112,17 +112,18 @@ class TrainedPolicyTest(unittest.TestCase):
       self.assertTrue(row['twr50_ci95_low'] <= row['twr50'] <= row['twr50_ci95_high'])
 
   def test_a_bad_eval_suite_is_refused_before_anything_is_written(self):
-    from agents import configs, training
+    from agents import configs
+    from agents.training import trainer
     run_dir = os.path.join(tempfile.mkdtemp(), 'run')
     for overrides, message in (
         ({'loop.eval_suite': 'huge_eval'}, "loop.eval_suite.*unknown suite 'huge_eval'"),):
       config = tiny_run.tiny_config('balloon', **{'loop.eval_every': 64, **overrides})
       with self.assertRaisesRegex(configs.ConfigError, message):
-        training.train(config, run_dir, quiet=True)
+        trainer.train(config, run_dir, quiet=True)
     config = tiny_run.tiny_config('cartpole', **{'loop.eval_every': 64,
                                                  'loop.eval_suite': 'custom:wind=static'})
     with self.assertRaisesRegex(configs.ConfigError, 'option wind=static'):
-      training.train(config, run_dir, quiet=True)
+      trainer.train(config, run_dir, quiet=True)
     self.assertFalse(os.path.exists(run_dir))
 
   def test_a_named_checkpoint_that_does_not_exist(self):

@@ -114,7 +114,8 @@ class EvalAgentsTest(unittest.TestCase):
 
   @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
   def test_best_weights_are_those_that_scored_best_on_the_selection_suite(self):
-    from agents import evaluation, training
+    from agents import evaluation
+    from agents.training import trainer
     suite, other = 'custom:seeds=0-3,episode_length=40', 'custom:seeds=0-1,episode_length=30'
     experiment = _cartpole_experiment(fit_budget=128, **{
         'loop.eval_every': 32, 'loop.eval_steps': 16, 'loop.eval_suite': suite,
@@ -123,7 +124,7 @@ class EvalAgentsTest(unittest.TestCase):
       experiment.eval_agents(suite, weights='last')
     experiment.fit()
     run_dir = experiment.run_dir(0)
-    step = training.BestPolicy.read(run_dir)['step']
+    step = trainer.BestPolicy.read(run_dir)['step']
     # The training phase of the chosen step flew these weights on `suite`: its rows.
     frame = experiment.eval_agents(suite, workers=0, weights='best')
     _, phase = evaluation.load(os.path.join(run_dir, 'eval_suite', f'step-{step}'))

@@ -70,7 +70,7 @@ class ExperimentConcurrencyTest(unittest.TestCase):
     output_dir = tempfile.mkdtemp()
     experiment_dir = os.path.join(output_dir, 'cartpole')
     holder = subprocess.Popen(
-        [sys.executable, '-c', 'import sys, time\nfrom agents.tools import directory_lock\n'
+        [sys.executable, '-c', 'import sys, time\nfrom agents.run import directory_lock\n'
          'with directory_lock.hold(sys.argv[1], "experiment"):\n'
          '  print("held", flush=True); time.sleep(60)', experiment_dir],
         stdout=subprocess.PIPE, text=True, env=_environment())

@@ -13,8 +13,9 @@ import sys
 import tempfile
 import unittest
 
-from agents import configs, training
+from agents import configs
 from agents.scripts import export, train, visualize
+from agents.training import trainer
 from tests.helpers import tiny_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -40,7 +41,7 @@ def _run_command(module, *argv):
 def _untrained_run():
   """A run directory with a valid config.yaml and no checkpoint."""
   run_dir = os.path.join(tempfile.mkdtemp(), 't-cartpole')
-  training.prepare_run(tiny_run.tiny_config(), run_dir)
+  trainer.prepare_run(tiny_run.tiny_config(), run_dir)
   return run_dir
 
 
@@ -150,7 +151,7 @@ class TrainPathsTest(_OneLineTest):
   def test_resume_that_changes_the_run_names_the_keys(self):
     logdir = tempfile.mkdtemp()
     run_dir = os.path.join(logdir, 't-cartpole')
-    training.prepare_run(tiny_run.tiny_config(), run_dir)
+    trainer.prepare_run(tiny_run.tiny_config(), run_dir)
     code, stderr = _run_main(train.main, ['--config=cartpole', f'--logdir={logdir}',
                                           '--timestamp=t', '--seed=3', '--num_agents=4'])
     self.assert_one_line(code, stderr, 'environment.num_agents (2 -> 4)', 'seed (0 -> 3)')
@@ -208,7 +209,7 @@ class ApiTest(unittest.TestCase):
     config = tiny_run.tiny_config()
     config['algorithm']['discount'] = 1.5
     with self.assertRaisesRegex(configs.ConfigError, "'algorithm.discount'"):
-      training.train(config, run_dir, quiet=True)
+      trainer.train(config, run_dir, quiet=True)
     self.assertFalse(os.path.exists(run_dir))
 
 

@@ -53,7 +53,7 @@ class EvaluateFaultsTest(unittest.TestCase):
   def test_a_second_evaluation_of_one_folder_is_refused_while_the_first_runs(self):
     output_dir = os.path.join(tempfile.mkdtemp(), 'out')
     holder = subprocess.Popen(
-        [sys.executable, '-c', 'import sys, time\nfrom agents.tools import directory_lock\n'
+        [sys.executable, '-c', 'import sys, time\nfrom agents.run import directory_lock\n'
          'with directory_lock.hold(sys.argv[1], "evaluation output folder"):\n'
          '  print("held", flush=True); time.sleep(60)', output_dir],
         stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=_REPOSITORY))

@@ -24,8 +24,8 @@ import unittest
 import gymnasium
 import numpy as np
 
-from agents.tools import errors, external_process
-from agents.tools.batch_env import BatchEnv
+from agents.batch import errors, external_process
+from agents.batch.batch_env import BatchEnv
 from tests.helpers import fake_envs
 from tests.helpers.processes import ROOT, pid_exists
 
@@ -34,7 +34,7 @@ from tests.helpers.processes import ROOT, pid_exists
 _PARENT = textwrap.dedent('''
     import functools, glob, json, os, sys
     import numpy as np
-    from agents.tools.batch_env import BatchEnv
+    from agents.batch.batch_env import BatchEnv
     from tests.helpers import fake_envs
     batch = BatchEnv.from_constructors(
         [fake_envs.CountingEnv, functools.partial(fake_envs.FaultyEnv, sys.argv[1], 1)], 2)
@@ -212,7 +212,7 @@ class RegistryInWorkersTest(unittest.TestCase):
     script = textwrap.dedent('''
         import sys
         import gymnasium
-        from agents.tools.batch_env import BatchEnv
+        from agents.batch.batch_env import BatchEnv
         batch = BatchEnv.from_slab_constructors(
             [lambda: gymnasium.make_vec('BalloonLearningEnvironment-v0', num_envs=4)])
         print(len(batch), batch.observation_space.shape, 'agents.env' in sys.modules)

@@ -25,9 +25,9 @@ import threading
 import time
 import unittest
 
-from agents import training
+from agents.run import checkpoints
 from agents.scripts import train as train_script
-from agents.tools import checkpoints
+from agents.training import trainer
 from tests.helpers import loop_child, tiny_run
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -206,7 +206,7 @@ class CheckpointFaultsTest(unittest.TestCase):
   def setUpClass(cls):
     # One tiny run with checkpoints at steps 64 and 128; each test damages a copy.
     cls._trained = os.path.join(tempfile.mkdtemp(), 't-cartpole')
-    training.train(tiny_run.tiny_config(), cls._trained, quiet=True, export_policy=False)
+    trainer.train(tiny_run.tiny_config(), cls._trained, quiet=True, export_policy=False)
 
   def _copy(self):
     logdir = tempfile.mkdtemp()
@@ -220,12 +220,12 @@ class CheckpointFaultsTest(unittest.TestCase):
     newest = os.path.join(run_dir, 'checkpoints', 'ckpt-128')
     os.truncate(f'{newest}.data-00000-of-00001', 1000)
     with self.assertLogs('agents', 'INFO') as logs:
-      result = training.train(tiny_run.tiny_config(**{'loop.steps': 192}), run_dir,
+      result = trainer.train(tiny_run.tiny_config(**{'loop.steps': 192}), run_dir,
                               quiet=True, export_policy=False)
     self.assertEqual(result['step'], 192)
-    self.assertIn(f'WARNING:agents.tools.checkpoints:Skipped checkpoint {newest}: it does not '
+    self.assertIn(f'WARNING:agents.run.checkpoints:Skipped checkpoint {newest}: it does not '
                   'restore (IndexError: Read less bytes than requested).', logs.output)
-    self.assertIn(f"INFO:agents.tools.loop:Restored {os.path.join(run_dir, 'checkpoints')}"
+    self.assertIn(f"INFO:agents.training.loop:Restored {os.path.join(run_dir, 'checkpoints')}"
                   '/ckpt-64 at global step 64.', logs.output)
     # The rows after step 64 were trained again, once each; ckpt-128 was rewritten.
     self.assertEqual([row['step'] for row in _rows(run_dir)], [64, 128, 192])

@@ -21,9 +21,9 @@ def tiny_config(name='cartpole', **overrides):
 @functools.cache
 def tiny_run():
   """Trains the tiny CartPole config once; returns (run_dir, result)."""
-  from agents import training
+  from agents.training import trainer
   run_dir = tempfile.mkdtemp(prefix='tiny-run-')
-  result = training.train(tiny_config(), run_dir, quiet=True)
+  result = trainer.train(tiny_config(), run_dir, quiet=True)
   return run_dir, result
 
 

@@ -5,11 +5,11 @@ import unittest
 
 import numpy as np
 
-from agents.env.balloon import baselines
+from agents.env.balloon.controllers import baselines
 from agents.evaluation.errors import EvaluationError
 from agents.python_agents import agent as agent_lib
 from agents.python_agents import run_helpers
-from agents.tools import checkpoints
+from agents.run import checkpoints
 
 OBSERVATIONS = np.random.default_rng(0).uniform(0, 1, (6, 1099)).astype(np.float32)
 

@@ -5,8 +5,8 @@ import os
 import tempfile
 import unittest
 
-from agents import policy_record
 from agents.configs import yaml_io
+from agents.run import policy_record
 from tests.helpers import tiny_run
 from tests.helpers.evaluate_cli import run_cli
 

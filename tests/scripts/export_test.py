@@ -11,8 +11,9 @@ import unittest
 import numpy as np
 import tensorflow as tf
 
-from agents import builders, model_card, policy_record, training
+from agents.run import model_card, policy_record
 from agents.scripts import export
+from agents.training import builders, trainer
 from tests.helpers import tiny_run
 from tests.helpers.evaluate_cli import run_cli
 
@@ -30,7 +31,7 @@ class ExportTest(unittest.TestCase):
     # Scale the output layer up so some actions leave [-2, 2] and get clipped.
     head = algorithm.network.policy_mlp.head
     head.kernel.assign(head.kernel * 1000.0)
-    path = training.save_policy(algorithm, env.observation_space,
+    path = trainer.save_policy(algorithm, env.observation_space,
                                 os.path.join(tempfile.mkdtemp(), 'policy'))
     observ = rng.normal(5.0, 3.0, size=(16, 3)).astype(np.float32)
     loaded = tf.saved_model.load(path)
@@ -46,7 +47,7 @@ class ExportTest(unittest.TestCase):
     config = tiny_run.tiny_config(kind='recurrent', gru_units=4)
     env = builders.make_env(config)
     algorithm = builders.build_algorithm(config, env.observation_space, env.action_space)
-    loaded = tf.saved_model.load(training.save_policy(
+    loaded = tf.saved_model.load(trainer.save_policy(
         algorithm, env.observation_space, os.path.join(tempfile.mkdtemp(), 'policy')))
     state = loaded.initial_state(3)
     self.assertEqual(state.shape, (3, 4))
@@ -91,7 +92,7 @@ class ExportTest(unittest.TestCase):
     for data in tf.io.gfile.glob(newest + '.data-*'):
       os.truncate(data, 100)
     outdir = os.path.join(tempfile.mkdtemp(), 'exported')
-    with self.assertLogs('agents.tools.checkpoints', 'WARNING') as logs:
+    with self.assertLogs('agents.run.checkpoints', 'WARNING') as logs:
       self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir]), 0)
     self.assertIn(os.path.basename(newest), logs.output[0])
     self.assertTrue(os.path.exists(os.path.join(outdir, 'saved_model.pb')))

@@ -7,7 +7,8 @@ import unittest
 
 import numpy as np
 
-from agents import configs, model_card, policy_record
+from agents import configs
+from agents.run import model_card, policy_record
 from agents.scripts import visualize
 from tests.helpers.evaluate_cli import run_cli
 

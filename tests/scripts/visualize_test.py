@@ -7,9 +7,9 @@ import os
 import tempfile
 import unittest
 
-from agents import policy_record
 from agents.configs import yaml_io
 from agents.evaluation import recording
+from agents.run import policy_record
 from agents.scripts import visualize
 from tests.helpers import tiny_run
 

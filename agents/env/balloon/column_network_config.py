@@ -8,7 +8,7 @@ import dataclasses
 
 from agents.config_fields import ConfigError, param
 from agents.env.balloon.constants import BALLOON_COLUMN_INDEX
-from agents.env.balloon.lookahead import check_lookahead
+from agents.env.balloon.observation.lookahead import check_lookahead
 
 
 @dataclasses.dataclass(frozen=True)

@@ -59,14 +59,14 @@ def balloon():
 def balloon_lookahead():
   """The `balloon` config with the observation option `lookahead`: every read level also
   shows what heading for it would do over the next 3, 6 and 12 hours, from the forecast
-  and the GP's posterior (agents/env/balloon/lookahead.py; not BLE's observation)."""
+  and the GP's posterior (agents/env/balloon/observation/lookahead.py; not BLE's observation)."""
   return _with_lookahead(True)
 
 
 def balloon_two_stage():
   """The `balloon_lookahead` config with two-stage features: every read level also shows
   the best plan that holds it for 3 hours, then heads for the best of 8 follow-up
-  levels, at 6 and 12 hours (agents/env/balloon/lookahead.py, `switch_hours`)."""
+  levels, at 6 and 12 hours (agents/env/balloon/observation/lookahead.py, `switch_hours`)."""
   return _with_lookahead({'switch_hours': 3.0})
 
 
@@ -74,7 +74,7 @@ def balloon_spread():
   """The best learned setting measured: the `balloon_two_stage` config with a value
   network that reads the column (`network.column_value`) and spread features: what each
   level's path would give in a wind that differs from the estimate by its uncertainty,
-  in 8 directions (agents/env/balloon/lookahead.py, `spread_directions`)."""
+  in 8 directions (agents/env/balloon/observation/lookahead.py, `spread_directions`)."""
   config = _with_lookahead({'switch_hours': 3.0, 'spread_directions': 8})
   return named.merge(config, {'network': {'column_value': True}})
 

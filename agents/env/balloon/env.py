@@ -46,8 +46,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from agents.env.balloon import constants
-from agents.env.balloon import lookahead as lookahead_lib
 from agents.env.balloon import simulator as simulator_lib
+from agents.env.balloon.observation import lookahead as lookahead_lib
 from agents.env.balloon.simulator import InitialState, check_seed
 
 

@@ -31,7 +31,8 @@ import os
 
 import numpy as np
 
-from agents.env.balloon import baselines, constants, perciatelli44, planner
+from agents.env.balloon import constants
+from agents.env.balloon.controllers import baselines, perciatelli44, planner
 from agents.env.balloon.env import BalloonVectorEnv
 from agents.env.balloon.simulator import EVALUATION_SEED_BASE
 
@@ -292,3 +293,37 @@ class BalloonEvaluation:
 
 
 BALLOON_EVALUATION = BalloonEvaluation()
+
+
+def fly(policy, seeds, wind='procedural', steps=constants.EPISODE_STEPS):
+  """Flies one episode per seed as one slab and returns per-episode metrics.
+
+  Args:
+    policy: callable observations [B, 1099] -> actions [B], with begin_episode(indices).
+    seeds: episode seeds, one balloon each.
+    wind: 'procedural' or 'static'.
+    steps: episode length (960 for TWR50).
+
+  Returns:
+    dict of float arrays [len(seeds)]: 'twr50' (fraction of the `steps` steps within
+    50 km; steps after a termination count as outside), 'reward' (sum), 'terminated'.
+  """
+  seeds = [int(seed) for seed in seeds]
+  env = BalloonVectorEnv(len(seeds), max_episode_steps=steps, wind=wind)
+  observations, _ = env.reset(seed=seeds)
+  policy.begin_episode(np.arange(len(seeds)))
+  within = np.zeros(len(seeds))
+  total_reward = np.zeros(len(seeds))
+  done = np.zeros(len(seeds), bool)
+  terminated_any = np.zeros(len(seeds), bool)
+  for _ in range(steps):
+    observations, reward, terminated, truncated, info = env.step(policy(observations))
+    alive = ~done
+    within += alive & (info['distance_km'] <= constants.STATION_RADIUS_KM) & ~terminated
+    total_reward += np.where(alive, reward, 0.0)
+    terminated_any |= alive & terminated
+    done |= terminated | truncated
+    if done.all():
+      break
+  env.close()
+  return {'twr50': within / steps, 'reward': total_reward, 'terminated': terminated_any}

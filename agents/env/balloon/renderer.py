@@ -11,7 +11,8 @@ itself never needs it (it comes with the package's `viz` extra).
 
 import numpy as np
 
-from agents.env.balloon import constants, features
+from agents.env.balloon import constants
+from agents.env.balloon.observation import features
 
 
 class FlightRenderer:

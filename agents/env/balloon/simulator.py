@@ -17,24 +17,12 @@ import datetime
 
 import numpy as np
 
-from agents.env.balloon import (
-  atmosphere as atmosphere_lib,
-)
-from agents.env.balloon import (
-  constants,
-  features,
-  physics,
-  reachable_range,
-  safety,
-  solar,
-  stable_start,
-  sun_search,
-  thermal,
-)
-from agents.env.balloon import (
-  reward as reward_lib,
-)
-from agents.env.balloon.array_math import NUMPY
+from agents.env.balloon import constants
+from agents.env.balloon.observation import features, reachable_range
+from agents.env.balloon.physics import atmosphere as atmosphere_lib
+from agents.env.balloon.physics import physics, safety, solar, stable_start, sun_search, thermal
+from agents.env.balloon.physics import reward as reward_lib
+from agents.env.balloon.physics.array_math import NUMPY
 
 _START_MIN_S = datetime.datetime.fromisoformat(constants.START_TIME_MIN).replace(
     tzinfo=datetime.timezone.utc).timestamp()
@@ -96,7 +84,7 @@ class _Wind:
   """The wind fields of a slab: forecast, forecast error (or none) and the GP."""
 
   def __init__(self, num_balloons, wind, gp_predict_dtype=np.float32):
-    from agents.env.balloon import forecast_error, wind_forecast, wind_gp
+    from agents.env.balloon.wind import forecast_error, wind_forecast, wind_gp
     if wind == 'procedural':
       self.forecast = wind_forecast.WindForecast(num_balloons)
       self.error = forecast_error.ForecastError(num_balloons)

@@ -10,9 +10,10 @@ import numpy as np
 import tensorflow as tf
 
 from agents.algorithms.qrdqn import qrdqn
+from agents.batch import batch_env as batch_env_lib
+from agents.batch import in_graph_batch_env
 from agents.config_fields import ConfigError
-from agents.tools import batch_env as batch_env_lib
-from agents.tools import in_graph_batch_env, simulate
+from agents.training import simulate
 
 CHAIN_LENGTH = 4
 

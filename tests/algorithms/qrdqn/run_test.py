@@ -13,9 +13,10 @@ from unittest import mock
 import numpy as np
 import tensorflow as tf
 
-from agents import builders, configs, training
+from agents import configs
 from agents.evaluation import play
 from agents.scripts import export
+from agents.training import builders, trainer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -43,12 +44,12 @@ class RunTest(unittest.TestCase):
   def test_trains_resumes_with_its_replay_memory_and_exports_the_greedy_policy(self):
     run_dir = tempfile.mkdtemp(prefix='qrdqn-run-')
     self.addCleanup(shutil.rmtree, run_dir)
-    self.assertEqual(training.train(_tiny(**{'loop.steps': 64}), run_dir, quiet=True)['step'],
+    self.assertEqual(trainer.train(_tiny(**{'loop.steps': 64}), run_dir, quiet=True)['step'],
                      64)
     _, first, _, _ = builders.restore_algorithm(run_dir)
     self.assertEqual(int(first.env_steps.numpy()), 64)
     self.assertGreater(int(first.num_updates.numpy()), 0)
-    result = training.train(_tiny(), run_dir, quiet=True)
+    result = trainer.train(_tiny(), run_dir, quiet=True)
     self.assertEqual(result['step'], 128)
     _, algorithm, observation_space, _ = builders.restore_algorithm(run_dir)
     # The memory came back with the checkpoint: the cursors count every transition.
@@ -79,7 +80,7 @@ class RunTest(unittest.TestCase):
   def test_ctrl_c_saves_a_checkpoint_with_the_replay_memory(self):
     run_dir = tempfile.mkdtemp(prefix='qrdqn-interrupt-')
     self.addCleanup(shutil.rmtree, run_dir)
-    original = training._ProgressReporter.__call__  # pylint: disable=protected-access
+    original = trainer._ProgressReporter.__call__  # pylint: disable=protected-access
     calls = []
 
     def interrupting_call(reporter, row):
@@ -88,8 +89,8 @@ class RunTest(unittest.TestCase):
         signal.raise_signal(signal.SIGINT)
       return original(reporter, row)
 
-    with mock.patch.object(training._ProgressReporter, '__call__', interrupting_call):
-      result = training.train(_tiny(**{'loop.steps': 10_000}), run_dir, quiet=True)
+    with mock.patch.object(trainer._ProgressReporter, '__call__', interrupting_call):
+      result = trainer.train(_tiny(**{'loop.steps': 10_000}), run_dir, quiet=True)
     self.assertTrue(result['interrupted'])
     _, algorithm, _, _ = builders.restore_algorithm(run_dir)
     self.assertEqual(int(algorithm.env_steps.numpy()), result['step'])

@@ -1,10 +1,11 @@
-"""Tests of agents/env/balloon/acs.py: the ACS check values of balloon.md §4.5."""
+"""Tests of agents/env/balloon/physics/acs.py: the ACS check values of balloon.md §4.5."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import acs, array_math, constants
+from agents.env.balloon import constants
+from agents.env.balloon.physics import acs, array_math
 
 
 class AcsTest(unittest.TestCase):

@@ -1,11 +1,11 @@
-"""Tests of agents/env/balloon/atmosphere.py: the check values of balloon.md §3."""
+"""Tests of agents/env/balloon/physics/atmosphere.py: the check values of balloon.md §3."""
 
 import unittest
 
 import numpy as np
 
 from agents.env.balloon import constants
-from agents.env.balloon.atmosphere import Atmosphere
+from agents.env.balloon.physics.atmosphere import Atmosphere
 
 
 class AtmosphereTest(unittest.TestCase):

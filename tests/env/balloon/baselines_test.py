@@ -1,10 +1,12 @@
-"""Tests of agents/env/balloon/baselines.py: the baseline policies over observations."""
+"""Tests of agents/env/balloon/controllers/baselines.py: the baseline policies over observations."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import baselines, constants
+from agents.env.balloon import constants
+from agents.env.balloon import evaluation as balloon_evaluation
+from agents.env.balloon.controllers import baselines
 
 
 def _observations(count, best_column=None, pressure_feature=0.5, distance_feature=0.2):
@@ -89,7 +91,7 @@ class RandomPoliciesTest(unittest.TestCase):
     self.assertEqual(set(actions.tolist()), {0, 1, 2})
 
   def test_evaluate_short_episode(self):
-    result = baselines.evaluate(baselines.StationSeekerPolicy(), [1, 2], wind='static', steps=3)
+    result = balloon_evaluation.fly(baselines.StationSeekerPolicy(), [1, 2], wind='static', steps=3)
     self.assertEqual(result['twr50'].shape, (2,))
     self.assertTrue(np.all((result['twr50'] >= 0) & (result['twr50'] <= 1)))
 

@@ -1,10 +1,10 @@
-"""Tests for agents/env/balloon/blas_threads.py."""
+"""Tests for agents/env/balloon/wind/blas_threads.py."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import blas_threads
+from agents.env.balloon.wind import blas_threads
 
 
 class LimitBlasThreadsTest(unittest.TestCase):

@@ -28,7 +28,8 @@ import unittest
 
 import numpy as np
 
-from agents.env.balloon import ble_replay, constants, sun_search
+from agents.env.balloon import ble_replay, constants
+from agents.env.balloon.physics import sun_search
 
 # BLE field -> relative tolerance (measured max in the comment).
 _RELATIVE = {
@@ -208,7 +209,7 @@ class SunriseSearchTest(unittest.TestCase):
     got_sunrise, got_sunset = sun_search.next_sunrise_sunset(time, latitude, longitude)
     np.testing.assert_array_equal(got_sunrise, sunrise)
     np.testing.assert_array_equal(got_sunset, sunset)
-    from agents.env.balloon import solar
+    from agents.env.balloon.physics import solar
     _, _, _, _, to_sunset, to_sunrise = solar.sun_state(time, latitude, longitude)
     snapped_sunset, snapped_sunrise = sun_search.snap_to_search_grid(
         time, latitude, longitude, to_sunset, to_sunrise)
@@ -220,7 +221,7 @@ class SunriseSearchTest(unittest.TestCase):
 
   def test_one_balloon_path_matches_numpy(self):
     reference = ble_replay.load(ble_replay.OBSERVATIONS)
-    from agents.env.balloon import solar
+    from agents.env.balloon.physics import solar
     for record in reference['records'][::10]:
       state = record['state']
       when = datetime.datetime.fromisoformat(state['date_time']).timestamp()

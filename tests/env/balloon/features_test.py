@@ -1,10 +1,11 @@
-"""Tests of agents/env/balloon/features.py: the 1099-float layout of balloon.md §11."""
+"""Tests of agents/env/balloon/observation/features.py: the 1099-float layout of balloon.md §11."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import constants, features
+from agents.env.balloon import constants
+from agents.env.balloon.observation import features
 
 
 def _observation(pressure, reachable=None, x=-30e3, y=40e3, variance=None):

@@ -1,11 +1,11 @@
-"""Tests for agents/env/balloon/forecast_error.py: spread, smoothness, column queries
+"""Tests for agents/env/balloon/wind/forecast_error.py: spread, smoothness, column queries
 and determinism of the forecast-error field."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import forecast_error
+from agents.env.balloon.wind import forecast_error
 
 HOUR = 3600.0
 

@@ -1,4 +1,4 @@
-"""Tests for agents/env/balloon/kernels.py (the GP's window update is tested through
+"""Tests for agents/env/balloon/wind/kernels.py (the GP's window update is tested through
 wind_gp_test.py against dense solves)."""
 
 import unittest
@@ -6,7 +6,7 @@ import unittest
 import numpy as np
 from scipy import interpolate
 
-from agents.env.balloon import kernels, wind_forecast
+from agents.env.balloon.wind import kernels, wind_forecast
 
 
 class ExpNegativeTest(unittest.TestCase):

@@ -1,4 +1,4 @@
-"""Tests of agents/env/balloon/lookahead.py: the observation option `lookahead`."""
+"""Tests of agents/env/balloon/observation/lookahead.py: the observation option `lookahead`."""
 
 import dataclasses
 import os
@@ -11,16 +11,12 @@ import numpy as np
 from agents import configs
 from agents.algorithms.ppo import networks
 from agents.configs import yaml_io
-from agents.env.balloon import (
-  column_network_config,
-  constants,
-  features,
-  lookahead,
-  planner,
-  reward,
-)
+from agents.env.balloon import column_network_config, constants
 from agents.env.balloon.constants import BALLOON_ENV_ID
+from agents.env.balloon.controllers import planner
 from agents.env.balloon.env import BalloonEnv, BalloonVectorEnv
+from agents.env.balloon.observation import features, lookahead
+from agents.env.balloon.physics import reward
 from agents.env.balloon.simulator import EVALUATION_SEED_BASE
 from agents.evaluation import environments, policies, runner, suites
 

@@ -1,4 +1,4 @@
-"""Tests of agents/env/balloon/perciatelli44.py on a small synthetic frozen graph.
+"""Tests of agents/env/balloon/controllers/perciatelli44.py on a small synthetic frozen graph.
 
 The graph has Perciatelli44's tensor names (`observation` [None, 1099] -> `q_values`
 [None, 3]) and Q-values that are the observation's first three features, so the greedy
@@ -19,7 +19,8 @@ from unittest import mock
 
 import numpy as np
 
-from agents.env.balloon import constants, perciatelli44
+from agents.env.balloon import constants
+from agents.env.balloon.controllers import perciatelli44
 from agents.evaluation import policies
 from agents.evaluation.errors import EvaluationError
 from agents.python_agents import run_helpers

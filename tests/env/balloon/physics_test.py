@@ -1,11 +1,12 @@
-"""Tests of agents/env/balloon/physics.py: one sub-step, conservation, statuses, both paths."""
+"""Tests of agents/env/balloon/physics/physics.py: one sub-step, conservation, statuses."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import array_math, constants, physics
-from agents.env.balloon.atmosphere import Atmosphere
+from agents.env.balloon import constants
+from agents.env.balloon.physics import array_math, physics
+from agents.env.balloon.physics.atmosphere import Atmosphere
 
 
 def _state(count, pressure=8000.0, superpressure=1200.0, mols_air=2000.0):

@@ -1,13 +1,15 @@
-"""Tests of agents/env/balloon/planner.py: the model-predictive baseline `mpc`."""
+"""Tests of agents/env/balloon/controllers/planner.py: the model-predictive baseline `mpc`."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import baselines, constants, forecast_error, planner
+from agents.env.balloon import constants
 from agents.env.balloon import evaluation as balloon_evaluation
+from agents.env.balloon.controllers import baselines, planner
 from agents.env.balloon.env import BalloonVectorEnv
 from agents.env.balloon.simulator import EVALUATION_SEED_BASE
+from agents.env.balloon.wind import forecast_error
 from agents.evaluation import environments, runner, suites
 
 SEEDS = [EVALUATION_SEED_BASE + seed for seed in (3, 5, 7)]
@@ -247,7 +249,7 @@ class EvaluationTest(unittest.TestCase):
   def test_seeker_is_unchanged_by_the_hook(self):
     suite = suites.Suite('short', range(2), episode_length=10)
     flown = runner.fly('station_seeker', suite, suite.seeds, workers=0)
-    direct = baselines.evaluate(baselines.StationSeekerPolicy(),
+    direct = balloon_evaluation.fly(baselines.StationSeekerPolicy(),
                                 [suites.episode_seed(seed) for seed in suite.seeds], steps=10)
     self.assertAlmostEqual(sorted(flown, key=lambda r: r.seed)[0].cumulative_reward,
                            direct['reward'][0], places=4)

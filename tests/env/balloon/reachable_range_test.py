@@ -1,11 +1,13 @@
-"""Tests of agents/env/balloon/reachable_range.py: the per-episode reachable-range table."""
+"""Tests of agents/env/balloon/observation/reachable_range.py: the reachable-range table."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import array_math, constants, reachable_range, solar, stable_start, thermal
-from agents.env.balloon.atmosphere import Atmosphere
+from agents.env.balloon import constants
+from agents.env.balloon.observation import reachable_range
+from agents.env.balloon.physics import array_math, solar, stable_start, thermal
+from agents.env.balloon.physics.atmosphere import Atmosphere
 
 NOON_AT_0E = 1.36e9 - 1.36e9 % 86400 + 43200.0
 

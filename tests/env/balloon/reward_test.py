@@ -1,10 +1,11 @@
-"""Tests of agents/env/balloon/reward.py: the reward values of balloon.md §12."""
+"""Tests of agents/env/balloon/physics/reward.py: the reward values of balloon.md §12."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import constants, reward
+from agents.env.balloon import constants
+from agents.env.balloon.physics import reward
 
 DOWN, STAY = constants.DOWN, constants.STAY
 

@@ -1,10 +1,11 @@
-"""Tests of agents/env/balloon/safety.py: the three safety layers' state machines (§8)."""
+"""Tests of agents/env/balloon/physics/safety.py: the three safety layers' state machines (§8)."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import constants, safety
+from agents.env.balloon import constants
+from agents.env.balloon.physics import safety
 
 DOWN, STAY, UP = constants.DOWN, constants.STAY, constants.UP
 

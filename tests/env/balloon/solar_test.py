@@ -1,11 +1,12 @@
-"""Tests of agents/env/balloon/solar.py: solar power check values and sun events (§5)."""
+"""Tests of agents/env/balloon/physics/solar.py: solar power check values and sun events (§5)."""
 
 import datetime
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import constants, solar
+from agents.env.balloon import constants
+from agents.env.balloon.physics import solar
 
 
 def _unix(*args):

@@ -1,12 +1,13 @@
-"""Tests of agents/env/balloon/stable_start.py: the stable-start check values of §7."""
+"""Tests of agents/env/balloon/physics/stable_start.py: the stable-start check values of §7."""
 
 import datetime
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import array_math, constants, solar, stable_start, thermal
-from agents.env.balloon.atmosphere import Atmosphere
+from agents.env.balloon import constants
+from agents.env.balloon.physics import array_math, solar, stable_start, thermal
+from agents.env.balloon.physics.atmosphere import Atmosphere
 
 
 def _stable(alpha, hour, pressures):

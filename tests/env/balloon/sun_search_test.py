@@ -1,4 +1,4 @@
-"""Tests of agents/env/balloon/sun_search.py: BLE's sunrise search, the snap, the phase.
+"""Tests of agents/env/balloon/physics/sun_search.py: BLE's sunrise search, the snap, the phase.
 
 Agreement with BLE's own answers is in ble_reference_test.py; these check the properties.
 """
@@ -7,7 +7,7 @@ import unittest
 
 import numpy as np
 
-from agents.env.balloon import solar, sun_search
+from agents.env.balloon.physics import solar, sun_search
 
 
 def _states(count, seed=0):

@@ -1,11 +1,12 @@
-"""Tests of agents/env/balloon/thermal.py: the film-and-gas heat balance of §6."""
+"""Tests of agents/env/balloon/physics/thermal.py: the film-and-gas heat balance of §6."""
 
 import math
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import array_math, constants, thermal
+from agents.env.balloon import constants
+from agents.env.balloon.physics import array_math, thermal
 
 
 class ThermalTest(unittest.TestCase):

@@ -1,4 +1,4 @@
-"""Tests for agents/env/balloon/wind_forecast.py: interpolation, clamping, time
+"""Tests for agents/env/balloon/wind/wind_forecast.py: interpolation, clamping, time
 reflection, the generator's non-divergence and rough statistics, determinism, and the
 static field."""
 
@@ -6,7 +6,7 @@ import unittest
 
 import numpy as np
 
-from agents.env.balloon import wind_forecast
+from agents.env.balloon.wind import wind_forecast
 
 HOUR = 3600.0
 

@@ -1,10 +1,10 @@
-"""Tests for agents/env/balloon/wind_gp.py against a dense GP solve of the same window."""
+"""Tests for agents/env/balloon/wind/wind_gp.py against a dense GP solve of the same window."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import blas_threads, wind_gp
+from agents.env.balloon.wind import blas_threads, wind_gp
 
 HOUR = 3600.0
 LEVELS = np.linspace(5000.0, 14000.0, 181)

@@ -1,0 +1,157 @@
+"""Builds what a run config describes: environments, the batch and the algorithm.
+
+    env = builders.make_env(config)                       # one gymnasium.Env
+    slab = builders.make_vector_env(config, 16)           # the env's own vector form
+    batch = builders.make_batch_env(config)               # BatchEnv of num_agents
+    algorithm = builders.build_algorithm(config, batch.observation_space,
+                                         batch.action_space, is_training=loop.is_training)
+    config, algorithm, observation_space, action_space = builders.restore_algorithm(run_dir)
+
+`train`, `export`, `visualize` and `evaluate` all build through here. The
+constructors are `functools.partial`s of module functions, so they travel to
+worker processes with pickle.
+"""
+
+import functools
+import logging
+import os
+
+import gymnasium
+
+from agents import configs
+from agents.algorithms import registry
+from agents.config_fields import ConfigError
+
+_LOG = logging.getLogger(__name__)
+
+
+def _make_kwargs(config, extra):
+  environment = config['environment']
+  configs.import_modules(environment['imports'])
+  kwargs = dict(environment['kwargs'], **extra)
+  if environment['max_episode_steps'] is not None:
+    kwargs['max_episode_steps'] = environment['max_episode_steps']
+  return kwargs
+
+
+def make_env(config, **kwargs):
+  """Builds one environment of the config; `kwargs` add to `environment.kwargs`."""
+  return gymnasium.make(config['environment']['id'], **_make_kwargs(config, kwargs))
+
+
+def make_vector_env(config, num_envs):
+  """Builds a slab of `num_envs` environments with the environment's own vector implementation."""
+  return gymnasium.make_vec(config['environment']['id'], num_envs=num_envs,
+                            vectorization_mode='vector_entry_point',
+                            **_make_kwargs(config, {}))
+
+
+def env_spaces(config):
+  """(observation_space, action_space) of the config's environment, from one instance."""
+  env = make_env(config)
+  try:
+    return env.observation_space, env.action_space
+  finally:
+    env.close()
+
+
+def make_batch_env(config, processes=None):
+  """Builds the `BatchEnv` of `environment.num_agents` environments.
+
+  `environment.processes: auto` probes one environment in this process and steps the
+  batch in worker processes only where they pay off (`agents.batch.placement`); the
+  choice is logged in one line and kept on the batch as `batch.placement`.
+
+  Args:
+    config: a validated config.
+    processes: override of `environment.processes` (True, False or 'auto').
+
+  Returns:
+    A `BatchEnv`: one worker per core (or `envs_per_process` environments per
+    worker) in processes, or everything in this process.
+  """
+  from agents.batch import batch_env as batch_env_lib
+  from agents.batch import placement as placement_lib
+  environment = config['environment']
+  processes = environment['processes'] if processes is None else processes
+  num_agents = environment['num_agents']
+  per_process = environment['envs_per_process']
+  cores = os.cpu_count() or 1
+  # One worker per core: more workers than cores only adds switching.
+  workers = -(-num_agents // per_process) if per_process else max(1, min(num_agents, cores))
+  placement = placement_lib.decide(processes, functools.partial(make_env, config),
+                                   num_agents, workers, cores)
+  _LOG.info('Environments step %s.', placement.describe())
+  processes = placement.processes
+  if not per_process:
+    # In this process, everything is one member of the batch.
+    per_process = -(-num_agents // (workers if processes else 1))
+  options = dict(check_finite=environment['check_finite'])
+  if not environment['vector']:
+    batch = batch_env_lib.BatchEnv.from_constructors(
+        functools.partial(make_env, config), num_agents, processes=processes,
+        envs_per_process=per_process if processes else 1, **options)
+  else:
+    sizes = [min(per_process, num_agents - start)
+             for start in range(0, num_agents, per_process)]
+    batch = batch_env_lib.BatchEnv.from_slab_constructors(
+        [functools.partial(make_vector_env, config, size) for size in sizes],
+        processes=processes, **options)
+  batch.placement = placement
+  return batch
+
+
+def build_algorithm(config, observation_space, action_space, is_training=None):
+  """Builds the config's algorithm (`algorithm.name`) for the given spaces."""
+  algorithm_class = registry.lookup(config['algorithm']['name'])
+  return algorithm_class.from_config(config, observation_space, action_space,
+                                     is_training=is_training)
+
+
+def restore_algorithm(run_dir, checkpoint=None, is_training=None):
+  """Rebuilds the algorithm of a run and restores a checkpoint into it.
+
+  Args:
+    run_dir: run directory with `config.yaml` and `checkpoints/`.
+    checkpoint: checkpoint prefix; None takes the latest.
+    is_training: optional bool Variable (or a bool) given to the algorithm.
+
+  Returns:
+    (config, algorithm, observation_space, action_space).
+
+  Raises:
+    ConfigError: the run has no config.yaml, a bad one, or no checkpoint.
+  """
+  import tensorflow as tf
+
+  from agents.run import checkpoints as checkpoints_lib
+  if not os.path.isdir(run_dir):
+    raise ConfigError(f'Run directory {run_dir} does not exist.')
+  config_path = os.path.join(run_dir, 'config.yaml')
+  if not os.path.exists(config_path):
+    raise ConfigError(f'{run_dir} has no config.yaml; pass a run directory '
+                      '<logdir>/<timestamp>-<config>.')
+  config = configs.load_yaml(config_path)
+  checkpoints = os.path.join(run_dir, 'checkpoints')
+  try:
+    # The newest checkpoint that reads: a damaged one (a kill during a save, a full
+    # disk) is skipped with a warning, as on resume.
+    path = checkpoint or checkpoints_lib.newest_readable(checkpoints)
+  except checkpoints_lib.CheckpointError as error:
+    raise ConfigError(str(error)) from None
+  if path is None:
+    raise ConfigError(f'Run {run_dir} has no checkpoint in {checkpoints}; train it first.')
+  if checkpoint and not tf.io.gfile.glob(checkpoint + '.index'):
+    raise ConfigError(f'Checkpoint {checkpoint} does not exist (no {checkpoint}.index).')
+  observation_space, action_space = env_spaces(config)
+  mode = is_training
+  if isinstance(is_training, bool):
+    is_training = tf.Variable(is_training, trainable=False, name='is_training')
+  algorithm = build_algorithm(config, observation_space, action_space, is_training=is_training)
+  # The loop also saved its global step; only the algorithm is needed here.
+  tf.train.Checkpoint(algorithm=algorithm).restore(path).expect_partial()
+  if isinstance(mode, bool):
+    # An algorithm may checkpoint the variable it was given; the caller's mode wins.
+    is_training.assign(mode)
+  return config, algorithm, observation_space, action_space
+

@@ -1,0 +1,291 @@
+"""Tests of agents/training/trainer.py: the run directory, resume, Ctrl-C."""
+
+import functools
+import json
+import os
+import re
+import shutil
+import signal
+import tempfile
+import unittest
+from unittest import mock
+
+from agents import configs, plugins
+from agents.configs import migration
+from agents.run import run_manifest
+from agents.training import builders, trainer
+from tests.helpers import tiny_run
+
+
+def _rows(run_dir):
+  with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
+    return [json.loads(line) for line in file]
+
+
+@functools.cache
+def _short_run():
+  """Trains the tiny config for 64 steps once; returns (run_dir, result). Tests that resume
+  it resume a copy (`_copy_of_short_run`)."""
+  run_dir = os.path.join(tempfile.mkdtemp(), 'run')
+  result = trainer.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True,
+                          export_policy=False)
+  return run_dir, result
+
+
+def _copy_of_short_run():
+  """A fresh copy of the 64-step run (config, metrics, checkpoint at step 64)."""
+  run_dir = os.path.join(tempfile.mkdtemp(), 'run')
+  shutil.copytree(_short_run()[0], run_dir)
+  return run_dir
+
+
+class TrainTest(unittest.TestCase):
+
+  def test_run_directory_contents(self):
+    run_dir, result = tiny_run.tiny_run()
+    self.assertEqual(result['step'], 128)
+    self.assertFalse(result['interrupted'])
+    for name in ('config.yaml', 'metrics.jsonl', 'checkpoints', 'train', 'policy'):
+      self.assertTrue(os.path.exists(os.path.join(run_dir, name)), name)
+    self.assertTrue(any(name.startswith('events.out.tfevents')
+                        for name in os.listdir(os.path.join(run_dir, 'train'))))
+    rows = _rows(run_dir)
+    train_rows = [row for row in rows if row['phase'] == 'train']
+    update_rows = [row for row in rows if row['phase'] == 'update']
+    self.assertEqual([row['step'] for row in train_rows], [64, 128])
+    # 128 steps / (2 agents * 16 steps) = 4 updates.
+    self.assertEqual(update_rows[-1]['updates'], 4)
+    for key in ('policy_loss', 'value_loss', 'kl', 'kl_penalty', 'entropy', 'clip_fraction',
+                'explained_variance', 'gradient_norm', 'observ_mean', 'observ_std'):
+      self.assertIn(key, update_rows[-1])
+    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')),
+                     tiny_run.tiny_config())
+    # run.yaml says where the environments stepped.
+    session = run_manifest.read(run_dir)['sessions'][-1]
+    processes = tiny_run.tiny_config()['environment']['processes']
+    self.assertEqual(session['environments']['processes'], processes is True)
+    self.assertEqual(session['environments']['rule'],
+                     'auto' if processes == 'auto' else 'config')
+
+  def test_resume_continues_from_checkpoint(self):
+    self.assertEqual(_short_run()[1]['step'], 64)
+    run_dir = _copy_of_short_run()
+    # A finished run extended by more steps (and another log cadence) continues.
+    longer = tiny_run.tiny_config(steps=128, log_every=32)
+    second = trainer.train(longer, run_dir, quiet=True)
+    self.assertEqual(second['step'], 128)
+    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')), longer)
+    steps = [row['step'] for row in _rows(run_dir) if row['phase'] == 'train']
+    self.assertEqual(steps, [64, 96, 128])
+    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
+    self.assertEqual(int(algorithm.num_updates.numpy()), 4)
+
+  def test_a_flat_run_of_earlier_versions_resumes(self):
+    run_dir = _copy_of_short_run()
+    # Rewrite config.yaml as earlier versions wrote it: one flat mapping.
+    renamed = {dotted: flat for flat, dotted in migration.RENAMES.items()}
+    nested = configs.load_yaml(os.path.join(run_dir, 'config.yaml'))
+    flat = {renamed.get(key, key.rsplit('.', 1)[-1]): value
+            for key, value in configs.flatten(nested).items() if key != 'environment.check_finite'}
+    configs.save_yaml(flat, os.path.join(run_dir, 'config.yaml'))
+    result = trainer.train(tiny_run.tiny_config(steps=128), run_dir, quiet=True,
+                            export_policy=False)
+    self.assertEqual(result['step'], 128)
+    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')),
+                     tiny_run.tiny_config(steps=128))
+
+  def test_a_run_saved_before_the_step_size_schedule_resumes_and_anneals(self):
+    run_dir = _copy_of_short_run()
+    path = os.path.join(run_dir, 'config.yaml')
+    with open(path, encoding='utf-8') as file:
+      text = file.read()
+    with open(path, 'w', encoding='utf-8') as file:  # As written before the key existed.
+      file.write(re.sub(r'\n *learning_rate_decay_start: .*', '', text))
+    config = tiny_run.tiny_config(steps=128, learning_rate_decay_start=0.5)
+    self.assertEqual(trainer.train(config, run_dir, quiet=True, export_policy=False)['step'],
+                     128)
+    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
+    # 4 updates of 32 samples: the decay from step 64 has reached 0 at the run's end.
+    self.assertEqual(int(algorithm.num_updates.numpy()), 4)
+    self.assertEqual(float(algorithm.learning_rate()), 0.0)
+    algorithm.num_updates.assign(3)
+    self.assertAlmostEqual(float(algorithm.learning_rate()),
+                           0.5 * config['algorithm']['learning_rate'], places=8)
+
+  def test_resume_refuses_other_changes_before_writing(self):
+    run_dir = _copy_of_short_run()
+    path = os.path.join(run_dir, 'config.yaml')
+    with open(path, encoding='utf-8') as file:
+      before = file.read()
+    with self.assertRaisesRegex(configs.ConfigError, 'algorithm.learning_rate'):
+      trainer.train(tiny_run.tiny_config(steps=128, learning_rate=1e-2), run_dir, quiet=True)
+    with open(path, encoding='utf-8') as file:
+      self.assertEqual(file.read(), before)
+
+  def test_ctrl_c_saves_checkpoint_and_stops(self):
+    handler_before = signal.getsignal(signal.SIGINT)  # SIG_IGN when run in the background
+    run_dir = tempfile.mkdtemp()
+    original = trainer._ProgressReporter.__call__
+    calls = []
+
+    def interrupting_call(reporter, row):
+      calls.append(row['step'])
+      if len(calls) == 2:
+        signal.raise_signal(signal.SIGINT)
+      return original(reporter, row)
+
+    with mock.patch.object(trainer._ProgressReporter, '__call__', interrupting_call):
+      result = trainer.train(tiny_run.tiny_config(steps=10_000), run_dir, quiet=True)
+    self.assertTrue(result['interrupted'])
+    self.assertEqual(result['step'], calls[-1])
+    checkpoints = os.listdir(os.path.join(run_dir, 'checkpoints'))
+    self.assertIn(f"ckpt-{result['step']}.index", checkpoints)
+    self.assertIs(signal.getsignal(signal.SIGINT), handler_before)  # restored
+
+
+
+class _EpisodeCounter:
+  """A collector registered for CartPole-v1 by the test: counts finished episodes."""
+
+  def __init__(self, batch_size):
+    del batch_size
+    self.finished = 0
+
+  def reset(self, indices):
+    del indices
+
+  def step(self, reward, terminated, truncated, infos):
+    self.finished += int((terminated | truncated).sum())
+
+  def totals(self):
+    return {'episodes_seen': (self.finished, float(self.finished))}
+
+
+class _RecordingEvaluator:
+  """A `plugins.TRAINING_EVALUATORS['suite']` stand-in that records when it flies."""
+
+  metric = 'value'
+  steps = []
+
+  @staticmethod
+  def check(config, key='eval_suite'):
+    if config['loop'][key] != 'recorded':
+      raise ValueError(f"Config key 'loop.{key}' = {config['loop'][key]!r} is "
+                       'not a recorded suite.')
+
+  def __init__(self, config, algorithm, observation_space, run_dir, metrics,
+               key='eval_suite'):
+    del config, algorithm, observation_space, run_dir
+    self._metrics = metrics
+    self.key = key
+
+  def __call__(self, step):
+    _RecordingEvaluator.steps.append(step)
+    row = dict(step=step, phase=self.key, value=1.0)
+    self._metrics.write(row)
+    return row
+
+
+class BestPolicyTest(unittest.TestCase):
+  """`loop.select_suite`'s keeper: only a strictly higher score replaces the weights."""
+
+  def _keeper(self, run_dir, saves):
+    def save(path, step, notes):
+      os.makedirs(path, exist_ok=True)
+      saves.append((step, notes))
+    return trainer.BestPolicy(run_dir, save)
+
+  def test_only_a_strictly_higher_score_replaces_and_a_resumed_run_goes_on_from_it(self):
+    run_dir, saves = tempfile.mkdtemp(), []
+    keeper = self._keeper(run_dir, saves)
+    self.assertIsNone(keeper.best)
+    offers = [(100, 0.30), (200, 0.35), (300, 0.35), (400, 0.31)]
+    self.assertEqual([keeper.offer(step, 'val', 'twr50', value) for step, value in offers],
+                     [True, True, False, False])
+    self.assertEqual([step for step, _ in saves], [100, 200])
+    self.assertIn('twr50 0.3500 on val', saves[-1][1])
+    self.assertEqual(trainer.BestPolicy.read(run_dir),
+                     dict(step=200, suite='val', metric='twr50', value=0.35))
+    resumed = self._keeper(run_dir, saves)  # a new process on the same run
+    self.assertEqual(resumed.best['step'], 200)
+    self.assertFalse(resumed.offer(500, 'val', 'twr50', 0.34))
+    self.assertTrue(resumed.offer(600, 'val', 'twr50', 0.36))
+    self.assertEqual(trainer.BestPolicy.read(run_dir)['step'], 600)
+
+  def test_the_trackers_get_the_best_policy_of_a_finished_run(self):
+    from agents.run import tracking
+    run_dir, saves = tempfile.mkdtemp(), []
+    for name in ('config.yaml', 'policy'):
+      os.makedirs(os.path.join(run_dir, name))
+    self.assertNotIn(os.path.join(run_dir, 'best_policy'),
+                     trainer._artifacts(run_dir, tracking.FINISHED))
+    self._keeper(run_dir, saves).offer(100, 'val', 'twr50', 0.3)
+    self.assertIn(os.path.join(run_dir, 'best_policy'),
+                  trainer._artifacts(run_dir, tracking.FINISHED))
+    self.assertEqual(trainer._artifacts(run_dir, tracking.INTERRUPTED),
+                     [os.path.join(run_dir, 'config.yaml')])
+
+  def test_a_save_that_fails_leaves_no_claim_about_the_weights(self):
+    run_dir, saves = tempfile.mkdtemp(), []
+    keeper = self._keeper(run_dir, saves)
+    keeper.offer(100, 'val', 'twr50', 0.3)
+
+    def failing_save(path, step, notes):
+      raise OSError('disk full')
+
+    keeper = trainer.BestPolicy(run_dir, failing_save)
+    with self.assertRaisesRegex(OSError, 'disk full'):
+      keeper.offer(200, 'val', 'twr50', 0.4)
+    self.assertIsNone(trainer.BestPolicy.read(run_dir))
+
+
+class PluggedInTest(unittest.TestCase):
+  """Training takes the environment's collectors and the suite evaluator from the registries."""
+
+  def test_collectors_registered_for_the_environment_join_every_row(self):
+    plugins.COLLECTORS.register('CartPole-v1',
+                                lambda environment, batch_size: [_EpisodeCounter(batch_size)])
+    self.addCleanup(plugins.COLLECTORS.unregister, 'CartPole-v1')
+    run_dir = tempfile.mkdtemp()
+    trainer.train(tiny_run.tiny_config(steps=64, log_every=32), run_dir, quiet=True,
+                   export_policy=False)
+    rows = [row for row in _rows(run_dir) if row['phase'] == 'train']
+    self.assertEqual(len(rows), 2)
+    self.assertTrue(all('episodes_seen' in row for row in rows), rows)
+
+  def test_the_suite_evaluator_flies_after_each_eval_phase(self):
+    real_get = plugins.TRAINING_EVALUATORS.get
+
+    def fake_get(name):
+      return _RecordingEvaluator if name == 'suite' else real_get(name)
+
+    _RecordingEvaluator.steps = []
+    run_dir = os.path.join(tempfile.mkdtemp(), 'run')
+    with mock.patch.object(plugins.TRAINING_EVALUATORS, 'get', side_effect=fake_get):
+      with self.assertRaisesRegex(configs.ConfigError, "'loop.eval_suite' = 'other'"):
+        trainer.train(tiny_run.tiny_config(steps=64, eval_every=32, eval_steps=32,
+                                            eval_suite='other'), run_dir, quiet=True)
+      self.assertFalse(os.path.exists(run_dir))  # refused before anything is written
+      trainer.train(tiny_run.tiny_config(steps=64, eval_every=32, eval_steps=32,
+                                          eval_suite='recorded'), run_dir, quiet=True,
+                     export_policy=False)
+    suite_rows = [row for row in _rows(run_dir) if row['phase'] == 'eval_suite']
+    eval_steps = [row['step'] for row in _rows(run_dir) if row['phase'] == 'eval']
+    self.assertEqual(_RecordingEvaluator.steps, eval_steps)
+    self.assertEqual([row['step'] for row in suite_rows], eval_steps)
+    self.assertEqual(len(eval_steps), 2)
+
+  def test_a_run_written_when_every_network_carried_the_column_keys_resumes(self):
+    run_dir = _copy_of_short_run()
+    path = os.path.join(run_dir, 'config.yaml')
+    saved = configs.load_yaml(path)
+    saved['network'].update(column_layers=[32, 32], column_stride=1, column_summary=False)
+    configs.save_yaml(saved, path)
+    result = trainer.train(tiny_run.tiny_config(steps=128), run_dir, quiet=True,
+                            export_policy=False)
+    self.assertEqual(result['step'], 128)
+    self.assertEqual(configs.load_yaml(path), tiny_run.tiny_config(steps=128))
+
+
+if __name__ == '__main__':
+  unittest.main()
