@@ -1,4 +1,4 @@
-"""Tests of the package's entry points (agents/__init__.py, agents/batch/__init__.py, agents/training/__init__.py)."""
+"""Tests of the package's entry points (agents/__init__.py, the batch and training packages)."""
 
 import os
 import subprocess
