@@ -19,6 +19,7 @@ generic default), policies (what can be flown), play (one episode at a time:
 `DeterministicPolicy`, `play_episode`), runner (the batched episode loop and shards),
 ray_runner (shards as Ray tasks), results (per-seed results and shard files),
 statistics (scipy and rliable), suite_runs (`evaluate`, `summarize_dir`, `compare`),
+fit_groups (groups of fits paired by seed), ensemble (fits flown as one agent),
 plots, strata (the balloon's ranking), during_training (loop.eval_suite).
 """
 

@@ -8,6 +8,14 @@
         [--record]
     python -m agents.scripts.evaluate combine DIR [--nogallery] [--record]
     python -m agents.scripts.evaluate compare DIR_A DIR_B ... [--output_dir=DIR]
+    python -m agents.scripts.evaluate groups --group=NAME=MEMBER[,MEMBER...] ... [--metric=M]
+    python -m agents.scripts.evaluate ensemble --run=RUN_DIR --run=RUN_DIR ...
+        [--suite=small_eval] [--output_dir=DIR]
+
+`groups` pairs groups of fits seed by seed, each group the per-seed mean of its members
+(evaluation folders, or `TABLE.csv:COLUMN` columns of a per-seed table;
+`agents.evaluation.fit_groups`); `ensemble` flies several fits as one agent, their action
+probabilities averaged (`agents.evaluation.ensemble`).
 
 A `savedmodel:<DIR>` agent flies the environment its record (`policy.yaml`, written by
 `agents.scripts.export`) names, and the line before the table says what it is; with
@@ -24,7 +32,7 @@ import sys
 
 from agents.training.command_line import OneLineArgumentParser as _Parser
 
-_SUBCOMMANDS = ('combine', 'compare')
+_SUBCOMMANDS = ('combine', 'compare', 'groups', 'ensemble')
 
 
 def _parser(command):
@@ -49,6 +57,8 @@ def _parser(command):
                         help="a per-seed field (default: the environment's headline metric, "
                         'the balloon: twr50, else cumulative_reward)')
     return parser
+  if command in ('groups', 'ensemble'):
+    return _study_parser(command)
   parser = _Parser(prog='agents.scripts.evaluate', description=__doc__.split('\n')[0])
   parser.add_argument('--agent', required=True,
                       help="random, an environment's baseline (the balloon's station_seeker, "
@@ -85,6 +95,29 @@ def _parser(command):
   parser.add_argument('--record', action='store_true',
                       help="savedmodel:<DIR> only: add the results to the policy's record "
                       '(policy.yaml) and model card')
+  return parser
+
+
+def _study_parser(command):
+  """The parsers of `groups` and `ensemble`, the statistics of several fits."""
+  if command == 'groups':
+    parser = _Parser(prog='agents.scripts.evaluate groups',
+                     description='Paired statistics of groups of fits, each group the per-seed '
+                     'mean of its members; the first group minus each other one.')
+    parser.add_argument('--group', action='append', required=True,
+                        help='NAME=MEMBER[,MEMBER...]: evaluation folders with results.json, '
+                        'or TABLE.csv:COLUMN columns of a per-seed table (repeat)')
+    parser.add_argument('--metric', default='twr50',
+                        help="the evaluation folders' per-seed field; a table's column is "
+                        'taken as it is')
+    return parser
+  parser = _Parser(prog='agents.scripts.evaluate ensemble',
+                   description='Flies several fits as one agent: their action probabilities '
+                   'averaged, then the mode.')
+  parser.add_argument('--run', action='append', required=True, help='a run directory (repeat)')
+  parser.add_argument('--suite', default='small_eval')
+  parser.add_argument('--output_dir', default=None,
+                      help='where the per-seed results go (results.json), to pair them later')
   return parser
 
 
@@ -239,6 +272,35 @@ def _compare(args):
   print(f'Wrote {os.path.join(output_dir, "comparison.json")} and comparison.png.')
 
 
+def _groups(args):
+  from agents.evaluation import EvaluationError, fit_groups
+  groups = {}
+  for spec in args.group:
+    name, _, members = spec.partition('=')
+    if not name or not members:
+      raise EvaluationError(f'--group {spec!r}: expected NAME=MEMBER[,MEMBER...].')
+    groups[name] = members.split(',')
+  outcome = fit_groups.compare_groups(groups, args.metric)
+  for group in outcome['groups']:
+    print(f'{group["group"]}: {group["fits"]} fits, {group["seeds"]} seeds, '
+          f'mean {group["mean"]:.4f}')
+  for pair in outcome['pairs']:
+    low, high = pair['mean_difference_ci95']
+    print(f'{pair["x"]} - {pair["y"]}: {pair["mean_difference"]:+.4f} [{low:+.4f}, '
+          f'{high:+.4f}] over {pair["num_seeds"]} seeds, Wilcoxon p={pair["wilcoxon_p"]:.3g}, '
+          f'wins/ties/losses {pair["wins"]}/{pair["ties"]}/{pair["losses"]}')
+
+
+def _ensemble(args):
+  from agents.evaluation import ensemble
+  outcome = ensemble.fly_ensemble(args.run, args.suite, args.output_dir)
+  low, high = outcome['mean_ci95']
+  print(f'{outcome["agent"]} on {outcome["suite"]} ({outcome["seeds"]} seeds): '
+        f'{outcome["metric"]} {outcome["mean"]:.4f} [{low:.4f}, {high:.4f}]')
+  if args.output_dir:
+    print(f'Wrote {os.path.join(args.output_dir, "results.json")}.')
+
+
 def main(argv=None):
   """Command line; returns the exit code (2 for bad input)."""
   argv = list(sys.argv[1:] if argv is None else argv)
@@ -254,7 +316,8 @@ def main(argv=None):
   args.command_line = shlex.join(['python', '-m', 'agents.scripts.evaluate', *subcommand,
                                   *argv])
   try:
-    {'run': _run, 'combine': _combine, 'compare': _compare}[command](args)
+    {'run': _run, 'combine': _combine, 'compare': _compare, 'groups': _groups,
+     'ensemble': _ensemble}[command](args)
   except EvaluationError as error:
     print('evaluate: error: ' + ' '.join(str(error).split()), file=sys.stderr)
     return 2
