@@ -19,10 +19,9 @@ processes' use of the cores). `--processes 0` skips these rows.
 
 `--lookahead` adds the slab rows of slabs with the observation option `lookahead` (its
 defaults: agents/env/balloon/observation/lookahead.py), beside the plain ones, so their ratio is
-measured in one run; `--two_stage` adds rows with its two-stage features too (the
-`balloon_two_stage` config's option, `switch_hours: 3`), `--rolled` rows whose
-second stage is rolled in the estimated wind (`second_stage: rolled`), and `--spread`
-rows with the spread features on the two-stage ones (`spread_directions: 8`).
+measured in one run; `--two_stage` adds rows with its two-stage features too
+(`switch_hours: 3`), and `--spread` rows with the spread features on the two-stage ones
+(`spread_directions: 8`, the `balloon_spread` config's observation).
 
 `--gp none` swaps the GP for a stand-in that predicts the forecast with zero variance:
 a diagnostic of what everything else costs, not a valid environment.
@@ -125,8 +124,7 @@ def _split(envs, steps, size, rng):
   return {part: round(value / total, 3) for part, value in split.items()}
 
 
-TWO_STAGE = {'switch_hours': 3.0}  # the balloon_two_stage config's lookahead option
-ROLLED = dict(TWO_STAGE, second_stage='rolled')
+TWO_STAGE = {'switch_hours': 3.0}  # the lookahead's two-stage features
 SPREAD = dict(TWO_STAGE, spread_directions=8)
 
 
@@ -222,8 +220,6 @@ def main(argv=None):
                       help='also time slabs with the observation option lookahead')
   parser.add_argument('--two_stage', action='store_true',
                       help='also time slabs with the lookahead\'s two-stage features')
-  parser.add_argument('--rolled', action='store_true',
-                      help='also time slabs whose two-stage features are rolled in the wind')
   parser.add_argument('--spread', action='store_true',
                       help='also time two-stage slabs with the spread features')
   parser.add_argument('--split', action='store_true',
@@ -242,7 +238,7 @@ def main(argv=None):
     print(json.dumps(results[-1]), flush=True)
   for size in (int(value) for value in args.slabs.split(',')):
     options = ([None] + [True] * args.lookahead + [TWO_STAGE] * args.two_stage
-               + [ROLLED] * args.rolled + [SPREAD] * args.spread)
+               + [SPREAD] * args.spread)
     for lookahead in options:
       results.append(bench_slab(size, args.steps, args.warmup, args.gp, args.split, lookahead))
       print(json.dumps(results[-1]), flush=True)

@@ -7,9 +7,7 @@ Every variant trains the `balloon` config (workers in processes, as in a real
 run) for `--steps` environment steps in a fresh subprocess: TensorFlow's
 thread pools are process-wide, so each variant gets its own process and the
 whole run is measured (environment steps, in-graph policy, updates), not the
-update alone. Steps are balloon steps: a variant with the environment's
-`action_repeat` k trains for `--steps` / k decisions, and its rates count k balloon
-steps per decision. One round per seed interleaves the variants (A, B, C, A, B,
+update alone. One round per seed interleaves the variants (A, B, C, A, B,
 C, ...) so that a change of machine load hits all of them alike; every
 variant trains the same seeds, so long runs also compare learning.
 
@@ -77,22 +75,12 @@ VARIANTS = {
     'column_one_layer_value128': dict(_COLUMN_TWO_LAYERS, **{
         'network.column_layers': [32], 'network.value_layers': [128, 128]}),
     'new': {},
-    # The config holding each action for 4 balloon steps (the environment's training-only
-    # `action_repeat`), with the discount per decision that keeps the horizon in hours
-    # (0.993^4 = 0.972). Its rows count balloon steps, not decisions.
-    'repeat4': {'environment.kwargs': {'progress_reward': 0.2, 'action_repeat': 4},
-                'algorithm.discount': 0.972},
     # The config with the observation option `lookahead` (observation/lookahead.py):
     # its defaults (horizons 3, 6 and 12 h, 30-minute rollout steps), and with 1-hour steps.
     'lookahead': {'environment.kwargs': {'progress_reward': 0.2, 'lookahead': True}},
     'lookahead_hourly': {'environment.kwargs': {'progress_reward': 0.2,
                                                 'lookahead': {'step_s': 3600.0}}},
 }
-
-
-def balloon_steps_per_step(overrides):
-  """Balloon steps in one environment step of a variant (its `action_repeat`)."""
-  return int((overrides.get('environment.kwargs') or {}).get('action_repeat', 1))
 
 
 def _command(overrides, steps, logdir, seed):
@@ -116,9 +104,7 @@ def run_variant(name, steps, seed):
   load = os.getloadavg()[0]
   cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
   start = time.time()
-  repeat = balloon_steps_per_step(overrides)
-  # Every variant flies the same balloon steps: a held step counts `repeat` of them.
-  process = subprocess.run(_command(overrides, steps // repeat, logdir, seed), cwd=repo, env=env,
+  process = subprocess.run(_command(overrides, steps, logdir, seed), cwd=repo, env=env,
                            capture_output=True, text=True, check=False)
   wall = time.time() - start
   cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -134,12 +120,12 @@ def run_variant(name, steps, seed):
   updates = [row for row in rows if row['phase'] == 'update']
   steady = None
   if len(train) >= 2:
-    steady = (repeat * (train[-1]['step'] - train[0]['step'])
+    steady = ((train[-1]['step'] - train[0]['step'])
               / (train[-1]['wall_time'] - train[0]['wall_time']))
   last = updates[-1] if updates else {}
   scores = [row['mean_score'] for row in train if row['mean_score'] is not None]
   return {'variant': name, 'seed': seed, 'overrides': overrides,
-          'steps': repeat * train[-1]['step'], 'balloon_steps_per_step': repeat,
+          'steps': train[-1]['step'],
           # Learning check: mean training return of the last three logged intervals.
           'final_train_score': float(np.mean(scores[-3:])) if scores else None,
           'steady_steps_per_second': round(steady, 1) if steady else None,

@@ -75,59 +75,6 @@ class EstimatedWindTest(unittest.TestCase):
     np.testing.assert_array_equal(alone_v, forecast_v.reshape(x.shape))
 
 
-class WindKnowledgeTest(unittest.TestCase):
-  """`bench.planner_sweep --wind`: what the planner's rollouts drift in, for diagnostics."""
-
-  def test_forecast_plans_as_with_no_measurements(self):
-    from bench import planner_sweep
-    slab = flown_slab()
-    planner_sweep.plan_in(slab.simulator, 'forecast')
-    with_forecast = slab.planner.plan()
-    slab.simulator._wind.gp.reset()
-    del slab.simulator.estimated_wind  # the simulator's own estimate again
-    forgotten = slab.planner.plan()
-    for got, expected in zip(with_forecast, forgotten):
-      np.testing.assert_array_equal(got, expected)
-
-  def test_truth_plans_in_the_true_error_field(self):
-    from bench import planner_sweep
-    slab = flown_slab()
-    planner_sweep.plan_in(slab.simulator, 'truth')
-    _, _, scores = slab.planner.plan()
-    error = forecast_error.ForecastError(len(SEEDS))
-    error.sample(np.arange(len(SEEDS)), [np.random.default_rng(99 + i) for i in range(3)])
-    slab.simulator._wind.error = error
-    self.assertFalse(np.array_equal(slab.planner.plan()[2], scores))
-
-  def test_column_now_carries_the_error_now_along_the_rollouts(self):
-    from bench import planner_sweep
-    slab = flown_slab()
-    simulator = slab.simulator
-    planner_sweep.plan_in(simulator, 'column_now')
-    count = len(SEEDS)
-    pressures = np.tile([6000.0, 9000.0, 12000.0], (count, 1))
-    here = [np.repeat(value[:, None], 3, axis=1) for value in (
-        simulator.x, simulator.y, simulator.time_elapsed_s)]
-    indices = np.repeat(np.arange(count), 3)
-    # At the balloon's position now: the true wind of every level of its column.
-    u, v = simulator.estimated_wind(here[0], here[1], pressures, here[2])
-    true_u, true_v = simulator.true_wind(indices, here[0].ravel(), here[1].ravel(),
-                                         pressures.ravel(), here[2].ravel())
-    np.testing.assert_allclose(u.ravel(), true_u)
-    np.testing.assert_allclose(v.ravel(), true_v)
-    # 100 km away and 3 hours on: the forecast there plus the same error.
-    away = (here[0] + 100e3, here[1], pressures, here[2] + 3 * 3600.0)
-    u_away, _ = simulator.estimated_wind(*away)
-    forecast_away, _ = simulator.forecast_wind(*away)
-    forecast_here, _ = simulator.forecast_wind(here[0], here[1], pressures, here[2])
-    np.testing.assert_allclose(u_away - forecast_away, u - forecast_here)
-
-  def test_unknown_knowledge_is_refused(self):
-    from bench import planner_sweep
-    with self.assertRaisesRegex(ValueError, 'estimate, forecast, truth, column_now'):
-      planner_sweep.plan_in(flown_slab(steps=0).simulator, 'oracle')
-
-
 class PlannerTest(unittest.TestCase):
 
   def test_never_reads_the_true_wind(self):
