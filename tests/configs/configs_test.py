@@ -1,6 +1,5 @@
-"""Tests of agents/configs: named configs, merge, overrides, YAML files, migration, resume."""
+"""Tests of agents/configs: named configs, merge, overrides, YAML files, resume."""
 
-import copy
 import os
 import tempfile
 import unittest
@@ -132,21 +131,7 @@ class YamlFilesTest(unittest.TestCase):
     with self.assertRaisesRegex(ConfigError, "'base' must be one of"):
       configs.resolve(_write('base: cartpol\n'))
 
-  def test_flat_files_of_earlier_versions_migrate(self):
-    path = _write('algorithm: ppo\nenv: CartPole-v1\nenv_processes: false\nnetwork: recurrent\n'
-                  'learning_rate: 0.001\nsteps: 5000\nnum_agents: 4\nnum_minibatches: 2\n')
-    config = configs.load_yaml(path)
-    self.assertEqual(config['environment']['id'], 'CartPole-v1')
-    self.assertEqual(config['network']['kind'], 'recurrent')
-    self.assertEqual(config['algorithm']['learning_rate'], 0.001)
-    self.assertEqual(config['loop']['steps'], 5000)
-
-  def test_nested_configs_without_later_keys_get_their_old_behaviour(self):
-    config = configs.resolve('cartpole')
-    del config['loop']['track'], config['loop']['eval_suite'], config['loop']['select_suite']
-    migrated = configs.from_saved(config, 'old config.yaml')
-    self.assertEqual((migrated['loop']['track'], migrated['loop']['eval_suite'],
-                      migrated['loop']['select_suite']), ([], None, None))
+  def test_a_saved_config_must_be_a_mapping(self):
     with self.assertRaisesRegex(ConfigError, 'old config.yaml: a config is a mapping'):
       configs.from_saved(['seed'], 'old config.yaml')
 
@@ -203,39 +188,6 @@ class NetworkKindTest(unittest.TestCase):
     self.assertEqual((config['network']['kind'], config['network']['gru_units']),
                      ('recurrent', 8))
     self.assertNotIn('column_stride', config['network'])
-    with self.assertRaisesRegex(ConfigError, "'network.column_conv' = 4 must be odd"):
-      configs.resolve('balloon', {'network.column_conv': 4})
-
-  def test_config_files_of_runs_before_network_kinds_declared_their_keys(self):
-    # Until then every network section carried the column keys, with these defaults.
-    retired = {'column_layers': [32, 32], 'column_stride': 1, 'column_summary': False}
-    cartpole = configs.resolve('cartpole')
-    old = copy.deepcopy(cartpole)
-    old['network'].update(retired)
-    del old['loop']['eval_suite']  # older still: before loop.eval_suite
-    path = os.path.join(tempfile.mkdtemp(), 'config.yaml')
-    configs.save_yaml(old, path)
-    self.assertEqual(configs.load_yaml(path), cartpole)
-    self.assertEqual(configs.resolve(path), cartpole)
-    balloon = configs.resolve('balloon')
-    configs.save_yaml(balloon, path)  # a column run keeps its keys
-    self.assertEqual(configs.load_yaml(path), balloon)
-    self.assertEqual(configs.resolve(path), balloon)
-
-  def test_a_saved_config_without_keys_added_since_takes_their_defaults(self):
-    # network.column_conv and network.column_value were added after column runs were
-    # saved; their defaults fly the network those runs had.
-    balloon = configs.resolve('balloon')
-    old = copy.deepcopy(balloon)
-    del old['network']['column_conv'], old['network']['column_value']
-    path = os.path.join(tempfile.mkdtemp(), 'config.yaml')
-    configs.save_yaml(old, path)
-    self.assertEqual(configs.load_yaml(path), balloon)
-    # A key not declared `added` is still required.
-    del old['network']['column_stride']
-    configs.save_yaml(old, path)
-    with self.assertRaisesRegex(ConfigError, "missing the key 'network.column_stride'"):
-      configs.load_yaml(path)
 
 
 class ResumeTest(unittest.TestCase):

@@ -95,18 +95,6 @@ class BadInputTest(unittest.TestCase):
     with self.assertRaisesRegex(manager.ExperimentError, r'config\.network\.gru_units'):
       _tiny_manager(output_dir, overrides={'network.gru_units': 8})
 
-  def test_an_experiment_saved_before_network_kinds_declared_their_keys_resumes(self):
-    output_dir = tempfile.mkdtemp()
-    directory = _tiny_manager(output_dir).save()
-    data = manifest.read(directory)
-    # Every network section carried the column network's keys then, with these defaults.
-    data['config']['network'].update(column_layers=[32, 32], column_stride=1,
-                                     column_summary=False)
-    configs.save_yaml(data, manifest.path_in(directory))
-    self.assertEqual(_tiny_manager(output_dir).n_fit, 2)
-    loaded = manager.ExperimentManager.load(directory)
-    self.assertNotIn('column_stride', loaded.config['network'])
-
 
 class FitTest(unittest.TestCase):
 

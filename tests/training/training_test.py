@@ -3,7 +3,6 @@
 import functools
 import json
 import os
-import re
 import shutil
 import signal
 import tempfile
@@ -11,7 +10,6 @@ import unittest
 from unittest import mock
 
 from agents import configs, plugins
-from agents.configs import migration
 from agents.run import run_manifest
 from agents.training import builders, trainer
 from tests.helpers import tiny_run
@@ -79,38 +77,6 @@ class TrainTest(unittest.TestCase):
     self.assertEqual(steps, [64, 96, 128])
     _, algorithm, _, _ = builders.restore_algorithm(run_dir)
     self.assertEqual(int(algorithm.num_updates.numpy()), 4)
-
-  def test_a_flat_run_of_earlier_versions_resumes(self):
-    run_dir = _copy_of_short_run()
-    # Rewrite config.yaml as earlier versions wrote it: one flat mapping.
-    renamed = {dotted: flat for flat, dotted in migration.RENAMES.items()}
-    nested = configs.load_yaml(os.path.join(run_dir, 'config.yaml'))
-    flat = {renamed.get(key, key.rsplit('.', 1)[-1]): value
-            for key, value in configs.flatten(nested).items() if key != 'environment.check_finite'}
-    configs.save_yaml(flat, os.path.join(run_dir, 'config.yaml'))
-    result = trainer.train(tiny_run.tiny_config(steps=128), run_dir, quiet=True,
-                            export_policy=False)
-    self.assertEqual(result['step'], 128)
-    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')),
-                     tiny_run.tiny_config(steps=128))
-
-  def test_a_run_saved_before_the_step_size_schedule_resumes_and_anneals(self):
-    run_dir = _copy_of_short_run()
-    path = os.path.join(run_dir, 'config.yaml')
-    with open(path, encoding='utf-8') as file:
-      text = file.read()
-    with open(path, 'w', encoding='utf-8') as file:  # As written before the key existed.
-      file.write(re.sub(r'\n *learning_rate_decay_start: .*', '', text))
-    config = tiny_run.tiny_config(steps=128, learning_rate_decay_start=0.5)
-    self.assertEqual(trainer.train(config, run_dir, quiet=True, export_policy=False)['step'],
-                     128)
-    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
-    # 4 updates of 32 samples: the decay from step 64 has reached 0 at the run's end.
-    self.assertEqual(int(algorithm.num_updates.numpy()), 4)
-    self.assertEqual(float(algorithm.learning_rate()), 0.0)
-    algorithm.num_updates.assign(3)
-    self.assertAlmostEqual(float(algorithm.learning_rate()),
-                           0.5 * config['algorithm']['learning_rate'], places=8)
 
   def test_resume_refuses_other_changes_before_writing(self):
     run_dir = _copy_of_short_run()
@@ -274,17 +240,6 @@ class PluggedInTest(unittest.TestCase):
     self.assertEqual(_RecordingEvaluator.steps, eval_steps)
     self.assertEqual([row['step'] for row in suite_rows], eval_steps)
     self.assertEqual(len(eval_steps), 2)
-
-  def test_a_run_written_when_every_network_carried_the_column_keys_resumes(self):
-    run_dir = _copy_of_short_run()
-    path = os.path.join(run_dir, 'config.yaml')
-    saved = configs.load_yaml(path)
-    saved['network'].update(column_layers=[32, 32], column_stride=1, column_summary=False)
-    configs.save_yaml(saved, path)
-    result = trainer.train(tiny_run.tiny_config(steps=128), run_dir, quiet=True,
-                            export_policy=False)
-    self.assertEqual(result['step'], 128)
-    self.assertEqual(configs.load_yaml(path), tiny_run.tiny_config(steps=128))
 
 
 if __name__ == '__main__':

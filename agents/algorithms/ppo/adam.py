@@ -17,8 +17,7 @@ class Adam(tf.Module):
 
     Args:
       variables: the trainable variables to optimise.
-      learning_rate: step size: a float, or a callable without arguments that returns
-        it as a float32 tensor (read at every step: a schedule).
+      learning_rate: step size, a float.
       max_grad_norm: clip the global gradient norm to this value; None disables.
       beta1: decay of the first moment.
       beta2: decay of the second moment.
@@ -52,8 +51,7 @@ class Adam(tf.Module):
       # Gradient clipping: rescale all gradients together when their norm is large.
       gradients, _ = tf.clip_by_global_norm(gradients, self._max_grad_norm, global_norm)
     step = tf.cast(self.iterations.assign_add(1), tf.float32)
-    learning_rate = (self._learning_rate() if callable(self._learning_rate)
-                     else tf.constant(self._learning_rate, tf.float32))
+    learning_rate = tf.constant(self._learning_rate, tf.float32)
     beta1_power = tf.pow(self._beta1, step)
     beta2_power = tf.pow(self._beta2, step)
     for variable, gradient, first, second in zip(self._variables, gradients,

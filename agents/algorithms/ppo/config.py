@@ -26,10 +26,6 @@ class PPOConfig:
   discount: float = param(0.99, 'gamma', low=0, high=1, low_open=True)
   gae_lambda: float = param(0.95, 'GAE lambda', low=0, high=1)
   learning_rate: float = param(3e-4, 'Adam step size', low=0, low_open=True)
-  learning_rate_decay_start: float = param(
-      1.0, 'fraction of the run (loop.steps) after which the step size falls linearly to 0 '
-      'at its last step; 1 keeps it constant (may change on resume: anneal a longer run)',
-      low=0, high=1, resumable=True, added=True)
   max_grad_norm: float = param(0.5, 'global gradient-norm clip; 0 disables', low=0)
   policy_objective: str = param('kl_penalty', "BatchPPO's adaptive KL penalty or the clipped "
                                 'surrogate', choices=POLICY_OBJECTIVES)

@@ -74,7 +74,7 @@ class PPO(algorithm.InGraphAlgorithm):
   NetworkConfig = config_lib.NetworkConfig
 
   def __init__(self, batch_size, observation_space, action_space, network, config=None, *,
-               seed=0, is_training=None, total_steps=None, name='ppo', **hyperparameters):
+               seed=0, is_training=None, name='ppo', **hyperparameters):
     """Creates the variables of the algorithm.
 
     Args:
@@ -87,8 +87,6 @@ class PPO(algorithm.InGraphAlgorithm):
       is_training: optional bool Variable (the `Loop`'s) that says whether to
         sample and learn (True) or act by the mode without learning (False);
         None creates one, set to True.
-      total_steps: the run's training steps (`loop.steps`), which the step size's decay
-        (`learning_rate_decay_start` below 1) ends at; None keeps the step size constant.
       name: module name.
       **hyperparameters: fields of `PPOConfig` that replace those of `config`.
     """
@@ -148,8 +146,7 @@ class PPO(algorithm.InGraphAlgorithm):
         'state': tf.TensorSpec([state_size], tf.float32),
         'reset': tf.TensorSpec([], tf.bool),
     }, batch_size, config.segment_length)
-    self._total_steps = total_steps
-    self.optimizer = adam.Adam(network.trainable_variables, self.learning_rate,
+    self.optimizer = adam.Adam(network.trainable_variables, config.learning_rate,
                                config.max_grad_norm)
 
   @classmethod
@@ -160,26 +157,7 @@ class PPO(algorithm.InGraphAlgorithm):
                                     **config['network'])
     hyperparameters = config_fields.from_mapping(config_lib.PPOConfig, config['algorithm'])
     return cls(config['environment']['num_agents'], observation_space, action_space, network,
-               hyperparameters, seed=config['seed'], is_training=is_training,
-               total_steps=config.get('loop', {}).get('steps'))
-
-  def learning_rate(self):
-    """Adam's step size for the current update, a float32 tensor.
-
-    Constant, unless `learning_rate_decay_start` is below 1 and the run's `total_steps`
-    is known: then it falls linearly from `learning_rate` at that fraction of the run to
-    0 at its end. The steps done are the samples of the updates before this one, so the
-    schedule follows the checkpointed update count on resume.
-    """
-    base = tf.constant(self.config.learning_rate, tf.float32)
-    if self.config.learning_rate_decay_start >= 1 or not self._total_steps:
-      return base
-    total = float(self._total_steps)
-    start = self.config.learning_rate_decay_start * total
-    done = tf.cast(self.num_updates, tf.float32) * float(
-        self._batch_size * self.config.segment_length)
-    remaining = tf.clip_by_value((total - done) / max(total - start, 1.0), 0.0, 1.0)
-    return base * remaining
+               hyperparameters, seed=config['seed'], is_training=is_training)
 
   def export_policy(self, observation_space):
     """The deterministic policy as a SavedModel-ready module: network and normaliser only."""
@@ -345,10 +323,7 @@ class PPO(algorithm.InGraphAlgorithm):
         reward_scale_std=tf.reduce_mean(self.reward_scale.normalize.std()))
     for name, value in metrics.items():
       self.metrics[name].assign(value)
-    # The step size goes to TensorBoard only: a new variable in `metrics` would not be in
-    # the checkpoints of earlier runs, which then could not resume.
-    algorithm.write_update_summaries('ppo', dict(metrics, learning_rate=self.learning_rate()),
-                                     self.num_updates)
+    algorithm.write_update_summaries('ppo', metrics, self.num_updates)
     self.num_updates.assign_add(1)
     with tf.control_dependencies([self.memory.clear()]):
       return tf.constant(True)

@@ -16,8 +16,7 @@ from agents.env.balloon import constants
 class BalloonCollector(EpisodeCollector):
   """TWR50 and the failure rates of the balloon's finished episodes."""
 
-  info_keys = ('steps_within_radius', 'distance_km', 'out_of_power', 'envelope_burst',
-               'zeropressure')
+  info_keys = ('distance_km', 'out_of_power', 'envelope_burst', 'zeropressure')
   # The balloon's other infos are diagnostics (read them with `read_state` or `visualize`);
   # training drops them on purpose.
   ignored_info_keys = ('time_elapsed_s', 'battery_soc', 'pressure', 'superpressure', 'status',
@@ -36,12 +35,7 @@ class BalloonCollector(EpisodeCollector):
 
   def step(self, reward, terminated, truncated, infos):
     del reward
-    # A step of the environment with `action_repeat` holds several 180 s steps, and says
-    # how many of them were within 50 km; a plain step (or the simulator's) is one.
-    if 'steps_within_radius' in infos:
-      self._within += np.asarray(infos['steps_within_radius'])
-    else:
-      self._within += np.asarray(infos['distance_km']) <= constants.STATION_RADIUS_KM
+    self._within += np.asarray(infos['distance_km']) <= constants.STATION_RADIUS_KM
     done = np.flatnonzero(np.asarray(terminated) | np.asarray(truncated))
     if not len(done):
       return

@@ -19,15 +19,6 @@ station seeker scores levels, but learns the judgement by reinforcement:
    unless it reads as padding or unreachable (speed feature 1). A small linear map of
    the context adds to the three logits.
 
-With `column_summary: true` every level's score also sees a summary of the whole
-column (the mean first-layer features of the valid levels, and those of the balloon's
-own level), so a level can be judged against the others, not only on its own.
-
-With `column_conv: k` (odd) a convolution across levels adds to every level's first-layer
-features those of its k nearest read levels (a residual, masked to valid levels), so a
-level is judged with its neighbourhood: a good wind in a band of good winds is a safer
-target than one alone.
-
 With `column_value: true` the value function reads the column the way the policy does:
 its own level-shared encoder (the level's features and offsets, plus a projection of the
 ambient features) is pooled over the valid levels (mean and max) and at the balloon's
@@ -67,8 +58,8 @@ class ColumnPolicy(networks.PolicyValueNetwork):
 
   def __init__(self, observ_size, action_space, policy_layers=(64,), value_layers=(64, 64),
                activation='tanh', init_std=1.0, seed=0, matmul_dtype='float32',
-               column_layers=(32, 32), column_stride=1, column_summary=False, column_conv=0,
-               column_value=False, name='column_policy', **unused):
+               column_layers=(32, 32), column_stride=1, column_value=False,
+               name='column_policy', **unused):
     extra = observ_size - constants.OBSERVATION_SIZE
     if extra < 0 or extra % _LEVELS:
       raise ValueError(f'The column network reads the balloon observation of '
@@ -81,8 +72,6 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     if not column_layers:
       raise ValueError('The column network needs at least one column layer '
                        '(config key "network.column_layers").')
-    if column_conv < 0 or (column_conv and column_conv % 2 == 0):
-      raise ValueError(f'network.column_conv must be 0 or an odd kernel size, got {column_conv}.')
     if column_stride < 1 or _CENTRE % column_stride:
       raise ValueError(f'network.column_stride must be a positive divisor of {_CENTRE}, so '
                        f'that the balloon\'s own level is read; got {column_stride}.')
@@ -102,13 +91,6 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     self.level_input = networks.Dense(level_inputs, width, np.sqrt(2.0), rng, name='level_input')
     self.context_input = networks.Dense(self.context.output_size, width, np.sqrt(2.0), rng,
                                         matmul_dtype=matmul_dtype, name='context_input')
-    # Optional second stage: every level also sees a summary of the whole column (the
-    # mean of the valid levels' first-layer features and those of the balloon's level).
-    self.summary_input = (networks.Dense(2 * width, width, 1.0, rng, name='summary_input')
-                          if column_summary else None)
-    # Optional convolution across levels, a residual on the first layer's features.
-    self.level_conv = (tf.Variable(_orthogonal_taps(column_conv, width, rng), name='level_conv')
-                       if column_conv else None)
     self.column = networks.MLP(width, column_layers[1:], 1, 0.01, self._activation, rng,
                                matmul_dtype, name='column')
     if column_value:
@@ -151,12 +133,6 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     levels, centre = self._levels, self._centre
     inputs, valid = self._read_levels(observ)
     hidden = self._encode_levels(self.level_input, inputs, self.context_input(context))
-    if self.level_conv is not None:
-      masked = hidden * tf.cast(valid, tf.float32)[..., None]
-      hidden = hidden + self._activation(tf.nn.conv1d(masked, self.level_conv, 1, 'SAME'))
-    if self.summary_input is not None:
-      summary = tf.concat([_valid_mean(hidden, valid), hidden[:, centre]], -1)
-      hidden = hidden + self.summary_input(summary)[:, None]
     hidden = tf.reshape(hidden, [batch * levels, -1])
     scores = tf.reshape(self.column(hidden), [batch, levels])
     up = _log_mean_exp(scores[:, :centre], valid[:, :centre])
@@ -193,12 +169,6 @@ def _valid_mean(hidden, valid):
   """The mean over the valid levels of features [batch, levels, width]; 0 if none."""
   weights = tf.cast(valid, tf.float32)[..., None]
   return tf.math.divide_no_nan(tf.reduce_sum(hidden * weights, 1), tf.reduce_sum(weights, 1))
-
-
-def _orthogonal_taps(kernel_size, width, rng):
-  """Convolution taps [kernel_size, width, width], each an orthogonal map scaled by 1/√k."""
-  taps = [np.linalg.qr(rng.standard_normal((width, width)))[0] for _ in range(kernel_size)]
-  return (np.stack(taps) / np.sqrt(kernel_size)).astype(np.float32)
 
 
 def _log_mean_exp(scores, valid):

@@ -18,21 +18,12 @@ class ColumnNetworkConfig:
                                          'level-shared MLP', low=1)
   column_stride: int = param(1, 'the column policy reads every k-th level of the wind column '
                              f'(k divides {BALLOON_COLUMN_INDEX})', low=1)
-  column_summary: bool = param(False, "the column policy's level scores also see a summary "
-                               'of the whole column')
-  column_conv: int = param(0, "kernel size of a convolution across the levels of the column "
-                           "policy's first layer (odd; 0: none)", low=0, added=True)
   column_value: bool = param(False, 'the value function reads the column as the policy does '
-                             '(a level-shared encoder, pooled), not as a flat vector',
-                             added=True)
+                             '(a level-shared encoder, pooled), not as a flat vector')
 
   @staticmethod
   def check_run(config):
     """Refuses a `column_stride` that would skip the balloon's own level."""
-    conv = config['network']['column_conv']
-    if conv and conv % 2 == 0:
-      raise ConfigError(f"Config key 'network.column_conv' = {conv} must be odd (or 0), so "
-                        'that a level stays at the centre of its window.')
     stride = config['network']['column_stride']
     if BALLOON_COLUMN_INDEX % stride:
       raise ConfigError(f"Config key 'network.column_stride' = {stride} must divide "

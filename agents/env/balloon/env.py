@@ -84,8 +84,7 @@ class BalloonEnv(gymnasium.Env):
   metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 10}
 
   def __init__(self, render_mode=None, wind='procedural', power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1, lookahead=None,
-               descent_penalty=True):
+               gp_predict_dtype=np.float32, progress_reward=0.0, lookahead=None):
     """Creates the environment.
 
     Args:
@@ -96,16 +95,10 @@ class BalloonEnv(gymnasium.Env):
       gp_predict_dtype: np.float32 (default) or np.float64, the wind GP's prediction.
       progress_reward: weight of the optional shaped training reward, per km gained toward
         the station each step (BalloonSimulator); 0 (default) is BLE's reward.
-      action_repeat: a training option: each `step` holds the action for this many 180 s
-        steps and returns their summed reward (nothing is added after the episode ends on
-        the way). 1 (default) is BLE's environment.
       lookahead: an observation option (lookahead.py): None (default) is BLE's
         observation; True, a dict of `Lookahead` fields or a `Lookahead` appends what
         heading for each level would do over the hours ahead.
-      descent_penalty: True (default) is BLE's reward; False, a training option, drops its
-        penalty on descending without excess energy (BalloonSimulator).
     """
-    self.action_repeat = _check_action_repeat(action_repeat)
     self.lookahead = lookahead_lib.check_lookahead(lookahead)
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
@@ -115,8 +108,7 @@ class BalloonEnv(gymnasium.Env):
     self.action_space = gymnasium.spaces.Discrete(3)
     self.simulator = simulator_lib.BalloonSimulator(1, wind=wind, power_sun=power_sun,
                                                     gp_predict_dtype=gp_predict_dtype,
-                                                    progress_reward=progress_reward,
-                                                    descent_penalty=descent_penalty)
+                                                    progress_reward=progress_reward)
     self._renderer = None
     if render_mode is not None:
       from agents.env.balloon import renderer
@@ -158,9 +150,8 @@ class BalloonEnv(gymnasium.Env):
                                np.array([wind_v], np.float64).reshape(-1)))
 
   def _step(self, action, wind):
-    observation, reward, terminated, truncated, info = _held_step(
-        self.simulator, np.array([_check_action(action)]), wind, self.action_repeat,
-        self._renderer)
+    observation, reward, terminated, truncated, info = _step_and_record(
+        self.simulator, np.array([_check_action(action)]), wind, self._renderer)
     info = {key: value[0].item() for key, value in info.items()}
     observation = _with_lookahead(observation, self.simulator, self.lookahead)
     return observation[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
@@ -202,8 +193,7 @@ class BalloonVectorEnv(VectorEnv):
 
   def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS, wind='procedural',
                render_mode=None, seed=None, power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0, action_repeat=1, lookahead=None,
-               descent_penalty=True):
+               gp_predict_dtype=np.float32, progress_reward=0.0, lookahead=None):
     """Creates the slab.
 
     Args:
@@ -215,20 +205,15 @@ class BalloonVectorEnv(VectorEnv):
       power_sun: as for BalloonEnv.
       gp_predict_dtype: as for BalloonEnv.
       progress_reward: as for BalloonEnv.
-      action_repeat: as for BalloonEnv (a balloon that ends on the way adds nothing
-        after its end).
       lookahead: as for BalloonEnv.
-      descent_penalty: as for BalloonEnv.
     """
-    self.action_repeat = _check_action_repeat(action_repeat)
     self.lookahead = lookahead_lib.check_lookahead(lookahead)
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
                        f'got {render_mode!r}.')
     self.simulator = simulator_lib.BalloonSimulator(
         num_envs, wind=wind, max_episode_steps=max_episode_steps, seed=seed,
-        power_sun=power_sun, gp_predict_dtype=gp_predict_dtype, progress_reward=progress_reward,
-        descent_penalty=descent_penalty)
+        power_sun=power_sun, gp_predict_dtype=gp_predict_dtype, progress_reward=progress_reward)
     self.num_envs = self.simulator.num_balloons
     self.render_mode = render_mode
     self.single_observation_space = observation_space(self.lookahead)
@@ -304,8 +289,8 @@ class BalloonVectorEnv(VectorEnv):
     return self._step(actions, (wind_u, wind_v))
 
   def _step(self, actions, wind):
-    observation, reward, terminated, truncated, info = _held_step(
-        self.simulator, actions, wind, self.action_repeat, self._renderer)
+    observation, reward, terminated, truncated, info = _step_and_record(
+        self.simulator, actions, wind, self._renderer)
     mask = np.ones(self.num_envs, bool)
     infos = {}
     for key, value in info.items():
@@ -352,32 +337,9 @@ def _check_action(action):
   return number
 
 
-def _check_action_repeat(action_repeat):
-  if (isinstance(action_repeat, bool) or not isinstance(action_repeat, (int, np.integer))
-      or action_repeat < 1):
-    raise ValueError(f'action_repeat must be an int >= 1, got {action_repeat!r}.')
-  return int(action_repeat)
-
-
-def _held_step(simulator, actions, wind, repeat, renderer):
-  """Steps `simulator` `repeat` times with the same actions.
-
-  The rewards are summed up to each balloon's end, and the info gains
-  'steps_within_radius' (int [B]: the steps of these within 50 km of the station, up to
-  the end); the rest is what the last step returned.
-  """
-  total = np.zeros(simulator.num_balloons)
-  within = np.zeros(simulator.num_balloons, np.int64)
-  ended = np.zeros(simulator.num_balloons, bool)
-  for _ in range(repeat):
-    observation, reward, terminated, truncated, info = simulator.step(actions, wind=wind)
-    if renderer is not None:
-      renderer.record()
-    total += np.where(ended, 0.0, reward)
-    within += ~ended & (info['distance_km'] <= constants.STATION_RADIUS_KM)
-    ended |= terminated | truncated
-    if ended.all():
-      break
-  info['steps_within_radius'] = within
-  return observation, total, terminated, truncated, info
-
+def _step_and_record(simulator, actions, wind, renderer):
+  """Steps `simulator` once and adds the step to the flight the renderer draws, if any."""
+  result = simulator.step(actions, wind=wind)
+  if renderer is not None:
+    renderer.record()
+  return result

@@ -282,10 +282,9 @@ class BalloonEvaluation:
   make_slab = staticmethod(make_slab)
   episode_metrics = EpisodeMetrics
   flight_renderer = staticmethod(flight_renderer)
-  # Playback shows BLE's reward (not the shaped training reward) and BLE's step (not a
-  # training action_repeat), the episode's TWR50 over the steps played, and the
-  # renderer's flight plot at the episode's end.
-  playback_kwargs = {'progress_reward': 0.0, 'descent_penalty': True, 'action_repeat': 1}
+  # Playback shows BLE's reward (not the shaped training reward), the episode's TWR50
+  # over the steps played, and the renderer's flight plot at the episode's end.
+  playback_kwargs = {'progress_reward': 0.0}
   # Environment options that shape the observation: suites fly an agent with its own.
   observation_kwargs = ('lookahead',)
   playback_summary = staticmethod(playback_summary)

@@ -147,8 +147,7 @@ class BalloonSimulator:
   status = _physical_field('status')
 
   def __init__(self, num_balloons, wind='procedural', max_episode_steps=None, seed=None,
-               power_sun='episode_start', gp_predict_dtype=np.float32, progress_reward=0.0,
-               descent_penalty=True):
+               power_sun='episode_start', gp_predict_dtype=np.float32, progress_reward=0.0):
     """Creates the slab; call `reset` before `step`.
 
     Args:
@@ -167,10 +166,6 @@ class BalloonSimulator:
         w · (distance before − distance after) in km to BLE's reward, so moving 1 km
         toward the station earns w. 0 (default) keeps BLE's reward exactly; evaluation
         always flies with 0 (see reward.progress_bonus).
-      descent_penalty: True (default) is BLE's reward; False, a *training* option, drops
-        its multiplier on a step that pumps air down without excess energy, leaving the
-        distance term that TWR50 counts. Evaluation always flies with True (see
-        reward.check_descent_penalty).
     """
     if isinstance(num_balloons, bool) or not isinstance(num_balloons, (int, np.integer)) or (
         num_balloons < 1):
@@ -180,7 +175,6 @@ class BalloonSimulator:
     count = self.num_balloons = int(num_balloons)
     self.max_episode_steps = max_episode_steps
     self.progress_reward = reward_lib.check_progress_weight(progress_reward)
-    self.descent_penalty = reward_lib.check_descent_penalty(descent_penalty)
     self._wind = _Wind(count, wind, gp_predict_dtype)
     self._seed_stream = np.random.default_rng(None if seed is None else check_seed(seed))
     self.atmosphere = atmosphere_lib.Atmosphere(np.full(count, 0.5))
@@ -381,8 +375,7 @@ class BalloonSimulator:
       self._measure_wind(np.flatnonzero(active))
       self._update_observation(None, sun_end)
     reward = reward_lib.station_keeping_reward(self.x, self.y, self.last_command,
-                                               self._excess_energy, self.acs_power,
-                                               self.descent_penalty)
+                                               self._excess_energy, self.acs_power)
     distance_km = np.hypot(self.x, self.y) / 1000.0
     if self.progress_reward:
       reward = reward + reward_lib.progress_bonus(distance_before_km, distance_km,

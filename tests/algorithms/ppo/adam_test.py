@@ -24,16 +24,6 @@ class AdamTest(unittest.TestCase):
       expected = expected - 0.1 * corrected
     np.testing.assert_allclose(variable.numpy(), expected, rtol=1e-4)
 
-  def test_a_callable_step_size_is_read_at_every_step(self):
-    variable = tf.Variable([0.0])
-    step_size = tf.Variable(1.0)
-    optimizer = adam.Adam([variable], learning_rate=step_size.read_value, epsilon=1e-8)
-    optimizer.apply([tf.constant([1.0])])  # The first Adam step moves by the step size.
-    np.testing.assert_allclose(variable.numpy(), [-1.0], rtol=1e-5)
-    step_size.assign(0.0)
-    optimizer.apply([tf.constant([1.0])])
-    np.testing.assert_allclose(variable.numpy(), [-1.0], rtol=1e-5)
-
   def test_global_norm_is_reported_and_gradients_clipped(self):
     variables = [tf.Variable([0.0]), tf.Variable([0.0])]
     optimizer = adam.Adam(variables, learning_rate=1.0, max_grad_norm=1.0)

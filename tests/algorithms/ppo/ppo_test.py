@@ -179,35 +179,6 @@ class UpdateTest(unittest.TestCase):
                                   [False, True, False, False])
 
 
-class LearningRateTest(unittest.TestCase):
-
-  def test_constant_by_default_and_without_a_known_run_length(self):
-    self.assertAlmostEqual(float(_make(learning_rate=1e-3, total_steps=320).learning_rate()),
-                           1e-3)
-    self.assertAlmostEqual(float(_make(learning_rate=1e-3,
-                                       learning_rate_decay_start=0.5).learning_rate()), 1e-3)
-
-  def test_linear_decay_over_the_runs_last_part(self):
-    # 4 agents x 8 steps = 32 samples per update; a run of 320 samples decays after 160.
-    algorithm = _make(learning_rate=1e-3, learning_rate_decay_start=0.5, total_steps=320)
-    expected = {0: 1e-3, 5: 1e-3, 6: 0.8e-3, 8: 0.4e-3, 10: 0.0, 12: 0.0}
-    for updates, step_size in expected.items():
-      algorithm.num_updates.assign(updates)
-      self.assertAlmostEqual(float(algorithm.learning_rate()), step_size, places=8, msg=updates)
-
-  def test_the_update_steps_with_the_scheduled_size(self):
-    algorithm = _make(learning_rate=1e-3, learning_rate_decay_start=0.0, total_steps=32)
-    weights = [variable.numpy() for variable in algorithm.network.trainable_variables]
-    _drive(algorithm, 8)  # One update, at the start of a one-update decay: it learns.
-    self.assertFalse(all(np.array_equal(variable.numpy(), before) for before, variable in
-                         zip(weights, algorithm.network.trainable_variables)))
-    weights = [variable.numpy() for variable in algorithm.network.trainable_variables]
-    _drive(algorithm, 8, seed=1)  # The second update: the schedule has reached 0.
-    self.assertEqual(int(algorithm.num_updates.numpy()), 2)
-    for before, variable in zip(weights, algorithm.network.trainable_variables):
-      np.testing.assert_array_equal(variable.numpy(), before)
-
-
 class SaveRestoreTest(unittest.TestCase):
 
   def test_restore_reproduces_actions_exactly(self):

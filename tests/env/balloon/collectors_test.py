@@ -9,8 +9,7 @@ from agents.env.balloon import collectors as balloon_collectors
 
 
 def _infos(distance_km, out_of_power=(False, False)):
-  within = (np.array(distance_km) <= 50.0).astype(np.int64)
-  return {'distance_km': np.array(distance_km), 'steps_within_radius': within,
+  return {'distance_km': np.array(distance_km),
           'out_of_power': np.array(out_of_power),
           'envelope_burst': np.zeros(2, bool), 'zeropressure': np.zeros(2, bool)}
 
@@ -35,22 +34,10 @@ class BalloonCollectorTest(unittest.TestCase):
     self.assertEqual((means['twr50'], means['out_of_power_rate']), (3 / 4, 0.0))
     self.assertEqual(episode_collectors.means(totals, totals)['twr50'], None)
 
-  def test_a_held_step_counts_every_step_it_holds(self):
-    collector = balloon_collectors.BalloonCollector(1, episode_length=8)
-    collector.reset(np.array([0]))
-    infos = {'steps_within_radius': np.array([3]), 'distance_km': np.array([70.0]),
-             'out_of_power': np.zeros(1, bool), 'envelope_burst': np.zeros(1, bool),
-             'zeropressure': np.zeros(1, bool)}
-    no = np.zeros(1, bool)
-    collector.step(np.zeros(1), no, no, infos)
-    collector.step(np.zeros(1), no, np.ones(1, bool), infos)
-    self.assertEqual(collector.totals()['twr50'], (1, 6 / 8))
-
   def test_handled_keys_and_defaults(self):
     collectors = episode_collectors.for_environment(
         {'id': 'BalloonLearningEnvironment-v0', 'max_episode_steps': None}, 4)
     self.assertEqual(len(collectors), 1)
-    self.assertIn('steps_within_radius', episode_collectors.handled_info_keys(collectors))
     self.assertIn('distance_km', episode_collectors.handled_info_keys(collectors))
     self.assertIn('battery_soc', episode_collectors.handled_info_keys(collectors))
     self.assertEqual(episode_collectors.for_environment({'id': 'CartPole-v1'}, 4), [])

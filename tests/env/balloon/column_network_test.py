@@ -69,16 +69,6 @@ class ColumnPolicyTest(unittest.TestCase):
     np.testing.assert_array_equal(changed(below), [True, False, False])
     np.testing.assert_array_equal(changed(here), [False, True, False])
 
-  def test_the_column_summary_lets_every_move_see_every_level(self):
-    network = make(column_summary=True)
-    observ = observations(4)
-    before = logits(network, observ)
-    below = logits(network, set_level(observ, CENTRE + 7, [0.5, 0.1, 0.3]))
-    self.assertTrue(np.all(np.abs(below - before).max(axis=0) > 1e-7))
-    # Padding still counts for nothing, summary included.
-    padded = logits(network, set_level(observ, 20, [0.7, 1.0, 1.0]))
-    np.testing.assert_allclose(padded, before, atol=1e-6)
-
   def test_padding_and_unreachable_levels_are_ignored(self):
     network = make()
     observ = observations(3, first_valid=150, last_valid=300)
@@ -119,22 +109,6 @@ class ColumnPolicyTest(unittest.TestCase):
     here = logits(network, set_level(observ, CENTRE, [0.5, 0.1, 0.3]))
     self.assertGreater(np.abs(here - before)[:, STAY].max(), 1e-7)
 
-  def test_the_level_convolution_lets_a_level_see_its_neighbours_only(self):
-    network = make(column_conv=3)
-    observ = observations(3, first_valid=150, last_valid=300)
-    before = logits(network, observ)
-    # Level CENTRE + 1 is read by DOWN; through the convolution it also reaches STAY.
-    below = logits(network, set_level(observ, CENTRE + 1, [0.5, 0.1, 0.3]))
-    self.assertTrue(np.all(np.abs(below - before)[:, [DOWN, STAY]] > 1e-7))
-    np.testing.assert_allclose(below[:, UP], before[:, UP], atol=1e-7)
-    # Two levels away it stays out of STAY's window.
-    further = logits(network, set_level(observ, CENTRE + 2, [0.5, 0.1, 0.3]))
-    np.testing.assert_allclose(further[:, STAY], before[:, STAY], atol=1e-7)
-    # Padding is masked before the convolution.
-    padded = logits(network, set_level(observ, 149, [0.7, 1.0, 1.0]))
-    np.testing.assert_allclose(padded, before, atol=1e-7)
-    sequence = network.policy_sequence(observ.reshape(3, 1, -1), None, None).numpy()
-    np.testing.assert_allclose(sequence.reshape(3, 3), before, rtol=1e-5, atol=1e-6)
 
   def test_the_column_value_reads_valid_levels_and_the_ambient_features(self):
     network = make(column_value=True, column_stride=4)
@@ -179,7 +153,7 @@ class ColumnPolicyTest(unittest.TestCase):
                                before, atol=1e-7)
 
   def test_the_lookahead_stride_must_divide_the_column_stride(self):
-    config = {'network': {'column_conv': 0, 'column_stride': 4},
+    config = {'network': {'column_stride': 4},
               'environment': {'kwargs': {'lookahead': {'stride': 6}}}}
     with self.assertRaisesRegex(ValueError, "'network.column_stride' = 4 must be a multiple "
                                 "of 'environment.kwargs.lookahead.stride' = 6"):
@@ -202,8 +176,6 @@ class ColumnPolicyTest(unittest.TestCase):
       make(column_stride=7)
     with self.assertRaisesRegex(ValueError, 'network.column_layers'):
       make(column_layers=[])
-    with self.assertRaisesRegex(ValueError, 'network.column_conv'):
-      make(column_conv=4)
 
 
 if __name__ == '__main__':

@@ -171,36 +171,6 @@ class VectorEnvTest(unittest.TestCase):
     self.assertEqual(observation.shape, (1, 1099))
     batch.close()
 
-  def test_action_repeat_holds_the_actions_and_sums_the_rewards(self):
-    plain = BalloonVectorEnv(3, max_episode_steps=5)
-    held = BalloonVectorEnv(3, max_episode_steps=5, action_repeat=3)
-    plain.reset(seed=4)
-    held.reset(seed=4)
-    actions = np.array([0, 1, 2])
-
-    def plain_steps(count):
-      rewards, within = np.zeros(3), np.zeros(3, int)
-      for _ in range(count):
-        observation, reward, _, truncated, infos = plain.step(actions)
-        rewards += reward
-        within += infos['distance_km'] <= 50.0
-      return observation, rewards, within, truncated
-
-    for count in (3, 2):  # the episode ends 2 steps into the second hold
-      observation, rewards, within, truncated = plain_steps(count)
-      held_observation, reward, _, held_truncated, infos = held.step(actions)
-      np.testing.assert_allclose(reward, rewards, rtol=1e-12)
-      np.testing.assert_array_equal(infos['steps_within_radius'], within)
-      np.testing.assert_array_equal(held_observation, observation)
-      np.testing.assert_array_equal(held_truncated, truncated)
-      np.testing.assert_array_equal(held.read_state()['x'], plain.read_state()['x'])
-    self.assertTrue(held_truncated.all())
-    np.testing.assert_array_equal(held.read_state()['steps'], [5, 5, 5])
-    self.assertEqual(BalloonEnv(action_repeat=2).action_repeat, 2)
-    for bad in (0, 1.5, True):
-      with self.assertRaisesRegex(ValueError, 'action_repeat'):
-        BalloonVectorEnv(1, action_repeat=bad)
-
   def test_bad_input(self):
     envs = BalloonVectorEnv(2, wind='static')
     envs.reset(seed=1)

@@ -60,14 +60,12 @@ def level_pressure(simulator, row, level_offset):
   ) * constants.COLUMN_PRESSURE_STEP
 
 
-def rolled(simulator, option, row, level_offset, steps=None, state=None):
+def rolled(simulator, option, row, level_offset, steps=None):
   """One level's rollout (x, y per step, float64 GP mean) over `steps` steps (all the
-  option's by default), from the balloons' state now or from `state` ([B, 1] arrays);
-  returns the path and the final state."""
+  option's by default), from the balloons' state now; returns the path and the final state."""
   pressure = level_pressure(simulator, row, level_offset)
-  if state is None:
-    state = tuple(value[:, None].copy() for value in (
-        simulator.x, simulator.y, simulator.pressure, simulator.time_elapsed_s))
+  state = tuple(value[:, None].copy() for value in (
+      simulator.x, simulator.y, simulator.pressure, simulator.time_elapsed_s))
   targets = np.full((simulator.num_balloons, 1), pressure)
   path = []
   for _ in range(option.checkpoints()[-1] if steps is None else steps):
@@ -143,19 +141,15 @@ class LookaheadOptionTest(unittest.TestCase):
 
 def two_stage_reference(simulator, option, row, level_offset, computed_offsets):
   """The best two-stage plan's features of one level, from plain rollouts: the follow-up
-  levels' own rollouts shifted ('shifted') or rolled on from the switch ('rolled')."""
+  levels' own rollouts, shifted to where the first stage is at the switch."""
   switch = option.switch_step()
-  first, at_switch = rolled(simulator, option, row, level_offset, steps=switch)
+  first, _ = rolled(simulator, option, row, level_offset, steps=switch)
   spread = np.rint(np.linspace(0, 1, option.follow_levels) * (len(computed_offsets) - 1))
   plans = []
   for index in spread:
     follow_offset = computed_offsets[int(index)]
-    if option.second_stage == 'rolled':
-      after, _ = rolled(simulator, option, row, follow_offset,
-                        steps=option.checkpoints()[-1] - switch, state=at_switch)
-    else:
-      path, _ = rolled(simulator, option, row, follow_offset)
-      after = first[switch - 1] + path[switch:] - path[switch - 1]
+    path, _ = rolled(simulator, option, row, follow_offset)
+    after = first[switch - 1] + path[switch:] - path[switch - 1]
     plans.append(np.concatenate([first, after]))
   values = []
   for checkpoint in option.checkpoints():
@@ -182,34 +176,28 @@ class TwoStageTest(unittest.TestCase):
     extends_the_plain_block(flown(self.OPTION)[1], 6, [1.0, 0.0])
 
   def test_levels_match_plans_built_from_plain_rollouts(self):
-    for option in (self.OPTION, dataclasses.replace(self.OPTION, second_stage='rolled')):
-      env, observation = flown(option)
-      block = per_level(observation, 6)
-      centre = constants.BALLOON_COLUMN_INDEX
-      for row in range(len(SEEDS)):
-        computed = np.flatnonzero(block[row, :, 0] < 1.0) - centre
-        self.assertGreater(len(computed), 1)
-        for offset in (computed[0], 0, computed[-1]):
-          with self.subTest(second_stage=option.second_stage, row=row, offset=offset):
-            # The block's GP mean is float32 (WindGP.mean_at), the reference's float64.
-            np.testing.assert_allclose(
-                block[row, centre + offset, 4:],
-                two_stage_reference(env.simulator, option, row, offset, computed), atol=1e-4)
+    env, observation = flown(self.OPTION)
+    block = per_level(observation, 6)
+    centre = constants.BALLOON_COLUMN_INDEX
+    for row in range(len(SEEDS)):
+      computed = np.flatnonzero(block[row, :, 0] < 1.0) - centre
+      self.assertGreater(len(computed), 1)
+      for offset in (computed[0], 0, computed[-1]):
+        with self.subTest(row=row, offset=offset):
+          # The block's GP mean is float32 (WindGP.mean_at), the reference's float64.
+          np.testing.assert_allclose(
+              block[row, centre + offset, 4:],
+              two_stage_reference(env.simulator, self.OPTION, row, offset, computed), atol=1e-4)
 
-  def test_rolled_second_stage_changes_only_the_two_stage_features(self):
-    _, shifted = flown(self.OPTION)
-    _, rolled_block = flown(dataclasses.replace(self.OPTION, second_stage='rolled'))
-    shifted = per_level(shifted, 6)
-    rolled_block = per_level(rolled_block, 6)
-    np.testing.assert_array_equal(rolled_block[..., :4], shifted[..., :4])
-    self.assertFalse(np.array_equal(rolled_block[..., 4:], shifted[..., 4:]))
-
-  def test_the_named_configs_build_their_networks(self):
-    # The two-stage config; the spread config adds two features per horizon and a value
-    # network that reads the column.
-    for name, spread, per_level_count in (('balloon_two_stage', 0, 10), ('balloon_spread', 8, 16)):
+  def test_the_configs_build_their_networks(self):
+    # Two-stage features alone (the shipped model's setting); the `balloon_spread` config
+    # adds two features per horizon and a value network that reads the column.
+    two_stage = {'environment.kwargs': {'progress_reward': 0.2,
+                                        'lookahead': {'switch_hours': 3.0}}}
+    for name, overrides, spread, per_level_count in (('balloon', two_stage, 0, 10),
+                                                     ('balloon_spread', {}, 8, 16)):
       with self.subTest(config=name):
-        config = configs.resolve(name)
+        config = configs.resolve(name, overrides)
         option = lookahead.check_lookahead(config['environment']['kwargs']['lookahead'])
         self.assertEqual((option.switch_hours, option.spread_directions,
                           option.features_per_level), (3.0, spread, per_level_count))
@@ -236,11 +224,6 @@ class TwoStageTest(unittest.TestCase):
     for value in (0, 2.5, True):
       with self.subTest(follow_levels=value), self.assertRaisesRegex(ValueError, 'follow_levels'):
         lookahead.check_lookahead({'switch_hours': 3, 'follow_levels': value})
-    self.assertEqual(lookahead.Lookahead().second_stage, 'shifted')
-    for value in ('exact', None, 1):
-      with self.subTest(second_stage=value), self.assertRaisesRegex(
-          ValueError, "second_stage must be one of shifted, rolled, got"):
-        lookahead.check_lookahead({'switch_hours': 3, 'second_stage': value})
 
 
 def spread_reference(simulator, option, observation, row, level_offset):

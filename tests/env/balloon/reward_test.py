@@ -38,13 +38,6 @@ class RewardTest(unittest.TestCase):
         np.array([100.0, 200.0, 400.0, 400.0, 0.0, 400.0]))
     np.testing.assert_allclose(got, [0.95, 0.8, 0.65, 1.0, 0.2 * 0.95, 1.0])
 
-  def test_without_descent_penalty_the_reward_is_the_distance_term(self):
-    got = reward.station_keeping_reward(
-        np.array([10e3, 10e3, 150e3, 10e3]), np.zeros(4), np.array([DOWN, DOWN, DOWN, STAY]),
-        np.zeros(4, bool), np.array([100.0, 400.0, 0.0, 400.0]), descent_penalty=False)
-    np.testing.assert_allclose(got, [1.0, 1.0, 0.2, 1.0])
-
-
 class ProgressRewardTest(unittest.TestCase):
   """The optional shaped training reward: BLE's reward plus w per km gained."""
 
@@ -80,45 +73,6 @@ class ProgressRewardTest(unittest.TestCase):
                        (True, TypeError)):
       with self.assertRaisesRegex(error, 'progress_reward'):
         reward.check_progress_weight(bad)
-
-
-class DescentPenaltyOptionTest(unittest.TestCase):
-  """The training option descent_penalty=False: BLE's reward without its descent multiplier."""
-
-  def _flight(self, **kwargs):
-    """Three balloons descending for 8 steps: (observations, rewards, distances in km)."""
-    from agents.env.balloon import env
-    slab = env.BalloonVectorEnv(num_envs=3, **kwargs)
-    slab.reset(seed=11)
-    observations, rewards, distances = [], [], []
-    for _ in range(8):
-      observation, got, _, _, infos = slab.step(np.full(3, DOWN))
-      observations.append(observation)
-      rewards.append(got)
-      distances.append(infos['distance_km'])
-    slab.close()
-    return np.array(observations), np.array(rewards), np.array(distances)
-
-  def test_same_flight_and_the_reward_loses_only_the_multiplier(self):
-    observations, ble, distances = self._flight()
-    same_observations, unpenalised, _ = self._flight(descent_penalty=False)
-    np.testing.assert_array_equal(same_observations, observations)
-    np.testing.assert_allclose(unpenalised, reward.distance_reward(distances), rtol=1e-9)
-    penalised = unpenalised > ble
-    self.assertTrue(penalised.any())  # Descending at night is penalised by BLE.
-    ratio = ble[penalised] / unpenalised[penalised]
-    self.assertTrue(((ratio >= 0.65 - 1e-12) & (ratio <= 0.95 + 1e-12)).all(), ratio)
-
-  def test_default_is_bles_reward_and_bad_values_are_refused_by_name(self):
-    from agents.env.balloon import env
-    self.assertTrue(env.BalloonVectorEnv(num_envs=1).simulator.descent_penalty)
-    for bad in ('false', 0, None):
-      with self.assertRaisesRegex(TypeError, 'descent_penalty'):
-        env.BalloonVectorEnv(num_envs=1, descent_penalty=bad)
-
-  def test_playback_flies_bles_reward(self):
-    from agents.env.balloon import evaluation
-    self.assertIs(evaluation.BalloonEvaluation.playback_kwargs['descent_penalty'], True)
 
 
 if __name__ == '__main__':

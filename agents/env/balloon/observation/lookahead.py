@@ -23,9 +23,6 @@ wind GP's posterior from the balloon's own measurements, `BalloonSimulator
   level's own rollout from then on, shifted to where this level's rollout is at the
   switch. That assumes the estimated wind at a pressure changes little over the first
   stage's drift (some 100 km in 3 hours); it costs a few array operations per pair.
-  With `second_stage: 'rolled'` every pair is rolled in the estimated wind from the
-  first stage's state at the switch instead: no such assumption, at `follow_levels`
-  times the first stage's wind estimates after the switch.
 - with `spread_directions` > 0, what the estimate's own uncertainty allows: the wind at a
   level may differ from its estimate by about the GP's posterior standard deviation there
   (sigma, from the column's uncertainty feature). Each level's path is displaced by a
@@ -63,7 +60,6 @@ from agents.env.balloon.physics import reward
 
 _PADDING = (1.0, 0.0)  # (squashed distance, mean distance reward) of a level not computed
 _SPREAD_PADDING = (0.0, 0.0)  # (expected, best mean distance reward) of a level not computed
-SECOND_STAGES = ('shifted', 'rolled')  # how two-stage plans find their path after the switch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,11 +77,6 @@ class Lookahead:
       horizon).
     follow_levels: the follow-up levels a two-stage plan chooses from, spread over each
       balloon's computed levels.
-    second_stage: how a two-stage plan's path after the switch is found: 'shifted' (the
-      follow-up level's own rollout from then on, moved to where the first stage is at
-      the switch; a few array operations) or 'rolled' (its own rollout in the estimated
-      wind from the first stage's state at the switch; `follow_levels` times the first
-      stage's wind estimates after the switch).
     spread_directions: if not 0, the spread features: each level's path displaced by a
       constant wind error of sqrt(2) times the GP's posterior standard deviation at the
       level, in this many directions; per horizon the mean distance term averaged over
@@ -98,7 +89,6 @@ class Lookahead:
   descent_rate: float = planner.PlannerConfig.descent_rate
   switch_hours: float = 0.0
   follow_levels: int = 8
-  second_stage: str = 'shifted'
   spread_directions: int = 0
 
   def __post_init__(self):
@@ -130,9 +120,6 @@ class Lookahead:
     if not _is_positive_int(self.follow_levels):
       raise ValueError(f'lookahead.follow_levels must be a positive integer, got '
                        f'{self.follow_levels!r}.')
-    if self.second_stage not in SECOND_STAGES:
-      raise ValueError(f'lookahead.second_stage must be one of {", ".join(SECOND_STAGES)}, '
-                       f'got {self.second_stage!r}.')
     if not (_is_int(self.spread_directions) and self.spread_directions >= 0):
       raise ValueError(f'lookahead.spread_directions must be 0 (off) or a positive integer, '
                        f'got {self.spread_directions!r}.')
@@ -268,11 +255,7 @@ def lookahead_block(simulator, lookahead):
   if switch:
     computed = picked_valid.sum(axis=1)
     follow = _follow_levels(lookahead, computed)
-    if lookahead.second_stage == 'rolled':
-      distance_km = _rolled_second_stage(simulator, lookahead, switch_state,
-                                         targets[rows, follow])
-    else:
-      distance_km = _shifted_second_stage(switch_state, later, follow)
+    distance_km = _shifted_second_stage(switch_state, later, follow)
     per_level[..., 2 * len(checkpoints):spread_start] = _two_stage_features(
         lookahead, switch_reward_sum, distance_km)
   block = np.empty((count, constants.NUM_COLUMN_LEVELS, lookahead.features_per_level),
@@ -350,29 +333,6 @@ def _shifted_second_stage(at_switch, later, follow):
   drift_y = later_y[rows, follow] - y_switch[rows, follow][..., None]
   return np.hypot(x_switch[:, :, None, None] + drift_x[:, None],
                   y_switch[:, :, None, None] + drift_y[:, None]) / np.float32(1000.0)
-
-
-def _rolled_second_stage(simulator, lookahead, at_switch, follow_targets):
-  """Distances (km) of the two-stage paths after the switch, [B, W, F, S], each rolled
-  in the estimated wind from its first stage's state at the switch.
-
-  Args:
-    simulator: the `BalloonSimulator` whose wind estimate the paths drift in.
-    lookahead: the `Lookahead`.
-    at_switch: (x, y, pressure, t) of every level's rollout at the switch, [B, W] each.
-    follow_targets: the follow-up levels' pressures [B, F].
-  """
-  count, width = at_switch[0].shape
-  follows = follow_targets.shape[1]
-  # Every (level, follow-up) pair is a balloon of its own: [B, W · F].
-  state = tuple(np.repeat(value, follows, axis=1) for value in at_switch)
-  targets = np.tile(follow_targets, (1, width))
-  distances = []
-  for _ in range(lookahead.checkpoints()[-1] - lookahead.switch_step()):
-    state = planner.rollout_step(simulator, state, targets, lookahead.step_s,
-                                 lookahead.ascent_rate, lookahead.descent_rate, float32=True)
-    distances.append(np.hypot(state[0], state[1]).astype(np.float32) / np.float32(1000.0))
-  return np.stack(distances, axis=-1).reshape(count, width, follows, -1)
 
 
 def _two_stage_features(lookahead, reward_switch, distance_km):

@@ -22,7 +22,7 @@ from agents.env.balloon.physics import array_math
 _BLE_LN2 = 0.69314718056
 
 
-def station_keeping_reward(x, y, last_command, excess_energy, acs_power, descent_penalty=True):
+def station_keeping_reward(x, y, last_command, excess_energy, acs_power):
   """Returns the reward of each balloon.
 
   Args:
@@ -30,8 +30,6 @@ def station_keeping_reward(x, y, last_command, excess_energy, acs_power, descent
     last_command: int [B], the commanded action (0 DOWN, 1 STAY, 2 UP).
     excess_energy: bool [B].
     acs_power: float64 [B], W, of the last sub-step.
-    descent_penalty: True (BLE's reward) applies the descent multiplier; False, a training
-      option, leaves the distance term alone (see `check_descent_penalty`).
 
   Returns:
     float64 [B].
@@ -44,8 +42,6 @@ def station_keeping_reward(x, y, last_command, excess_energy, acs_power, descent
   # by one ulp now and then; B calls of about 50 ns.
   outside = constants.REWARD_DROPOFF * np.array([math.exp(value) for value in exponent.tolist()])
   reward = np.where(distance_m <= radius_m, 1.0, outside)
-  if not descent_penalty:
-    return reward
   scale = array_math.clip((acs_power - 100.0) / 200.0, 0.0, 1.0)
   multiplier = (constants.DESCENT_PENALTY_MAX_MULTIPLIER
                 - constants.DESCENT_PENALTY_SKEW * scale)
@@ -76,20 +72,6 @@ def check_progress_weight(weight):
   if not math.isfinite(weight) or weight < 0:
     raise ValueError(f'progress_reward must be finite and >= 0, got {weight!r}.')
   return float(weight)
-
-
-def check_descent_penalty(descent_penalty):
-  """Returns the option as a bool; raises naming it unless it is one.
-
-  `descent_penalty=False` is a training option: BLE's reward without its multiplier on a
-  step that pumps air down without excess energy, so the reward is the distance term
-  alone, as TWR50 (which counts no power) and the planner `mpc` score a flight.
-  Evaluation always flies BLE's reward.
-  """
-  if not isinstance(descent_penalty, (bool, np.bool_)):
-    raise TypeError(f'descent_penalty must be True (BLE\'s reward) or False (no penalty on '
-                    f'descents), got {descent_penalty!r}.')
-  return bool(descent_penalty)
 
 
 def progress_bonus(distance_before_km, distance_after_km, weight):
