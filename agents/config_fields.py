@@ -11,9 +11,7 @@ frozen dataclass whose fields are made with `param`:
 
 The type comes from the annotation; `low`/`high` bound numbers (for a list,
 each element); `choices` lists the allowed values; `resumable=True` marks a
-field that may change when a run is resumed (the step budget, cadences);
-`added=True` marks a field added after runs were saved without it, whose default
-does what those runs did (a saved config that lacks it takes the default).
+field that may change when a run is resumed (the step budget, cadences).
 `specs(cls)` reads the declarations back, `defaults(cls)` gives the plain
 mapping of defaults, and `check_value` validates one value, raising
 `ConfigError` with the key, the value and what is allowed. NaN and infinities
@@ -49,8 +47,6 @@ class Spec:
     choices: allowed values, or None.
     resumable: the field may change when a run is resumed.
     min_length: the fewest elements a list may have.
-    added: added after runs were saved without it; a saved config lacking it takes the
-      default, which does what those runs did.
   """
   name: str
   kind: type | tuple
@@ -64,7 +60,6 @@ class Spec:
   choices: tuple | None = None
   resumable: bool = False
   min_length: int = 0
-  added: bool = False
 
   def allowed(self):
     """Says in words what the field accepts, e.g. 'a float in (0, 1]'."""
@@ -93,7 +88,7 @@ class Spec:
 
 
 def param(default, doc, *, low=None, high=None, low_open=False, high_open=False,
-          choices=None, resumable=False, min_length=0, added=False):
+          choices=None, resumable=False, min_length=0):
   """Declares one config field; use as the default value of a dataclass field.
 
   Args:
@@ -104,15 +99,13 @@ def param(default, doc, *, low=None, high=None, low_open=False, high_open=False,
     choices: the allowed values.
     resumable: the field may change when a run is resumed.
     min_length: the fewest elements a list field may have.
-    added: the field was added after runs were saved without it, and its default does
-      what they did: a saved config that lacks it takes the default.
 
   Returns:
     A `dataclasses.field` carrying the declaration in its metadata.
   """
   metadata = dict(doc=doc, low=low, high=high, low_open=low_open, high_open=high_open,
                   choices=tuple(choices) if choices is not None else None,
-                  resumable=resumable, min_length=min_length, added=added)
+                  resumable=resumable, min_length=min_length)
   if isinstance(default, dict):
     return dataclasses.field(default_factory=lambda: dict(default), metadata=metadata)
   return dataclasses.field(default=default, metadata=metadata)

@@ -10,7 +10,6 @@ A config is a plain nested mapping (`seed`, `environment`, `network`,
 """
 
 from agents.config_fields import ConfigError
-from agents.configs.migration import migrate_flat, migrate_nested
 from agents.configs.named import CONFIGS, merge
 from agents.configs.resolution import (
     apply_overrides,
@@ -28,7 +27,7 @@ from agents.configs.yaml_io import dump_yaml, save_yaml
 
 __all__ = [
     'CONFIGS', 'ConfigError', 'SECTIONS', 'apply_overrides', 'defaults_of',
-    'dump_yaml', 'flatten', 'from_saved', 'import_modules', 'load_yaml', 'merge', 'migrate_flat',
-    'migrate_nested', 'parse_override', 'resolve', 'resume_config', 'save_yaml', 'specs_for',
-    'specs_of', 'validate',
+    'dump_yaml', 'flatten', 'from_saved', 'import_modules', 'load_yaml', 'merge',
+    'parse_override', 'resolve', 'resume_config', 'save_yaml', 'specs_for', 'specs_of',
+    'validate',
 ]

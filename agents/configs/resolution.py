@@ -19,7 +19,7 @@ import gymnasium
 from agents import config_fields, plugins
 from agents.algorithms import registry
 from agents.config_fields import ConfigError
-from agents.configs import migration, named, sections, yaml_io
+from agents.configs import named, sections, yaml_io
 
 
 def resolve(name_or_path, overrides=None):
@@ -27,9 +27,8 @@ def resolve(name_or_path, overrides=None):
 
   Args:
     name_or_path: a key of `CONFIGS`, or the path of a YAML config file (a full
-      config such as a run's config.yaml, a partial one merged onto the named
-      config of its top key `base` (default 'default'), or one in the old flat
-      format).
+      config such as a run's config.yaml, or a partial one merged onto the named
+      config of its top key `base` (default 'default').
     overrides: optional mapping of dotted keys ('algorithm.learning_rate'), or
       leaf names that are unique ('learning_rate'), to values. Setting
       'algorithm.name' switches the algorithm: its `algorithm` and `network`
@@ -55,7 +54,7 @@ def base_config(name_or_path):
 
 
 def from_mapping(data):
-  """A full config from a mapping read from YAML: nested or flat, full or partial.
+  """A full config from a mapping read from YAML: full or partial.
 
   A partial mapping is merged onto the named config of its optional top key
   `base` (default: 'default'); `base` itself is not part of the result.
@@ -65,16 +64,12 @@ def from_mapping(data):
   if base not in plugins.CONFIGS:
     raise ConfigError(f"Config key 'base' must be one of {plugins.CONFIGS.names()}, got "
                       f'{base!r}.')
-  if migration.is_flat(data):
-    data = migration.migrate_flat(data)
   name = data.get('algorithm', {}).get('name', 'ppo') if isinstance(
       data.get('algorithm'), dict) else 'ppo'
   config = with_algorithm(plugins.CONFIGS.get(base)(), name)
   kind = data['network'].get('kind') if isinstance(data.get('network'), dict) else None
   if kind is not None and kind != config['network'].get('kind'):
     config = sections.with_network_kind(config, kind)
-  # A run's config.yaml of an earlier version may carry keys since retired.
-  data = migration.drop_retired_network_keys(data, config['network'].get('kind'))
   return named.merge(config, data)
 
 
@@ -264,7 +259,7 @@ def flatten(config):
 
 
 def load_yaml(path):
-  """Reads a full config file (a run's config.yaml, or a flat one of earlier versions).
+  """Reads a full config file (a run's config.yaml).
 
   Raises:
     ConfigError: naming the file and the problem; a nested file must hold every key.
@@ -273,8 +268,8 @@ def load_yaml(path):
 
 
 def from_saved(data, where):
-  """A full config saved by this or an earlier version (a run's config.yaml, the config of a
-  policy record), migrated and validated.
+  """A full config saved by a run (its config.yaml, the config of a policy record),
+  validated.
 
   Args:
     data: the saved mapping.
@@ -285,30 +280,10 @@ def from_saved(data, where):
   """
   if not isinstance(data, dict):
     raise ConfigError(f'{where}: a config is a mapping, not {type(data).__name__}.')
-  if migration.is_flat(data):
-    data = from_mapping(data)  # Earlier versions' keys onto today's defaults.
-  else:
-    data = migration.migrate_nested(data)
   try:
-    return validate(_with_added_keys(data))
+    return validate(data)
   except ConfigError as error:
     raise ConfigError(f'{where}: {error}') from None
-
-
-def _with_added_keys(data):
-  """`data` with the defaults of the keys declared `added` that it lacks (keys added
-  after it was saved, whose defaults do what it did)."""
-  try:
-    specs = sections.specs_for(data)
-    defaults = sections.defaults_of(data['algorithm']['name'], data['network'].get('kind'))
-  except (ConfigError, AttributeError, KeyError, TypeError):
-    return data  # `validate` names what is wrong.
-  filled = dict(data)
-  for dotted, spec in specs.items():
-    section, _, leaf = dotted.rpartition('.')
-    if spec.added and isinstance(filled.get(section), dict) and leaf not in filled[section]:
-      filled[section] = {**filled[section], leaf: defaults[section][leaf]}
-  return filled
 
 
 def parse_override(text):

@@ -50,12 +50,6 @@ def defaults(config):
                                               config['network'].get('kind')))
 
 
-def migrate(config):
-  """A full config mapping saved by an earlier version (an experiment's manifest), in
-  today's layout (`agents.configs.migrate_nested`)."""
-  return configs.migrate_nested(config)
-
-
 def without(config, key):
   """A copy of `config` without the dotted `key` (for comparing configs that may differ there)."""
   config = copy.deepcopy(dict(config))
@@ -86,7 +80,7 @@ def resolve(config, overrides=None):
     if is_yaml_path(config) and not os.path.isfile(config):
       raise ConfigError(f'Config file {config} does not exist.')
     return configs.resolve(config, overrides)
-  return configs.apply_overrides(migrate(copy.deepcopy(dict(config))), overrides)
+  return configs.apply_overrides(copy.deepcopy(dict(config)), overrides)
 
 
 def is_yaml_path(config):

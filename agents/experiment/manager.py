@@ -283,7 +283,7 @@ class ExperimentManager:
     if self.agent_class is not None or previous.get('agent') is not None:
       self._adopt_fits(previous, differences)
       return
-    previous_config = configs_and_training.migrate(previous.get('config', {}))
+    previous_config = previous.get('config', {})
     old_config = _dotted(manifest.plain(_without(previous_config, _RESUMABLE_KEYS)))
     new_config = _dotted(manifest.plain(_without(self.config, _RESUMABLE_KEYS)))
     # A key declared since the experiment was saved, left at its default, changes nothing.
