@@ -16,10 +16,8 @@ def register():
       'agents.env.balloon.column_network:ColumnPolicy',
       'agents.env.balloon.column_network_config:ColumnNetworkConfig'))
   plugins.CONFIGS.register('balloon', 'agents.env.balloon.configs:balloon')
-  plugins.CONFIGS.register('balloon_lookahead', 'agents.env.balloon.configs:balloon_lookahead')
-  plugins.CONFIGS.register('balloon_two_stage', 'agents.env.balloon.configs:balloon_two_stage')
   plugins.CONFIGS.register('balloon_spread', 'agents.env.balloon.configs:balloon_spread')
-  plugins.CONFIGS.register('balloon_qrdqn', 'agents.env.balloon.qrdqn_config:balloon_qrdqn')
+  plugins.CONFIGS.register('balloon_qrdqn', 'agents.env.balloon.configs:balloon_qrdqn')
   plugins.COLLECTORS.register(constants.BALLOON_ENV_ID,
                               'agents.env.balloon.collectors:default_collectors')
   plugins.SEARCH_SPACES.register('balloon', 'agents.env.balloon.search:BALLOON_SPACE')
