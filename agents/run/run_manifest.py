@@ -11,9 +11,10 @@
       wandb: {id: m7l7l3vs, project: agents}
 
 `config.yaml` beside it holds the config alone (it is read back as a config); this
-file holds what is about the run rather than its settings. It is written atomically;
-one that cannot be read is set aside as `run.yaml.unreadable` and started anew, since
-nothing in it is needed to resume the run.
+file holds what is about the run rather than its settings. `record_session` is its one
+writer: once per start, atomically, with the trackers that start then. One that cannot
+be read is set aside as `run.yaml.unreadable` and started anew, since nothing in it is
+needed to resume the run.
 
 A session's `environments` says where its environments stepped and why
 (`agents.batch.placement`: `environment.processes: auto` decides at each start). A
@@ -65,12 +66,17 @@ def read(run_dir, set_aside=True):
     return {}
 
 
-def record_session(run_dir, environments=None):
-  """Adds this start (or resume) of the run, with the versions it runs on; returns the data.
+def record_session(run_dir, environments=None, start_trackers=None):
+  """Adds this start (or resume) of the run, with the versions it runs on, and what the
+  trackers started now need to reopen their runs; writes run.yaml once and returns the data.
 
   Args:
     run_dir: the run directory.
     environments: where the environments step (`Placement.as_record()`), or None.
+    start_trackers: None, or a function that takes the trackers' states kept so far
+      ({name: state}; a resumed run's) and returns those of the trackers it started
+      ({name: state}; an empty state is not kept). The session is written even when it
+      raises.
   """
   data = read(run_dir)
   data.setdefault('format', FORMAT)
@@ -79,17 +85,14 @@ def record_session(run_dir, environments=None):
   if environments is not None:
     session['environments'] = dict(environments)
   data.setdefault('sessions', []).append(session)
-  data.setdefault('trackers', {})
-  yaml_io.save_yaml(data, path_in(run_dir))
+  trackers = data.setdefault('trackers', {})
+  try:
+    if start_trackers is not None:
+      states = start_trackers(dict(trackers))
+      trackers.update({name: dict(state) for name, state in states.items() if state})
+  finally:
+    yaml_io.save_yaml(data, path_in(run_dir))
   return data
-
-
-def record_trackers(run_dir, states):
-  """Keeps what each started tracker returned ({name: state}), so a resume reopens it."""
-  data = read(run_dir)
-  data.setdefault('trackers', {}).update(
-      {name: dict(state) for name, state in states.items() if state})
-  yaml_io.save_yaml(data, path_in(run_dir))
 
 
 def source_commit():

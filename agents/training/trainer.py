@@ -399,15 +399,20 @@ def start_trackers(config, run_dir, name, group, environments=None):
     environments: where the environments step (`Placement.as_record()`), for run.yaml.
   """
   from agents.run import run_manifest
-  previous = run_manifest.record_session(run_dir, environments)['trackers']
-  if not config['loop']['track']:
-    return []
-  run = tracking.TrackedRun(name=name or os.path.basename(os.path.abspath(run_dir)),
-                            group=group, run_dir=run_dir, config=config,
-                            params=configs.flatten(config))
-  trackers, states = tracking.start(config['loop']['track'], run, previous)
-  run_manifest.record_trackers(run_dir, states)
-  return trackers
+  started = []
+
+  def start(previous):
+    if not config['loop']['track']:
+      return {}
+    run = tracking.TrackedRun(name=name or os.path.basename(os.path.abspath(run_dir)),
+                              group=group, run_dir=run_dir, config=config,
+                              params=configs.flatten(config))
+    trackers, states = tracking.start(config['loop']['track'], run, previous)
+    started.extend(trackers)
+    return states
+
+  run_manifest.record_session(run_dir, environments, start)
+  return started
 
 
 def _artifacts(run_dir, status):

@@ -4,6 +4,7 @@ import os
 import platform
 import tempfile
 import unittest
+from unittest import mock
 
 import agents
 from agents.run import run_manifest
@@ -62,9 +63,32 @@ class RunManifestTest(unittest.TestCase):
     self.assertEqual(data['sessions'][-1]['project_version'], agents.__version__)
 
   def test_tracker_states_are_kept_and_empty_ones_left_out(self):
-    run_manifest.record_session(self.run_dir)
-    run_manifest.record_trackers(self.run_dir, {'mlflow': {'run_id': 'abc'}, 'other': None})
+    seen = []
+
+    def start_trackers(previous):
+      seen.append(previous)
+      return {'mlflow': {'run_id': 'abc'}, 'other': None}
+
+    run_manifest.record_session(self.run_dir, start_trackers=start_trackers)
     self.assertEqual(run_manifest.read(self.run_dir)['trackers'], {'mlflow': {'run_id': 'abc'}})
+    run_manifest.record_session(self.run_dir, start_trackers=lambda previous: {})
+    self.assertEqual(run_manifest.read(self.run_dir)['trackers'], {'mlflow': {'run_id': 'abc'}})
+    run_manifest.record_session(self.run_dir, start_trackers=start_trackers)
+    self.assertEqual(seen, [{}, {'mlflow': {'run_id': 'abc'}}])
+
+  def test_one_write_per_start_and_the_session_is_kept_when_trackers_fail(self):
+    with mock.patch.object(run_manifest.yaml_io, 'save_yaml',
+                           wraps=run_manifest.yaml_io.save_yaml) as save:
+      run_manifest.record_session(self.run_dir, start_trackers=lambda previous: {'a': {'b': 1}})
+    self.assertEqual(save.call_count, 1)
+
+    def failing(previous):
+      raise RuntimeError('tracker crashed')
+
+    with self.assertRaisesRegex(RuntimeError, 'tracker crashed'):
+      run_manifest.record_session(self.run_dir, start_trackers=failing)
+    data = run_manifest.read(self.run_dir)
+    self.assertEqual((len(data['sessions']), data['trackers']), (2, {'a': {'b': 1}}))
 
   def test_an_unreadable_manifest_is_set_aside_with_one_warning(self):
     path = run_manifest.path_in(self.run_dir)
