@@ -11,7 +11,7 @@ import numpy as np
 
 from agents.env.balloon import env as env_lib
 from agents.env.balloon import evaluation as balloon_evaluation
-from agents.env.balloon.simulator import EVALUATION_SEED_BASE
+from agents.env.balloon.episode_start import EVALUATION_SEED_BASE
 from agents.evaluation import suites
 from agents.evaluation.errors import EvaluationError
 

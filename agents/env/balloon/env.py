@@ -47,8 +47,8 @@ from gymnasium.vector.utils import batch_space
 
 from agents.env.balloon import constants
 from agents.env.balloon import simulator as simulator_lib
+from agents.env.balloon.episode_start import EVALUATION_SEED_BASE, InitialState, check_seed
 from agents.env.balloon.observation import lookahead as lookahead_lib
-from agents.env.balloon.simulator import InitialState, check_seed
 
 
 def observation_space(lookahead=None):
@@ -130,7 +130,7 @@ class BalloonEnv(gymnasium.Env):
       seed = check_seed(seed)
     super().reset(seed=seed)
     episode_seed = seed if seed is not None else int(
-        self.np_random.integers(simulator_lib.EVALUATION_SEED_BASE))
+        self.np_random.integers(EVALUATION_SEED_BASE))
     options = dict(options or {})
     initial_state = _initial_state(options.pop('initial_state', None), 'initial_state')
     if options:

@@ -34,7 +34,7 @@ import numpy as np
 from agents.env.balloon import constants
 from agents.env.balloon.controllers import baselines, perciatelli44, planner
 from agents.env.balloon.env import BalloonVectorEnv
-from agents.env.balloon.simulator import EVALUATION_SEED_BASE
+from agents.env.balloon.episode_start import EVALUATION_SEED_BASE
 
 WINDS = ('procedural', 'static')
 STRATA = ('hardest_strata', 'hard_strata', 'mid_strata', 'easy_strata', 'easiest_strata')

@@ -6,107 +6,23 @@ measurement and GP update, the 1099-float observation and the reward for the who
 slab, with no Python loop over balloons or levels. The Gymnasium faces in env.py (one
 balloon, or a vector slab) are thin wrappers around it.
 
-Episode randomness (balloon.md §9) comes from one numpy Generator per balloon, seeded by
-that balloon's episode seed, so the same seed gives the same episode on every machine and
-in any slab position. Draw order: α, start time, station latitude, longitude, start
-radius (Beta), start angle, start pressure, then the forecast field and the error field.
+An episode starts from the seeded draws of balloon.md §9 or an explicit `InitialState`
+(episode_start.py); the slab's wind fields are wind/slab_wind.py's.
 """
-
-import dataclasses
-import datetime
 
 import numpy as np
 
-from agents.env.balloon import constants
+from agents.env.balloon import constants, episode_start
+from agents.env.balloon.episode_start import EVALUATION_SEED_BASE, check_seed
 from agents.env.balloon.observation import features, reachable_range
 from agents.env.balloon.physics import atmosphere as atmosphere_lib
 from agents.env.balloon.physics import physics, safety, solar, stable_start, sun_search, thermal
 from agents.env.balloon.physics import reward as reward_lib
 from agents.env.balloon.physics.array_math import NUMPY
 
-_START_MIN_S = datetime.datetime.fromisoformat(constants.START_TIME_MIN).replace(
-    tzinfo=datetime.timezone.utc).timestamp()
-_START_MAX_S = datetime.datetime.fromisoformat(constants.START_TIME_MAX).replace(
-    tzinfo=datetime.timezone.utc).timestamp()
-# Episode seeds at and above this (and below constants.MAX_SEED) are reserved for
-# evaluation suites (agents.evaluation maps suite seed s to episode seed
-# EVALUATION_SEED_BASE + s); episodes reset without a seed draw below it, so training
-# never flies a suite's episode.
-EVALUATION_SEED_BASE = 2 ** 62
-
 INFO_KEYS = ('distance_km', 'out_of_power', 'envelope_burst', 'zeropressure', 'time_elapsed_s',
              'battery_soc', 'pressure', 'superpressure', 'status', 'effective_action',
              'acs_power', 'solar_power', 'internal_temperature', 'volume', 'mols_air')
-
-
-@dataclasses.dataclass
-class InitialState:
-  """An explicit episode start, overriding the seeded draws of §9.
-
-  Attributes:
-    start_time: UTC start as an aware datetime, or Unix seconds.
-    station_lat_deg, station_lng_deg: the station.
-    x, y: start offset from the station (m, east and north).
-    pressure: start pressure (Pa).
-    atmosphere_alpha: α in [0, 1] of the episode's atmosphere.
-    upwelling_infrared: W/m².
-  """
-  start_time: object
-  station_lat_deg: float
-  station_lng_deg: float
-  x: float
-  y: float
-  pressure: float
-  atmosphere_alpha: float = 0.5
-  upwelling_infrared: float = constants.UPWELLING_INFRARED
-
-  def unix_time(self):
-    """The start time as Unix seconds."""
-    if isinstance(self.start_time, datetime.datetime):
-      if self.start_time.tzinfo is None:
-        raise ValueError('InitialState.start_time must be timezone-aware (UTC), got a naive '
-                         f'datetime {self.start_time!r}.')
-      return self.start_time.timestamp()
-    return float(self.start_time)
-
-
-def check_seed(seed, where='seed'):
-  """Returns `seed` as an int if it is a non-negative integer; raises otherwise."""
-  if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-    raise TypeError(f'{where} must be a non-negative integer, got {seed!r} '
-                    f'({type(seed).__name__}).')
-  if seed < 0 or seed >= constants.MAX_SEED:
-    raise ValueError(f'{where} must be a non-negative integer below 2**63, got {seed}.')
-  return int(seed)
-
-
-class _Wind:
-  """The wind fields of a slab: forecast, forecast error (or none) and the GP."""
-
-  def __init__(self, num_balloons, wind, gp_predict_dtype=np.float32):
-    from agents.env.balloon.wind import forecast_error, wind_forecast, wind_gp
-    if wind == 'procedural':
-      self.forecast = wind_forecast.WindForecast(num_balloons)
-      self.error = forecast_error.ForecastError(num_balloons)
-    elif wind == 'static':
-      self.forecast = wind_forecast.StaticWind(num_balloons)
-      self.error = None
-    else:
-      raise ValueError(f"wind must be 'procedural' or 'static', got {wind!r}.")
-    self.gp = wind_gp.WindGP(num_balloons, predict_dtype=gp_predict_dtype)
-
-  def sample(self, indices, rngs):
-    self.forecast.sample(indices, rngs)
-    if self.error is not None:
-      self.error.sample(indices, rngs)
-
-  def truth(self, indices, x, y, pressure, t):
-    """(u, v) of the true wind (forecast + error) at points [N]."""
-    u, v = self.forecast.query(indices, x, y, pressure, t)
-    if self.error is not None:
-      error_u, error_v = self.error.query(indices, x, y, pressure, t)
-      return u + error_u, v + error_v
-    return u, v
 
 
 def _physical_field(name):
@@ -175,7 +91,8 @@ class BalloonSimulator:
     count = self.num_balloons = int(num_balloons)
     self.max_episode_steps = max_episode_steps
     self.progress_reward = reward_lib.check_progress_weight(progress_reward)
-    self._wind = _Wind(count, wind, gp_predict_dtype)
+    from agents.env.balloon.wind import slab_wind  # numba's kernels load with the first slab
+    self._wind = slab_wind.SlabWind(count, wind, gp_predict_dtype)
     self._seed_stream = np.random.default_rng(None if seed is None else check_seed(seed))
     self.atmosphere = atmosphere_lib.Atmosphere(np.full(count, 0.5))
     self.safety = safety.SafetyLayers(count, power_sun)
@@ -231,36 +148,10 @@ class BalloonSimulator:
       # environment's generator), so the episodes a later unseeded reset draws (a balloon
       # that ended, in training) are the same in every run.
       self._seed_stream = np.random.default_rng(given)
-    for index, state in zip(indices, states):
-      if state is not None and not isinstance(state, InitialState):
-        raise TypeError(f'initial state for balloon {index} must be an InitialState, got '
-                        f'{type(state).__name__}.')
-    rngs = [np.random.default_rng(int(seed)) for seed in episode_seeds]
-    draws = np.array([_draw_episode(rng) for rng in rngs]).reshape(count, 7)
-    alpha, start, latitude, longitude = draws[:, 0], draws[:, 1], draws[:, 2], draws[:, 3]
-    radius, angle = draws[:, 4] * constants.START_RADIUS_M, draws[:, 5]
-    x, y = radius * np.sin(angle), radius * np.cos(angle)
-    infrared = np.full(count, constants.UPWELLING_INFRARED)
-    episode_atmosphere = atmosphere_lib.Atmosphere(alpha)
-    bottom = episode_atmosphere.pressure_at_height(np.full(count, constants.ALTITUDE_MIN_M))
-    pressure = constants.START_MIN_PRESSURE + draws[:, 6] * (bottom - constants.START_MIN_PRESSURE)
-    explicit = [row for row, state in enumerate(states) if state is not None]
-    for row in explicit:
-      state = states[row]
-      alpha[row], start[row] = state.atmosphere_alpha, state.unix_time()
-      latitude[row], longitude[row] = state.station_lat_deg, state.station_lng_deg
-      x[row], y[row], pressure[row] = state.x, state.y, state.pressure
-      infrared[row] = state.upwelling_infrared
-    if explicit:
-      for name, values in (('x', x), ('y', y), ('pressure', pressure), ('start_time', start),
-                           ('upwelling_infrared', infrared), ('station_lat_deg', latitude),
-                           ('station_lng_deg', longitude)):
-        if not np.all(np.isfinite(values)):
-          raise ValueError(f'initial state {name} must be finite, got {values.tolist()}.')
-      if np.any(pressure <= 0) or np.any(infrared <= 0):
-        raise ValueError('initial state pressure and upwelling_infrared must be positive, got '
-                         f'{pressure.tolist()} and {infrared.tolist()}.')
-      episode_atmosphere = atmosphere_lib.Atmosphere(alpha)
+    starts = episode_start.episode_starts(indices, episode_seeds, states)
+    rngs, alpha, start = starts.rngs, starts.alpha, starts.start
+    latitude, longitude, x, y = starts.latitude, starts.longitude, starts.x, starts.y
+    pressure, infrared, episode_atmosphere = starts.pressure, starts.infrared, starts.atmosphere
     self._wind.sample(indices, rngs)
     self.atmosphere.set_alphas(indices, alpha)
     altitude_pressures = episode_atmosphere.pressure_at_height(
@@ -655,22 +546,3 @@ class BalloonSimulator:
       raise ValueError(f'explicit wind must be finite; balloons {bad.tolist()} got '
                        f'u={wind_u[bad].tolist()}, v={wind_v[bad].tolist()}.')
     return wind_u, wind_v
-
-
-def _draw_episode(rng):
-  """The seeded draws of §9 for one balloon, in their fixed order.
-
-  Returns:
-    (α, start Unix s, station latitude, station longitude, radius fraction (Beta),
-    angle (rad), pressure fraction in [0, 1)).
-  """
-  alpha = rng.uniform(0.0, 1.0)
-  start = float(rng.integers(int(_START_MIN_S), int(_START_MAX_S)))
-  latitude = rng.uniform(-constants.STATION_MAX_ABS_LATITUDE_DEG,
-                         constants.STATION_MAX_ABS_LATITUDE_DEG)
-  longitude = rng.uniform(-constants.STATION_MAX_ABS_LONGITUDE_DEG,
-                          constants.STATION_MAX_ABS_LONGITUDE_DEG)
-  radius = rng.beta(*constants.START_RADIUS_BETA)
-  angle = rng.uniform(0.0, 2.0 * np.pi)
-  pressure_fraction = rng.uniform(0.0, 1.0)
-  return alpha, start, latitude, longitude, radius, angle, pressure_fraction

@@ -19,12 +19,12 @@ ENV_ID = 'BalloonLearningEnvironment-v0'  # the public id, spelled out on purpos
 class RegistrationTest(unittest.TestCase):
 
   def test_id_and_seed_bound_live_in_constants(self):
-    from agents.env.balloon import constants, simulator
+    from agents.env.balloon import constants, episode_start
     self.assertEqual(constants.BALLOON_ENV_ID, ENV_ID)
     self.assertIs(registration.BALLOON_ENV_ID, constants.BALLOON_ENV_ID)
-    self.assertEqual(simulator.check_seed(constants.MAX_SEED - 1), constants.MAX_SEED - 1)
+    self.assertEqual(episode_start.check_seed(constants.MAX_SEED - 1), constants.MAX_SEED - 1)
     with self.assertRaises(ValueError):
-      simulator.check_seed(constants.MAX_SEED)
+      episode_start.check_seed(constants.MAX_SEED)
 
   def test_make_after_import(self):
     env = gymnasium.make(ENV_ID)

@@ -15,9 +15,9 @@ from agents.env.balloon import column_network_config, constants
 from agents.env.balloon.constants import BALLOON_ENV_ID
 from agents.env.balloon.controllers import planner
 from agents.env.balloon.env import BalloonEnv, BalloonVectorEnv
+from agents.env.balloon.episode_start import EVALUATION_SEED_BASE
 from agents.env.balloon.observation import features, lookahead
 from agents.env.balloon.physics import reward
-from agents.env.balloon.simulator import EVALUATION_SEED_BASE
 from agents.evaluation import environments, policies, runner, suites
 
 SEEDS = [EVALUATION_SEED_BASE + seed for seed in (2, 4, 9)]

@@ -8,7 +8,7 @@ from agents.env.balloon import constants
 from agents.env.balloon import evaluation as balloon_evaluation
 from agents.env.balloon.controllers import baselines, planner
 from agents.env.balloon.env import BalloonVectorEnv
-from agents.env.balloon.simulator import EVALUATION_SEED_BASE
+from agents.env.balloon.episode_start import EVALUATION_SEED_BASE
 from agents.env.balloon.wind import forecast_error
 from agents.evaluation import environments, runner, suites
 

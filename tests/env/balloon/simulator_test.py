@@ -6,7 +6,8 @@ import unittest
 import numpy as np
 
 from agents.env.balloon import constants
-from agents.env.balloon.simulator import BalloonSimulator, InitialState
+from agents.env.balloon.episode_start import InitialState
+from agents.env.balloon.simulator import BalloonSimulator
 
 
 def _actions(rng, count):
