@@ -19,8 +19,6 @@ else the one environment with an evaluation plug-in, when exactly one has one.
 
 import functools
 
-import numpy as np
-
 from agents import plugins
 from agents.evaluation.errors import EvaluationError
 
@@ -241,8 +239,3 @@ def baseline_env_id(name):
     if name in get(env_id).baselines:
       return env_id
   return None
-
-
-def mean_of(values):
-  """The mean of a list as a float (0 for none), for per-seed fields."""
-  return float(np.mean(values)) if len(values) else 0.0

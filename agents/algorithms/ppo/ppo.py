@@ -396,12 +396,4 @@ class PPO(algorithm.InGraphAlgorithm):
     return dict(policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
                 clip_fraction=clip_fraction, gradient_norm=gradient_norm)
 
-  def surrogate_loss(self, batch):
-    """The policy loss of the current policy on a batch of the memory's layout (for tests)."""
-    advantage = batch['advantage']
-    old = self._network.distribution(batch['params'])
-    new = self._network.distribution(self._policy_params(batch))
-    ratio = tf.exp(new.log_prob(batch['action']) - old.log_prob(batch['action']))
-    return -tf.reduce_mean(ratio * advantage)
-
 
