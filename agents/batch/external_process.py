@@ -53,7 +53,12 @@ class Promise:
 class ExternalProcess:
   """Hosts an environment (or a slab of environments) in a separate process.
 
-  Implements `agents.batch.batch_member.BatchMember`.
+  Implements `agents.batch.batch_member.BatchMember`. Its 35 methods are that whole
+  interface (single, batched and shared-memory steps and resets, each with the halves
+  that let a batch overlap its members, attribute access, restart and close, with the
+  properties and setters of its index and size) and the private requests they share:
+  one class holds one worker's protocol, so that a reader finds every message it sends
+  in one place.
 
   Attributes:
     is_vector: Whether the hosted environment is a `VectorEnv` slab.
