@@ -20,11 +20,11 @@ import tempfile
 
 def _config(variant, steps):
   from agents import configs
-  from agents.env.balloon import qrdqn_config
+  from agents.env.balloon import configs as balloon_configs
   if variant == 'ppo':
     config = configs.resolve('balloon')
   else:
-    config = qrdqn_config.balloon_qrdqn()
+    config = balloon_configs.balloon_qrdqn()
     config['algorithm']['learning_starts'] = 0 if variant == 'qrdqn' else 10**12
   config['loop'].update(steps=steps, checkpoint_every=10**9)
   return configs.validate(config)

@@ -333,7 +333,7 @@ class BalloonSimulator:
   def forecast_wind(self, x, y, pressure, t):
     """The forecast alone at M points per balloon, as `estimated_wind` takes and returns
     them: what an agent would know without its own measurements (for planner
-    diagnostics, `bench.planner_sweep --wind=forecast`)."""
+    diagnostics)."""
     x, y, pressure, t = np.broadcast_arrays(*(np.asarray(a, np.float64)
                                               for a in (x, y, pressure, t)))
     count, points = x.shape
