@@ -29,15 +29,15 @@ def main(argv=None):
   args = parser.parse_args(argv)
   import pandas as pd
 
-  from agents.experiment import comparison, manager, plots
+  from agents.experiment import ConfigExperiment, comparison, plots
   output_dir = args.output_dir or tempfile.mkdtemp(prefix='bench-figure-')
   load_before = os.getloadavg()
   experiments = {}
   for objective in ('kl_penalty', 'clipped'):
     if objective == 'kl_penalty' and args.reuse_a:
-      experiment = manager.ExperimentManager.load(args.reuse_a, quiet=True)
+      experiment = ConfigExperiment.load(args.reuse_a, quiet=True)
     else:
-      experiment = manager.ExperimentManager(
+      experiment = ConfigExperiment(
           args.config, n_fit=args.n_fit, fit_budget=args.steps, output_dir=output_dir,
           seed=args.seed, name=objective, quiet=True,
           overrides={'algorithm.policy_objective': objective})
