@@ -136,9 +136,9 @@ class Agent(abc.ABC):
 
   Attributes:
     name: the agent's name (a class attribute; the manager's default `agent_name`).
-    env, eval_env: the training and evaluation environments (instances).
+    env: the training environment (an instance).
+    eval_env: the evaluation environment (an instance).
     seeder: the `Seeder` of `rng` and of the environments' seeds.
-    writer: the `DefaultWriter` (or whatever `set_writer` set, or None).
   """
 
   name = ''

@@ -45,7 +45,8 @@ class AgentFit:
     done: budget the agent restored from `saved` was already fitted with.
     saved: the path its last `save` returned, or None.
     writer: `(writer_fn, writer_kwargs)`: 'default' keeps the agent's writer, None
-      removes it, a callable makes the one `set_writer` gets (`ExperimentManager.set_writer`).
+      gives it a `writer.NullWriter` (which keeps nothing), a callable makes the one
+      `set_writer` gets (`ExperimentManager.set_writer`).
     base_kwargs: what a subclass of `Agent` gets besides (its writer's arguments, ...).
     logging_level: the level of the `agents` logger while the fit runs (None: unchanged).
   """
@@ -113,7 +114,8 @@ def run_agent_fit(spec, instance=None):
 def _set_writer(agent, writer_fn, writer_kwargs):
   if writer_fn == 'default' or not callable(getattr(agent, 'set_writer', None)):
     return
-  agent.set_writer(None if writer_fn is None else writer_fn(**(writer_kwargs or {})))
+  agent.set_writer(writer_lib.NullWriter() if writer_fn is None
+                   else writer_fn(**(writer_kwargs or {})))
 
 
 def write_writer_data(agent, run_dir):

@@ -51,10 +51,9 @@ DEFAULT_OUTPUT_DIR = 'experiments'
 class ExperimentManager(experiment_base.Experiment):
   """Trains, evaluates and searches `n_fit` instances of an agent class (rlberry's manager).
 
-  Attributes:
-    output_dir: the `pathlib.Path` of the manager's folder (also `directory`, a str).
-    agent_class, train_env, eval_env, init_kwargs, fit_kwargs, eval_kwargs, agent_name,
-      n_fit, fit_budget, ...: the arguments, checked.
+  Its arguments are kept, checked, as attributes of the same names (`agent_class`,
+  `train_env`, `init_kwargs`, `fit_budget`, ...); `output_dir` is the `pathlib.Path` of
+  the manager's folder (`directory`, as a str).
   """
 
   def __init__(self, agent_class, train_env=(None, None), fit_budget=None, eval_env=None,
@@ -252,7 +251,8 @@ class ExperimentManager(experiment_base.Experiment):
 
     Args:
       idx: the fit's index, 0 <= idx < n_fit.
-      writer_fn: 'default' (the agent's `DefaultWriter`), None (no writer), or a callable
+      writer_fn: 'default' (the agent's `DefaultWriter`), None (a `NullWriter`, which keeps
+        nothing and is false in `if agent.writer:`), or a callable
         returning the writer (`writer_fn(**writer_kwargs)`), handed to the agent's
         `set_writer`. Only a `DefaultWriter`'s rows reach `get_writer_data`.
       writer_kwargs: keyword arguments of `writer_fn`.

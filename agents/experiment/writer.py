@@ -83,6 +83,7 @@ class DefaultWriter:
   def summary_writer(self):
     """The `tf.summary` writer, or None without `tensorboard_kwargs`."""
     if self._tensorboard_kwargs and self._summary_writer is None:
+      os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')  # No C++ INFO lines on import.
       import tensorflow as tf
       log_dir = os.fspath(self._tensorboard_kwargs['log_dir'])
       self._summary_writer = tf.summary.create_file_writer(log_dir)
@@ -111,7 +112,8 @@ class DefaultWriter:
       tag: the value's name.
       scalar_value: a number.
       global_step: the step it belongs to, or None.
-      walltime, new_style: accepted for TensorBoard's signature (unused).
+      walltime: accepted for TensorBoard's signature (unused).
+      new_style: accepted for TensorBoard's signature (unused).
     """
     del walltime, new_style
     if self.summary_writer is not None:
@@ -217,3 +219,20 @@ def _trend(values):
     return float('nan')
   lag = len(values) // 20
   return float(values[-lag:].mean() - values[-2 * lag:-lag].mean())
+
+
+class NullWriter:
+  """The writer of an agent whose writer the manager disabled (`set_writer(idx, None)`):
+  it takes every call of a writer and keeps nothing, so `self.writer.add_scalar(...)` in
+  an agent's `fit` still runs."""
+
+  def __bool__(self):
+    return False  # `if self.writer:` reads as no writer.
+
+  def __getattr__(self, attribute):
+    if attribute.startswith('_'):
+      raise AttributeError(attribute)
+
+    def ignored(*args, **kwargs):
+      del args, kwargs
+    return ignored
