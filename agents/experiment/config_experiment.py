@@ -62,7 +62,14 @@ def label(config):
 
 
 class ConfigExperiment(experiment_base.Experiment):
-  """Trains `n_fit` independent instances of a config and gathers their results."""
+  """Trains `n_fit` independent instances of a config and gathers their results.
+
+  With what it inherits from `experiment_base.Experiment` it has more than 25 methods:
+  the same public names as `ExperimentManager` (fit, eval_agents, get_writer_data, ...)
+  so that code moves between the two, the search's 4 (`search_space`,
+  `default_objective`, `trial_manager`, `take_best`) and a config's own (overrides, plots,
+  final scores).
+  """
 
   def __init__(self, config, n_fit=4, fit_budget=None, output_dir='experiments',
                parallelization='process', max_workers=None, seed=None, overrides=None,

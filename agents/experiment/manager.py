@@ -54,6 +54,11 @@ class ExperimentManager(experiment_base.Experiment):
   Its arguments are kept, checked, as attributes of the same names (`agent_class`,
   `train_env`, `init_kwargs`, `fit_budget`, ...); `output_dir` is the `pathlib.Path` of
   the manager's folder (`directory`, as a str).
+
+  With what it inherits it has more than 25 methods, on purpose: 13 are rlberry's public
+  API, which users call by name on this one class; 4 answer the search (`search_space`,
+  `default_objective`, `trial_manager`, `take_best`); the rest are the fit machinery of
+  `experiment_base.Experiment`, shared with `ConfigExperiment`.
   """
 
   def __init__(self, agent_class, train_env=(None, None), fit_budget=None, eval_env=None,

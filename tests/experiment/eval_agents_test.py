@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 from agents.evaluation import results
-from agents.experiment import ConfigExperiment, ExperimentError, search
+from agents.experiment import ConfigExperiment, ExperimentError
 
 _HAS_EVALUATION = importlib.util.find_spec('agents.evaluation') is not None
 
@@ -50,7 +50,7 @@ class EvalAgentsTest(unittest.TestCase):
     self.assertEqual(list(frame['fit']), [0, 1])
     self.assertEqual(list(frame['seed']), [0, 0])
     self.assertTrue(((frame['twr50'] >= 0) & (frame['twr50'] <= 1)).all())
-    self.assertEqual(search.default_objective(experiment.config).__name__,
+    self.assertEqual(experiment.default_objective().__name__,
                      'twr50_on_tiny_eval')
     # Trained further (as a search's next chunk), the fits fly their newest checkpoint,
     # whose results replace the earlier checkpoint's.
