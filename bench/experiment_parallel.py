@@ -23,8 +23,8 @@ import time
 
 
 def _run(config, n_fit, steps, workers, output_dir, name, seed):
-  from agents.experiment import manager
-  experiment = manager.ExperimentManager(
+  from agents.experiment import ConfigExperiment
+  experiment = ConfigExperiment(
       config, n_fit=n_fit, fit_budget=steps, output_dir=output_dir, max_workers=workers,
       seed=seed, name=name, quiet=True)
   start = time.perf_counter()

@@ -32,17 +32,17 @@ def main(argv=None):
   args = parser.parse_args(argv)
   import optuna
 
-  from agents.experiment import manager, search
+  from agents.experiment import ConfigExperiment, search
   output_dir = args.output_dir or tempfile.mkdtemp(prefix='bench-search-')
   load_before = os.getloadavg()
   start = time.perf_counter()
-  default = manager.ExperimentManager(
+  default = ConfigExperiment(
       args.config, n_fit=args.trial_fits, fit_budget=args.steps, output_dir=output_dir,
       seed=args.seed, name=f'default-{args.config}', parallelization=args.parallelization,
       quiet=True)
   default.fit()
   default_seconds = time.perf_counter() - start
-  experiment = manager.ExperimentManager(
+  experiment = ConfigExperiment(
       args.config, n_fit=args.trial_fits, fit_budget=args.steps, output_dir=output_dir,
       seed=args.seed, name=f'search-{args.config}', parallelization=args.parallelization,
       quiet=True)

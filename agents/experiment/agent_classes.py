@@ -10,6 +10,12 @@ An agent class, in rlberry's sense, is any class with
       @classmethod
       def load(cls, filename, **init_kwargs): ...    # optional: -> the saved agent
 
+A subclass of `agents.experiment.Agent` (rlberry's base class, `agent_base.py`) gets
+what rlberry's manager gives its agents: `env` (built and seeded), `eval_env` (the pair),
+`copy_env=False`, `seeder` (the fit's seed), `output_dir` (the fit's run directory), its
+writer's arguments and the threads' shared data. Any other class gets `seed`,
+`output_dir` and `eval_env` (built) only when its constructor names them.
+
 A class with BLE's Agent interface (`agents.python_agents.agent`: `begin_episode`,
 `step`, `end_episode`, built as `(num_actions, observation_shape)`) is an agent class
 too: it is fitted through `agents.python_agents.fit_adapter.FitAdapter`, whose `fit`
@@ -17,15 +23,14 @@ runs `run_training_loop` and whose `eval` flies an evaluation suite.
 
 An environment is `(id_or_constructor, kwargs)`, as rlberry's `train_env`: a Gymnasium
 id (made with `gymnasium.make(id, **kwargs)`) or a callable called with `**kwargs`.
-Unlike rlberry, whose base `Agent` builds the environment from that pair, the manager
-builds it (seeded with the fit's seed) and hands the agent the instance, because an
-agent class here needs no base class. The constructor gets `seed`, `output_dir` and
-`eval_env` only when its signature names them.
+The manager builds the training environment (seeded with the fit's seed) and hands
+the agent the instance.
 """
 
 import inspect
 
 from agents import plugins
+from agents.experiment import agent_base
 from agents.experiment.errors import ExperimentError
 from agents.python_agents import agent as agent_lib
 
@@ -59,6 +64,12 @@ def check_agent_class(agent_class):
     raise ExperimentError(f'agent_class must be a class, got {agent_class!r}.')
   if is_ble_agent_class(agent_class):
     return agent_class
+  abstract = sorted(getattr(agent_class, '__abstractmethods__', ()))
+  if abstract:
+    raise ExperimentError(
+        f'agent_class {agent_class.__name__} does not implement {", ".join(abstract)}() '
+        f'(abstract in {agent_class.__mro__[1].__name__}); an agent class needs '
+        'fit(budget, **fit_kwargs) and eval(**eval_kwargs).')
   for method in REQUIRED_METHODS:
     if not callable(getattr(agent_class, method, None)):
       raise ExperimentError(
@@ -115,24 +126,7 @@ def make_env(env, seed=None):
   Returns:
     The environment.
   """
-  maker, kwargs = check_env(env, 'env')
-  if isinstance(maker, str):
-    import gymnasium
-    instance = gymnasium.make(maker, **kwargs)
-  else:
-    instance = maker(**kwargs)
-  if seed is not None:
-    _seed(instance, seed)
-  return instance
-
-
-def _seed(env, seed):
-  reset = getattr(env, 'reset', None)
-  if callable(reset) and 'seed' in _parameters(reset):
-    reset(seed=int(seed))
-  action_space = getattr(env, 'action_space', None)
-  if callable(getattr(action_space, 'seed', None)):
-    action_space.seed(int(seed))
+  return agent_base.make_env(check_env(env, 'env'), None if seed is None else int(seed))
 
 
 def _parameters(function):
@@ -143,12 +137,21 @@ def _parameters(function):
 
 
 def passed_when_named(agent_class, **candidates):
-  """The `candidates` whose names `agent_class`'s constructor declares."""
+  """The `candidates` whose names `agent_class`'s constructor declares (all of them when
+  it takes `**kwargs` and derives from `Agent`, which takes them all)."""
   parameters = _parameters(agent_class.__init__)
-  return {key: value for key, value in candidates.items() if key in parameters}
+  takes_all = any(p.kind == p.VAR_KEYWORD for p in parameters.values()) and \
+      is_base_agent_class(agent_class)
+  return {key: value for key, value in candidates.items() if takes_all or key in parameters}
 
 
-def construct(agent_class, env, init_kwargs, seed=None, output_dir=None, eval_env=None):
+def is_base_agent_class(agent_class):
+  """Whether `agent_class` derives from `agents.experiment.Agent` (rlberry's base class)."""
+  return inspect.isclass(agent_class) and issubclass(agent_class, agent_base.Agent)
+
+
+def construct(agent_class, env, init_kwargs, seed=None, output_dir=None, eval_env=None,
+              base_kwargs=None):
   """An agent of `agent_class` (a BLE class through its fit adapter) on `env`.
 
   Args:
@@ -158,22 +161,25 @@ def construct(agent_class, env, init_kwargs, seed=None, output_dir=None, eval_en
     seed: the fit's seed (passed when the constructor names `seed`).
     output_dir: the fit's run directory (passed when it names `output_dir`).
     eval_env: `(id_or_constructor, kwargs)` of the evaluation environment, built and
-      passed when the constructor names `eval_env`.
+      passed when the constructor names `eval_env` (a subclass of `Agent` builds it).
+    base_kwargs: the arguments only a subclass of `Agent` gets (its writer's arguments,
+      the threads' shared data); see `base_agent_kwargs`.
 
   Raises:
     ExperimentError: the constructor refused the arguments (its message, with the class).
   """
-  builder, kwargs = _builder(agent_class, init_kwargs, seed, output_dir, eval_env)
+  builder, kwargs = _builder(agent_class, init_kwargs, seed, output_dir, eval_env, base_kwargs)
   try:
     return builder(env=env, **kwargs)
   except TypeError as error:
     raise ExperimentError(f'agent_class {agent_class.__name__}: {error}') from error
 
 
-def load(agent_class, filename, env, init_kwargs, seed=None, output_dir=None, eval_env=None):
+def load(agent_class, filename, env, init_kwargs, seed=None, output_dir=None, eval_env=None,
+         base_kwargs=None):
   """The agent `load(filename, env=..., **init_kwargs)` restores (rlberry's classmethod),
   or None when the class has no `load`; arguments as `construct`."""
-  builder, kwargs = _builder(agent_class, init_kwargs, seed, output_dir, eval_env)
+  builder, kwargs = _builder(agent_class, init_kwargs, seed, output_dir, eval_env, base_kwargs)
   loader = getattr(builder, 'load', None)
   if not callable(loader):
     return None
@@ -198,17 +204,25 @@ def check_init_kwargs(agent_class, init_kwargs, what='init_kwargs'):
     return  # A constructor without a signature (a builtin): nothing to check.
 
 
-def _builder(agent_class, init_kwargs, seed=None, output_dir=None, eval_env=None):
+def _builder(agent_class, init_kwargs, seed=None, output_dir=None, eval_env=None,
+             base_kwargs=None):
   """(what to build, its kwargs): the class itself, or the fit adapter of a BLE class; with
-  the fit's seed, run directory and evaluation environment when the builder names them."""
+  the fit's seed, run directory and evaluation environment when the builder names them
+  (rlberry's set of arguments for a subclass of `Agent`)."""
   if is_ble_agent_class(agent_class):
     from agents.python_agents import fit_adapter
     builder, kwargs = fit_adapter.FitAdapter, dict(init_kwargs, agent_class=agent_class)
   else:
     builder, kwargs = agent_class, dict(init_kwargs)
-  named = passed_when_named(builder, seed=seed, output_dir=output_dir, eval_env=eval_env)
-  if named.get('eval_env') is not None:
-    named['eval_env'] = make_env(named['eval_env'], seed)
+  if is_base_agent_class(builder):
+    candidates = dict(seeder=seed, output_dir=output_dir, eval_env=eval_env, copy_env=False,
+                      **(base_kwargs or {}))
+    named = passed_when_named(builder, **candidates)
+  else:
+    named = passed_when_named(builder, seed=seed, output_dir=output_dir, eval_env=eval_env)
+    if named.get('eval_env') is not None:
+      named['eval_env'] = make_env(named['eval_env'], seed)
+  named.update({key: value for key, value in kwargs.items() if key in named})  # Theirs win.
   kwargs.update({key: value for key, value in named.items() if value is not None})
   return builder, kwargs
 

@@ -11,14 +11,20 @@ instead, so an agent without `save`/`load` can be fitted further and evaluated.
 The manager's budget is the total a fit reaches, as for configs; the agent's `fit`
 gets what is left (rlberry's `fit(budget)` trains for `budget` more). A fit whose agent
 is neither in memory nor restorable starts again from scratch.
+
+After each fit, the rows the agent logged through its `DefaultWriter` are written to
+`<run_dir>/writer_data.csv` (`writer_data.WRITER_DATA`), where `get_writer_data` reads them from
+whatever process ran the fit.
 """
 
 import concurrent.futures
 import dataclasses
+import logging
 import os
 import threading
 
-from agents.experiment import agent_classes, fitting
+from agents.experiment import agent_classes, fitting, writer_data
+from agents.experiment import writer as writer_lib
 from agents.run import metrics_writer
 
 # The file stem an agent's `save` gets in its run directory (rlberry's agents add their
@@ -38,6 +44,11 @@ class AgentFit:
     fit_kwargs: extra arguments of `fit`.
     done: budget the agent restored from `saved` was already fitted with.
     saved: the path its last `save` returned, or None.
+    writer: `(writer_fn, writer_kwargs)`: 'default' keeps the agent's writer, None
+      gives it a `writer.NullWriter` (which keeps nothing), a callable makes the one
+      `set_writer` gets (`ExperimentManager.set_writer`).
+    base_kwargs: what a subclass of `Agent` gets besides (its writer's arguments, ...).
+    logging_level: the level of the `agents` logger while the fit runs (None: unchanged).
   """
   agent_class: type
   train_env: tuple
@@ -46,6 +57,9 @@ class AgentFit:
   fit_kwargs: dict
   done: int = 0
   saved: str | None = None
+  writer: tuple = ('default', None)
+  base_kwargs: dict = dataclasses.field(default_factory=dict)
+  logging_level: str | int | None = None
 
   def fit_in_worker(self, spec):
     """The body of a worker process or Ray task (`fitting.run_fit`): returns a `FitOutcome`."""
@@ -58,7 +72,8 @@ def build_or_restore(spec, instance=None):
   if instance is not None:
     return instance, agent_fit.done
   env = agent_classes.make_env(agent_fit.train_env, spec.seed)
-  common = dict(seed=spec.seed, output_dir=spec.run_dir, eval_env=agent_fit.eval_env)
+  common = dict(seed=spec.seed, output_dir=spec.run_dir, eval_env=agent_fit.eval_env,
+                base_kwargs=agent_fit.base_kwargs)
   if agent_fit.saved and os.path.exists(agent_fit.saved):
     restored = agent_classes.load(agent_fit.agent_class, agent_fit.saved, env,
                                   agent_fit.init_kwargs, **common)
@@ -76,9 +91,13 @@ def run_agent_fit(spec, instance=None):
     instance: the agent of an earlier fit in this process, or None.
   """
   os.makedirs(spec.run_dir, exist_ok=True)
+  if spec.agent.logging_level is not None:
+    logging.getLogger('agents').setLevel(spec.agent.logging_level)
   agent, done = build_or_restore(spec, instance)
+  _set_writer(agent, *spec.agent.writer)
   if spec.budget > done:
     agent.fit(spec.budget - done, **spec.agent.fit_kwargs)
+  write_writer_data(agent, spec.run_dir)
   saved = None
   if callable(getattr(agent, 'save', None)):
     saved = agent.save(os.path.join(spec.run_dir, SAVE_STEM))
@@ -90,6 +109,25 @@ def run_agent_fit(spec, instance=None):
   outcome = fitting.FitOutcome(spec.index, fitting.FINISHED, max(done, spec.budget),
                                mean_score=score, saved_agent=saved)
   return outcome, agent
+
+
+def _set_writer(agent, writer_fn, writer_kwargs):
+  if writer_fn == 'default' or not callable(getattr(agent, 'set_writer', None)):
+    return
+  agent.set_writer(writer_lib.NullWriter() if writer_fn is None
+                   else writer_fn(**(writer_kwargs or {})))
+
+
+def write_writer_data(agent, run_dir):
+  """Writes the rows of the agent's `DefaultWriter` to `<run_dir>/writer_data.csv`
+  (nothing for an agent without one)."""
+  writer = getattr(agent, 'writer', None)
+  if not isinstance(writer, writer_lib.DefaultWriter):
+    return
+  writer.flush()
+  path = os.path.join(run_dir, writer_data.WRITER_DATA)
+  writer.data.to_csv(path + '.tmp', index=False)
+  os.replace(path + '.tmp', path)
 
 
 def run_agent_fits(specs, max_workers, instances, progress=None, on_outcome=None):

@@ -3,7 +3,7 @@
 Each fit is a `FitSpec`: an index, a run directory and a resolved config. The
 worker body, `run_fit`, is the same everywhere (local processes, Ray tasks,
 in-process profiling): it limits the threads, then trains or resumes the run
-through `configs_and_training.train`.
+through `agents.training.trainer.train`.
 
 `run_fits_locally` starts one `spawn` process per fit, at most `max_workers`
 at a time. A fit that raises or dies is reported with its index and the others
@@ -93,9 +93,10 @@ def run_fit(spec, quiet=True):
     threads_lib.apply(spec.threads)
   if spec.agent is not None:  # An agent class: its fit knows how to run itself.
     return spec.agent.fit_in_worker(spec)
-  from agents.experiment import configs_and_training
-  result = configs_and_training.train(spec.config, spec.run_dir, quiet=quiet,
-                                      run_name=spec.run_name, run_group=spec.run_group)
+  from agents.training import trainer
+  os.makedirs(spec.run_dir, exist_ok=True)
+  result = trainer.train(spec.config, spec.run_dir, quiet=quiet, export_policy=True,
+                         run_name=spec.run_name, run_group=spec.run_group)
   status = INTERRUPTED if result['interrupted'] else FINISHED
   score = result.get('mean_score')
   return FitOutcome(spec.index, status, int(result['step']),

@@ -1,8 +1,8 @@
 """Hyperparameter search of an experiment with Optuna, resumable, with pruning.
 
-Each trial samples a point of the search space (`search_distributions.py`), then
-trains `n_fit` fits of the config with those values as a small experiment of
-its own under `<experiment>/trials/trial-<hash of the values>/`. The fits run
+Each trial samples a point of the search space (`search_distributions.py`, or an agent
+class's `sample_parameters(trial)`), then trains `n_fit` fits with those values as a
+small experiment of its own under `<experiment>/trials/trial-<hash of the values>/`. The fits run
 in chunks of `fit_fraction` of the budget, resuming the same run directories;
 after each chunk the objective (by default the mean over fits of the final
 training `mean_score`) is reported to Optuna so the pruner can stop a bad
@@ -23,8 +23,7 @@ import os
 import signal
 import threading
 
-from agents import plugins
-from agents.experiment import configs_and_training, fitting, search_distributions, search_spaces
+from agents.experiment import fitting, search_distributions
 
 SAMPLERS = ('tpe', 'random', 'grid', 'cmaes')
 PRUNERS = ('none', 'median', 'halving')
@@ -53,13 +52,6 @@ def mean_final_score(manager):
   return float(scores.mean())
 
 
-def mean_eval(manager):
-  """The default objective of an agent class (rlberry's): the mean of `eval(**eval_kwargs)`
-  over the trial's trained agents."""
-  return float(sum(agent.eval(**manager.eval_kwargs) for agent in manager.get_agent_instances())
-               / manager.n_fit)
-
-
 def on_trained_agents(custom_eval_function):
   """rlberry's `custom_eval_function(trained_agents) -> float` as an objective of a trial."""
   def objective(manager):
@@ -67,34 +59,33 @@ def on_trained_agents(custom_eval_function):
   return objective
 
 
-def default_objective(config):
-  """The objective the environment registers (`plugins.SEARCH_OBJECTIVES`, by its id; the
-  balloon's: TWR50 on 'tiny_eval'), else `mean_final_score`."""
-  factory = plugins.SEARCH_OBJECTIVES.find(configs_and_training.get(config, 'environment.id'))
-  return factory(config) if factory is not None else mean_final_score
-
-
 def storage_url(directory):
   """The SQLite URL of the study storage in an experiment directory."""
   return 'sqlite:///' + os.path.join(os.path.abspath(directory), STORAGE_NAME)
 
 
-def make_sampler(name, space, seed):
-  """The Optuna sampler called `name` ('tpe', 'random', 'grid' or 'cmaes')."""
+def make_sampler(name, space, seed, sampler_kwargs=None):
+  """The Optuna sampler called `name` ('tpe', 'random', 'grid' or 'cmaes'), with
+  `sampler_kwargs` (keyword arguments of its Optuna class) winning over the defaults."""
   import optuna
+  kwargs = dict(sampler_kwargs or {})
   if name == 'tpe':
-    return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True)
+    return optuna.samplers.TPESampler(**dict(dict(seed=seed, multivariate=True, group=True),
+                                             **kwargs))
   if name == 'random':
-    return optuna.samplers.RandomSampler(seed=seed)
+    return optuna.samplers.RandomSampler(**dict(dict(seed=seed), **kwargs))
   if name == 'grid':
-    return optuna.samplers.GridSampler(search_distributions.grid(space), seed=seed)
+    if 'search_space' not in kwargs:
+      kwargs['search_space'] = search_distributions.grid(space)
+    return optuna.samplers.GridSampler(**dict(dict(seed=seed), **kwargs))
   if name == 'cmaes':
     try:
       import cmaes  # noqa: F401  (Optuna's CMA-ES sampler needs it)
     except ImportError as error:
       raise SearchError("sampler='cmaes' needs the 'cmaes' package: pip install "
                         "'batchppo-agents[experiment]' (or pip install cmaes).") from error
-    return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
+    return optuna.samplers.CmaEsSampler(**dict(dict(seed=seed, warn_independent_sampling=False),
+                                               **kwargs))
   raise SearchError(f'sampler must be one of {SAMPLERS}, got {name!r}.')
 
 
@@ -176,13 +167,17 @@ class _StopOnSigint:
 
 def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner='median',
              fit_fraction=0.25, continue_previous=False, n_workers=1, objective=None,
-             search_space=None, budget=None, custom_eval_function=None):
-  """Searches the hyperparameters of `manager`'s config (or agent class) with Optuna.
+             search_space=None, budget=None, custom_eval_function=None, sampler_kwargs=None):
+  """Searches the hyperparameters of an experiment (a config's or an agent class's) with Optuna.
+
+  The experiment says what is searched and how a trial runs: `search_space(space)`
+  parses the space (None: the agent class's `sample_parameters(trial)` samples),
+  `default_objective()`, `trial_manager(...)` builds a trial's experiment, and
+  `take_best(best, budget)` keeps the best values.
 
   Args:
-    manager: the `ExperimentManager`; its config (with its overrides) is the
-      starting point, its seed gives every trial the same fit seeds, and its
-      parallelization runs the trials' fits.
+    manager: the `ConfigExperiment` or `ExperimentManager`; its seed gives every trial the
+      same fit seeds, and its parallelization runs the trials' fits.
     n_trials: finished (complete or pruned) trials the study should hold; None
       runs until `timeout`.
     timeout: seconds after which no new trial starts; None for no limit.
@@ -195,21 +190,18 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
       (re-running cut-off trials); False starts a new study beside it.
     n_workers: trials running at once (threads, each running its fits in
       worker processes or Ray tasks).
-    objective: callable(trial_manager) -> float to maximise; defaults to
-      `mean_final_score` (for balloon configs, TWR50 on 'tiny_eval' when the
-      evaluation API is present), and for an agent class to `mean_eval`.
-    search_space: search space (see `search_distributions.py`); defaults to the one
-      declared for the config's name in `search_spaces.py`. For an agent class its keys
-      are constructor arguments; without it, the class's `sample_parameters(trial)`
-      classmethod (rlberry's) returns a trial's arguments.
-    budget: training steps per fit; defaults to the manager's fit_budget.
+    objective: callable(trial_manager) -> float to maximise; defaults to the
+      experiment's `default_objective()`.
+    search_space: search space (see `search_distributions.py`); None: the experiment's
+      default (a named config's, or the agent class's `sample_parameters`).
+    budget: what each fit of a trial reaches; defaults to the experiment's fit_budget.
     custom_eval_function: rlberry's objective, callable(list of a trial's trained
       agents) -> float; give it or `objective`, not both.
+    sampler_kwargs: keyword arguments of the Optuna sampler.
 
   Returns:
-    Dict of the best trial's values (dotted keys). The best config (the base
-    config with those values and the full budget) is written to
-    `<experiment>/best_config.yaml`, and the study is recorded in the manifest.
+    Dict of the best trial's values; the experiment keeps them (`take_best`) and the
+    study is recorded in the manifest.
 
   Raises:
     SearchError: bad arguments, or no trial completed.
@@ -223,18 +215,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     if not callable(custom_eval_function):
       raise SearchError(f'custom_eval_function must be callable, got {custom_eval_function!r}.')
     objective = on_trained_agents(custom_eval_function)
-  if manager.agent_class is not None:
-    space = _agent_class_space(manager, search_space)
-  elif search_space is None:
-    if manager.config_name is None:
-      raise SearchError('The config is a mapping, not a named config: pass search_space=.')
-    try:
-      search_space = search_spaces.for_config(manager.config_name)
-    except KeyError as error:
-      raise SearchError(error.args[0]) from error
-  if manager.agent_class is None:
-    label = f'config {manager.config_name!r}' if manager.config_name else 'the config'
-    space = search_distributions.check(search_space, manager.config, label)
+  space = manager.search_space(search_space)
   if n_trials is None and timeout is None:
     raise SearchError('Give n_trials, timeout, or both; otherwise the search never ends.')
   if n_trials is not None and (not isinstance(n_trials, int) or n_trials < 1):
@@ -251,14 +232,13 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     raise SearchError(f'pruner must be one of {PRUNERS}, got {pruner!r}.')
   budget = budget or manager.fit_budget
   budgets = chunk_budgets(budget, fit_fraction)
-  if sampler == 'grid' and space is None:
+  if sampler == 'grid' and space is None and 'search_space' not in (sampler_kwargs or {}):
     raise SearchError("sampler='grid' needs a search_space, not sample_parameters.")
-  sampler_object = make_sampler(sampler, space, seed=manager.seed_entropy % 2**32)
+  sampler_object = make_sampler(sampler, space, manager.seed_entropy % 2**32, sampler_kwargs)
   pruner_object = make_pruner(pruner, len(budgets))
-  if objective is None:
-    objective = mean_eval if manager.agent_class is not None \
-        else default_objective(manager.config)
+  objective = objective or manager.default_objective()
 
+  optuna.logging.set_verbosity(optuna.logging.WARNING)
   os.makedirs(manager.directory, exist_ok=True)
   storage = storage_url(manager.directory)
   existing = _study_names(storage)
@@ -289,7 +269,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     score = None
     for chunk_budget in budgets:
       try:
-        child.fit(chunk_budget)
+        child.fit_to(chunk_budget)
       except KeyboardInterrupt:
         trial.set_user_attr('interrupted', True)
         raise
@@ -304,7 +284,6 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
         raise optuna.TrialPruned(f'score {score:.3g} at step {chunk_budget}')
     return score
 
-  optuna.logging.set_verbosity(optuna.logging.WARNING)
   try:
     with _StopOnSigint():
       _run_study(study, run_trial, n_trials, timeout, n_workers, quiet=manager.quiet)
@@ -315,51 +294,11 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     raise SearchError(f'No trial of study {study_name!r} completed; see the failed trials '
                       f'with optuna-dashboard {storage}.')
   best = dict(manager.study['best_params'])
-  if manager.agent_class is not None:
-    manager.init_kwargs.update(best)
-    manager.save()
-    if not manager.quiet:
-      print(summary_table(study).to_string(index=False))
-      print(f'Best value {manager.study["best_value"]:.4g} with {best}; init_kwargs updated.')
-    return best
-  config = configs_and_training.resolve(
-      manager.config, dict(best, **{configs_and_training.BUDGET_KEY: budget}))
-  path = os.path.join(manager.directory, BEST_CONFIG_NAME)
-  configs_and_training.save_yaml(config, path)
+  where = manager.take_best(best, budget)
   if not manager.quiet:
     print(summary_table(study).to_string(index=False))
-    print(f'Best value {manager.study["best_value"]:.4g} with {best}; config written to {path}')
+    print(f'Best value {manager.study["best_value"]:.4g} with {best}; {where}')
   return best
-
-
-def _agent_class_space(manager, search_space):
-  """The parsed space of an agent class's search (None: its `sample_parameters` samples).
-
-  Raises:
-    SearchError: no space and no `sample_parameters`, or a key the constructor refuses or
-      that `init_kwargs_per_instance` sets (rlberry cannot search those either).
-  """
-  from agents.experiment import agent_classes
-  name = manager.agent_class.__name__
-  if search_space is None:
-    if callable(getattr(manager.agent_class, 'sample_parameters', None)):
-      return None
-    raise SearchError(f'agent_class {name} has no sample_parameters(trial); pass '
-                      'search_space= with its constructor arguments.')
-  space = search_distributions.parse(search_space)
-  per_instance = {key for entry in manager.init_kwargs_per_instance or () for key in entry}
-  for key, distribution in space.items():
-    if key in per_instance:
-      raise SearchError(f"Search space key '{key}' is set by init_kwargs_per_instance; "
-                        'a value given per fit cannot be searched.')
-    value = distribution.choices[0] if isinstance(
-        distribution, search_distributions.Categorical) else distribution.low
-    try:
-      agent_classes.check_init_kwargs(manager.agent_class,
-                                      dict(manager.init_kwargs, **{key: value}))
-    except ValueError as error:
-      raise SearchError(f"Search space key '{key}': {error}") from None
-  return space
 
 
 def _run_study(study, run_trial, n_trials, timeout, n_workers, quiet):

@@ -30,7 +30,8 @@ The same space can be written as plain mappings, e.g. in YAML:
 
 import dataclasses
 
-from agents.experiment import configs_and_training
+from agents import configs
+from agents.configs import resolution
 
 
 class SearchSpaceError(ValueError):
@@ -150,9 +151,11 @@ def check(space, config, config_label='the config'):
   """
   space = parse(space)
   for position, (key, distribution) in enumerate(space.items()):
-    if not configs_and_training.has_key(config, key):
+    try:
+      resolution.dotted_key(key, configs.specs_for(config))
+    except configs.ConfigError:
       raise SearchSpaceError(f"Search space key '{key}' is not a hyperparameter of "
-                             f'{config_label}.')
+                             f'{config_label}.') from None
     if isinstance(distribution, Categorical):
       if not distribution.choices:
         raise SearchSpaceError(f"Search space key '{key}' has no choices.")
@@ -168,8 +171,8 @@ def check(space, config, config_label='the config'):
       values = [distribution.low, distribution.high] + list(distribution.grid or [])
     for value in values:
       try:
-        configs_and_training.resolve(config, {key: value})
-      except configs_and_training.ConfigError as error:
+        configs.apply_overrides(config, {key: value})
+      except configs.ConfigError as error:
         raise SearchSpaceError(f"Search space key '{key}': value {value!r} is not accepted "
                                f'by {config_label}: {error}') from error
     earlier = list(space)[:position]

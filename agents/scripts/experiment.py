@@ -118,11 +118,11 @@ def parse_args(argv):
 
 
 def _manager(args):
-  from agents.experiment import manager as manager_lib
+  from agents.experiment import ExperimentManager
   overrides = dict(parse_override(text) for text in args.overrides)
   if args.track is not None:
     overrides['loop.track'] = args.track
-  return manager_lib.ExperimentManager(
+  return ExperimentManager.from_config(
       args.config, n_fit=args.n_fit, fit_budget=args.budget, output_dir=args.output_dir,
       parallelization='ray' if args.ray else 'process', max_workers=args.max_workers,
       seed=args.seed, overrides=overrides, name=args.name, ray_address=args.ray_address,
@@ -130,8 +130,8 @@ def _manager(args):
 
 
 def _load(directory):
-  from agents.experiment import manager as manager_lib
-  return manager_lib.ExperimentManager.load(directory)
+  from agents.experiment import ConfigExperiment
+  return ConfigExperiment.load(directory)
 
 
 def run(args):
@@ -195,16 +195,16 @@ def main(argv=None):
   for name in ('tensorflow', 'absl'):
     logging.getLogger(name).setLevel(logging.WARNING)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+  from agents.configs import ConfigError
   from agents.experiment import (
+    ExperimentError,
     comparison,
-    configs_and_training,
     manifest,
     plots,
     search,
     search_distributions,
   )
-  from agents.experiment import manager as manager_lib
-  bad_input = (UsageError, configs_and_training.ConfigError, manager_lib.ExperimentError,
+  bad_input = (UsageError, ConfigError, ExperimentError,
                manifest.NotAnExperimentError, search.SearchError,
                search_distributions.SearchSpaceError, comparison.ComparisonError,
                plots.NothingToPlotError)

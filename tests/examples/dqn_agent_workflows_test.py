@@ -43,7 +43,7 @@ class ExperimentManagerTest(unittest.TestCase):
         agent_class=DQNAgent, train_env=one_balloon, fit_budget=24, n_fit=2, seed=0,
         init_kwargs=dict(max_episode_length=12, eval_suite='custom:seeds=0-1,episode_length=12',
                          **TINY),
-        parallelization='inline', output_dir=tempfile.mkdtemp(), quiet=True)
+        parallelization='inline', output_dir=tempfile.mkdtemp())
     manager.fit()
     adapters = manager.get_agent_instances()
     self.assertEqual(len(adapters), 2)

@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 from agents.evaluation import results
-from agents.experiment import manager, search
+from agents.experiment import ConfigExperiment, ExperimentError
 
 _HAS_EVALUATION = importlib.util.find_spec('agents.evaluation') is not None
 
@@ -24,7 +24,7 @@ _TINY_CARTPOLE = {key: value for key, value in _TINY_BALLOON.items()
 
 def _cartpole_experiment(n_fit=1, fit_budget=64, **overrides):
   """A CartPole experiment of tiny fits, run in this process; overrides by dotted key."""
-  return manager.ExperimentManager(
+  return ConfigExperiment(
       'cartpole', n_fit=n_fit, fit_budget=fit_budget, output_dir=tempfile.mkdtemp(), seed=0,
       overrides=dict(_TINY_CARTPOLE, **overrides), parallelization='inline', quiet=True)
 
@@ -33,24 +33,24 @@ class EvalAgentsTest(unittest.TestCase):
 
   @unittest.skipIf(_HAS_EVALUATION, 'agents.evaluation is present')
   def test_missing_evaluation_api_is_named(self):
-    experiment = manager.ExperimentManager('pendulum', n_fit=1, output_dir=tempfile.mkdtemp(),
+    experiment = ConfigExperiment('pendulum', n_fit=1, output_dir=tempfile.mkdtemp(),
                                            seed=0, quiet=True)
     with self.assertRaisesRegex(NotImplementedError, 'agents.evaluation'):
       experiment.eval_agents('micro_eval')
 
   @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
   def test_every_fit_flies_the_suite(self):
-    experiment = manager.ExperimentManager(
+    experiment = ConfigExperiment(
         'balloon', n_fit=2, fit_budget=64, output_dir=tempfile.mkdtemp(), seed=0,
         overrides=_TINY_BALLOON, parallelization='inline', quiet=True)
-    with self.assertRaisesRegex(manager.ExperimentError, 'no fit has finished'):
+    with self.assertRaisesRegex(ExperimentError, 'no fit has finished'):
       experiment.eval_agents('micro_eval')
     experiment.fit()
     frame = experiment.eval_agents('micro_eval', workers=0)
     self.assertEqual(list(frame['fit']), [0, 1])
     self.assertEqual(list(frame['seed']), [0, 0])
     self.assertTrue(((frame['twr50'] >= 0) & (frame['twr50'] <= 1)).all())
-    self.assertEqual(search.default_objective(experiment.config).__name__,
+    self.assertEqual(experiment.default_objective().__name__,
                      'twr50_on_tiny_eval')
     # Trained further (as a search's next chunk), the fits fly their newest checkpoint,
     # whose results replace the earlier checkpoint's.
@@ -120,7 +120,7 @@ class EvalAgentsTest(unittest.TestCase):
     experiment = _cartpole_experiment(fit_budget=128, **{
         'loop.eval_every': 32, 'loop.eval_steps': 16, 'loop.eval_suite': suite,
         'loop.select_suite': 'custom:seeds=100-103,episode_length=40'})
-    with self.assertRaisesRegex(manager.ExperimentError, "weights must be 'newest' or 'best'"):
+    with self.assertRaisesRegex(ExperimentError, "weights must be 'newest' or 'best'"):
       experiment.eval_agents(suite, weights='last')
     experiment.fit()
     run_dir = experiment.run_dir(0)
@@ -148,7 +148,7 @@ class EvalAgentsTest(unittest.TestCase):
   def test_best_weights_of_a_fit_trained_without_a_selection_suite_are_refused(self):
     experiment = _cartpole_experiment()
     experiment.fit()
-    with self.assertRaisesRegex(manager.ExperimentError,
+    with self.assertRaisesRegex(ExperimentError,
                                 'fit 0 has no best_policy/ .*without loop.select_suite'):
       experiment.eval_agents('custom:seeds=0-1,episode_length=30', workers=0, weights='best')
 

@@ -6,7 +6,7 @@ import unittest
 
 import numpy as np
 
-from agents.experiment import comparison, manager
+from agents.experiment import ConfigExperiment, comparison
 
 # A budget below the log interval: before, such a fit logged no row at all.
 _SHORT = {'environment.num_agents': 2, 'algorithm.segment_length': 16,
@@ -17,7 +17,7 @@ _SHORT = {'environment.num_agents': 2, 'algorithm.segment_length': 16,
 
 
 def _experiment(output_dir, name, budget):
-  return manager.ExperimentManager('cartpole', n_fit=2, fit_budget=budget, output_dir=output_dir,
+  return ConfigExperiment('cartpole', n_fit=2, fit_budget=budget, output_dir=output_dir,
                                    parallelization='inline', overrides=_SHORT, name=name,
                                    seed=7, quiet=True)
 

@@ -9,7 +9,7 @@ import threading
 import time
 import unittest
 
-from agents.experiment import fitting, manager, progress, threads
+from agents.experiment import ConfigExperiment, fitting, progress, threads
 from tests.helpers import crashing_env, tiny_experiment
 
 
@@ -30,7 +30,7 @@ class ProcessFitTest(unittest.TestCase):
 
   def test_crash_interrupt_and_resume(self):
     output_dir = tempfile.mkdtemp()
-    experiment = manager.ExperimentManager(
+    experiment = ConfigExperiment(
         'pendulum', n_fit=2, fit_budget=100_000, output_dir=output_dir, seed=0,
         overrides=tiny_experiment.TINY_OVERRIDES, max_workers=2, quiet=True,
         overrides_per_fit=[{}, crashing_env.CRASHING_OVERRIDES])
@@ -62,7 +62,7 @@ class ProcessFitTest(unittest.TestCase):
     self.assertLess(stopped_at, 100_000)
     self.assertTrue(os.path.exists(os.path.join(run_dir, fitting.LOG_NAME)))
     # The saved state is on disk: a new manager resumes fit 0 from its checkpoint.
-    resumed = manager.ExperimentManager.load(experiment.directory, quiet=True)
+    resumed = ConfigExperiment.load(experiment.directory, quiet=True)
     self.assertEqual(resumed.fits[0]['status'], fitting.INTERRUPTED)
     summary = resumed.fit(budget=stopped_at + 128)
     self.assertEqual(summary.loc[0, 'status'], fitting.FINISHED)
@@ -75,9 +75,9 @@ class ProcessFitTest(unittest.TestCase):
 
 _PARENT = """
 import sys
-from agents.experiment import manager
+from agents.experiment import ConfigExperiment
 from tests.helpers import tiny_experiment
-experiment = manager.ExperimentManager(
+experiment = ConfigExperiment(
     'pendulum', n_fit=1, fit_budget=10_000_000, output_dir=sys.argv[1], seed=0,
     overrides=tiny_experiment.TINY_OVERRIDES, max_workers=1, quiet=True)
 experiment.fit()

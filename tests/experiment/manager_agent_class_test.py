@@ -18,8 +18,9 @@ def _manager(output_dir, agent_class=rlberry_agents.SavedStepCounter, **kwargs):
   kwargs.setdefault('n_fit', 2)
   kwargs.setdefault('seed', 0)
   kwargs.setdefault('fit_budget', 30)
+  kwargs.setdefault('outdir_id_style', None)  # A second manager picks up the first's fits.
   return ExperimentManager(agent_class=agent_class, train_env=CARTPOLE,
-                           output_dir=output_dir, quiet=True, **kwargs)
+                           output_dir=output_dir, **kwargs)
 
 
 class ArgumentTest(unittest.TestCase):
@@ -33,8 +34,9 @@ class ArgumentTest(unittest.TestCase):
         (dict(init_kwargs_per_instance=[{}]), 'init_kwargs_per_instance has 1 entries'),
         (dict(init_kwargs_per_instance=[{}, {'x': 1}]), "init_kwargs of fit 1 .*'x'"),
         (dict(parallelization='fork'), 'parallelization must be one of'),
-        (dict(overrides={'seed': 1}), 'an agent class takes init_kwargs'),
-        (dict(name='a', agent_name='b'), "name 'a' and agent_name 'b' differ"),
+        (dict(mp_context='fork'), 'mp_context must be one of'),
+        (dict(outdir_id_style='date'), 'outdir_id_style must be one of'),
+        (dict(agent_name='a/b'), 'agent_name must be a plain folder name'),
     )
     for kwargs, message in cases:
       with self.subTest(kwargs=kwargs), self.assertRaisesRegex(ExperimentError, message):
@@ -42,17 +44,16 @@ class ArgumentTest(unittest.TestCase):
     with self.assertRaisesRegex(ExperimentError, 'needs train_env'):
       ExperimentManager(agent_class=rlberry_agents.StepCounter, fit_budget=1,
                         output_dir=output_dir)
-    with self.assertRaisesRegex(ExperimentError, 'train_env is an argument of an agent_class'):
+    with self.assertRaisesRegex(ExperimentError, "agent_class must be a class, got 'pendulum'"):
       ExperimentManager('pendulum', train_env=CARTPOLE, output_dir=output_dir)
-    with self.assertRaisesRegex(ExperimentError, "parallelization must be one of .*'thread'"):
-      ExperimentManager('pendulum', parallelization='thread', output_dir=output_dir)
     self.assertEqual(os.listdir(output_dir), [])
 
   def test_a_class_given_first_is_the_agent_class_and_names_the_experiment(self):
-    manager = ExperimentManager(rlberry_agents.StepCounter, train_env=CARTPOLE, fit_budget=5,
+    manager = ExperimentManager(rlberry_agents.StepCounter, CARTPOLE, 5,
                                 output_dir=tempfile.mkdtemp())
     self.assertIs(manager.agent_class, rlberry_agents.StepCounter)
-    self.assertEqual(manager.name, 'step_counter')  # rlberry's agent_class.name
+    self.assertEqual(manager.agent_name, 'step_counter')  # rlberry's agent_class.name
+    self.assertRegex(os.path.basename(manager.directory), r'^step_counter_\d{4}-\d\d-\d\d_')
     self.assertEqual(manager.parallelization, 'thread')  # rlberry's default
 
 
@@ -76,11 +77,12 @@ class FitTest(unittest.TestCase):
     self.assertEqual([agent.learning_rate for agent in agents], [0.2, 0.5])
     self.assertEqual([agent.steps for agent in agents], [30, 30])
 
-  def test_a_larger_budget_fits_what_is_left(self):
-    self.manager.fit(50)
+  def test_each_fit_call_fits_its_budget_more(self):
+    self.manager.fit(20, verbose=1)  # rlberry's fit(budget): 20 more, kwargs to the agents
     agents = self.manager.get_agent_instances()
-    self.assertEqual([call[0] for call in agents[0].fit_calls], [30, 20])
+    self.assertEqual(agents[0].fit_calls, [(30, {}), (20, {'verbose': 1})])
     self.assertEqual([agent.steps for agent in agents], [50, 50])
+    self.assertEqual(list(self.manager.summary()['step']), [50, 50])
 
   def test_eval_agents_is_rlberrys(self):
     values = self.manager.eval_agents()
@@ -89,12 +91,11 @@ class FitTest(unittest.TestCase):
         min(abs(v + 0.1), abs(v + 0.2)) < 1e-9 for v in values))
     self.assertEqual(self.manager.eval_agents(n_simulations=3, agent_id=1),
                      [self.manager.get_agent_instances()[1].eval()] * 3)
-    with self.assertRaisesRegex(ExperimentError,
-                                'suite, workers, use_ray and weights evaluate configs'):
+    with self.assertRaisesRegex(ExperimentError, "n_simulations must be an int >= 1, got 'ti"):
       self.manager.eval_agents('tiny_eval')
 
   def test_saved_agents_come_back_in_a_new_manager(self):
-    loaded = ExperimentManager.load(self.manager.directory, quiet=True)
+    loaded = ExperimentManager.load(self.manager.save())
     self.assertIs(loaded.agent_class, rlberry_agents.SavedStepCounter)
     self.assertEqual(loaded.init_kwargs_per_instance, [{}, {'learning_rate': 0.5}])
     self.assertEqual([agent.steps for agent in loaded.get_agent_instances()], [30, 30])
@@ -139,7 +140,8 @@ class SearchTest(unittest.TestCase):
   def test_search_of_init_kwargs_updates_them(self):
     manager = _manager(tempfile.mkdtemp(), n_fit=1, init_kwargs={'learning_rate': 0.9})
     best = manager.optimize_hyperparams(n_trials=4, n_fit=1, search_space=SPACE,
-                                        sampler='random', pruner='none', fit_fraction=0.5)
+                                        sampler_method='random', pruner_method='none',
+                                        fit_fraction=0.5, n_optuna_workers=1)
     self.assertEqual(manager.init_kwargs['learning_rate'], best['learning_rate'])
     self.assertLess(abs(best['learning_rate'] - 0.3), 0.6)
     self.assertEqual(manager.study['complete'], 4)
@@ -153,19 +155,19 @@ class SearchTest(unittest.TestCase):
       return -abs(agents[0].learning_rate - 0.7)
 
     best = manager.optimize_hyperparams(n_trials=3, n_fit=2, search_space=SPACE,
-                                        sampler='random', pruner='none', fit_fraction=1.0,
+                                        sampler_method='random', pruner_method='none',
+                                        n_optuna_workers=1,
                                         custom_eval_function=custom_eval_function)
     self.assertEqual(seen, [[30, 30]] * 3)
     self.assertIn('learning_rate', best)
-    with self.assertRaisesRegex(search.SearchError, 'objective or custom_eval_function'):
-      manager.optimize_hyperparams(n_trials=1, search_space=SPACE, objective=len,
-                                   custom_eval_function=len)
+    with self.assertRaisesRegex(ExperimentError, "sampler_method must be one of .*'tp'"):
+      manager.optimize_hyperparams(n_trials=1, search_space=SPACE, sampler_method='tp')
 
   def test_sample_parameters_of_the_class_and_refused_keys(self):
     manager = _manager(tempfile.mkdtemp(), agent_class=rlberry_agents.SampledStepCounter,
                        n_fit=1)
-    best = manager.optimize_hyperparams(n_trials=2, n_fit=1, sampler='random', pruner='none',
-                                        fit_fraction=1.0)
+    best = manager.optimize_hyperparams(n_trials=2, n_fit=1, sampler_method='random',
+                                        pruner_method='none', n_optuna_workers=1)
     self.assertEqual(list(best), ['learning_rate'])
     per_instance = _manager(tempfile.mkdtemp(), init_kwargs_per_instance=[
         {'learning_rate': 0.1}, {}])
@@ -184,21 +186,21 @@ class BLEAgentClassTest(unittest.TestCase):
         agent_class=ble_agents.CountingAgent, train_env=batch, fit_budget=40, n_fit=1, seed=0,
         init_kwargs=dict(max_episode_length=10,
                          eval_suite='custom:seeds=0-1,episode_length=12'),
-        output_dir=tempfile.mkdtemp(), quiet=True)
+        output_dir=tempfile.mkdtemp())
     manager.fit()
     # 40 steps over 2 balloons of 10-step episodes: 2 iterations, checkpointed each.
     run_dir = manager.run_dir(0)
     self.assertEqual(sorted(train_lib.read_records(os.path.join(run_dir, 'checkpoints'))),
                      [0, 1])
     frame = manager.get_writer_data()
-    self.assertEqual(sorted(set(frame[frame['tag'] == 'twr50']['step'])), [20, 40])
+    self.assertEqual(sorted(set(frame[frame['tag'] == 'twr50']['global_step'])), [20, 40])
     self.assertIsNotNone(manager.summary()['mean_score'][0])
     self.assertTrue(os.path.exists(os.path.join(run_dir, 'policy', 'counts.npy')))
     adapter, = manager.get_agent_instances()
     self.assertEqual(adapter.agent.agents[0].counts.tolist(), [2, 18])
     value, = manager.eval_agents(n_simulations=1)
     self.assertTrue(0.0 <= value <= 1.0)
-    loaded = ExperimentManager.load(manager.directory, quiet=True)
+    loaded = ExperimentManager.load(manager.directory)
     self.assertEqual(loaded.get_agent_instances()[0].agent.agents[0].counts.tolist(),
                      [2, 18])
 

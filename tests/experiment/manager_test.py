@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from agents import configs
-from agents.experiment import configs_and_training, fitting, manager, manifest
+from agents.experiment import ConfigExperiment, ExperimentError, experiment_base, fitting, manifest
 from tests.helpers import crashing_env, tiny_experiment
 
 
@@ -20,18 +20,19 @@ def _tiny_manager(output_dir, **kwargs):
   kwargs.setdefault('fit_budget', tiny_experiment.TINY_BUDGET)
   kwargs.setdefault('parallelization', 'inline')
   overrides = dict(tiny_experiment.TINY_OVERRIDES, **kwargs.pop('overrides', {}))
-  return manager.ExperimentManager('pendulum', output_dir=output_dir, overrides=overrides,
+  return ConfigExperiment('pendulum', output_dir=output_dir, overrides=overrides,
                                    quiet=True, **kwargs)
 
 
 class SeedTest(unittest.TestCase):
 
   def test_seeds_are_spawned_from_one_sequence(self):
-    seeds = manager.fit_seeds(0, 4)
-    self.assertEqual(seeds, manager.fit_seeds(0, 4))
+    seeds = experiment_base.fit_seeds(0, 4)
+    self.assertEqual(seeds, experiment_base.fit_seeds(0, 4))
     self.assertEqual(len(set(seeds)), 4)
-    self.assertEqual(manager.fit_seeds(0, 2), seeds[:2])  # Fit i keeps its seed as n_fit grows.
-    self.assertNotEqual(manager.fit_seeds(1, 4), seeds)
+    # Fit i keeps its seed as n_fit grows.
+    self.assertEqual(experiment_base.fit_seeds(0, 2), seeds[:2])
+    self.assertNotEqual(experiment_base.fit_seeds(1, 4), seeds)
     self.assertTrue(all(0 <= seed < 2**31 for seed in seeds))
 
 
@@ -39,26 +40,26 @@ class BadInputTest(unittest.TestCase):
 
   def test_errors_name_the_culprit(self):
     output_dir = tempfile.mkdtemp()
-    with self.assertRaisesRegex(manager.ExperimentError, 'n_fit must be an int >= 1, got 0'):
+    with self.assertRaisesRegex(ExperimentError, 'n_fit must be an int >= 1, got 0'):
       _tiny_manager(output_dir, n_fit=0)
-    with self.assertRaisesRegex(configs_and_training.ConfigError, "Unknown config 'pendulm'"):
-      manager.ExperimentManager('pendulm', output_dir=output_dir)
-    with self.assertRaisesRegex(configs_and_training.ConfigError, 'learning_rat'):
+    with self.assertRaisesRegex(configs.ConfigError, "Unknown config 'pendulm'"):
+      ConfigExperiment('pendulm', output_dir=output_dir)
+    with self.assertRaisesRegex(configs.ConfigError, 'learning_rat'):
       _tiny_manager(output_dir, overrides={'algorithm.learning_rat': 1e-3})
-    with self.assertRaisesRegex(manager.ExperimentError, 'overrides_per_fit has 1 entries'):
+    with self.assertRaisesRegex(ExperimentError, 'overrides_per_fit has 1 entries'):
       _tiny_manager(output_dir, overrides_per_fit=[{}])
-    with self.assertRaisesRegex(configs_and_training.ConfigError, 'Fit 1: .*discount'):
+    with self.assertRaisesRegex(configs.ConfigError, 'Fit 1: .*discount'):
       _tiny_manager(output_dir, overrides_per_fit=[{}, {'algorithm.discount': 'high'}])
-    with self.assertRaisesRegex(configs_and_training.ConfigError, "Fit 0: .*'NoSuchEnv-v0'"):
+    with self.assertRaisesRegex(configs.ConfigError, "Fit 0: .*'NoSuchEnv-v0'"):
       _tiny_manager(output_dir, overrides_per_fit=[{'environment.id': 'NoSuchEnv-v0'}, {}])
-    with self.assertRaisesRegex(manager.ExperimentError, 'parallelization'):
+    with self.assertRaisesRegex(ExperimentError, 'parallelization'):
       _tiny_manager(output_dir, parallelization='threads')
     self.assertFalse(os.listdir(output_dir))  # Nothing was written.
 
   def test_clear_output_dir_deletes_only_the_experiment(self):
     output_dir = tempfile.mkdtemp()
     experiment = _tiny_manager(output_dir)
-    directory = experiment.save()
+    directory = experiment.save().parent
     experiment.clear_output_dir()
     self.assertFalse(os.path.exists(directory))
     self.assertTrue(os.path.isdir(output_dir))
@@ -67,32 +68,32 @@ class BadInputTest(unittest.TestCase):
   def test_load_of_a_directory_that_is_not_an_experiment(self):
     directory = tempfile.mkdtemp()
     with self.assertRaisesRegex(manifest.NotAnExperimentError, 'has no experiment.yaml'):
-      manager.ExperimentManager.load(directory)
+      ConfigExperiment.load(directory)
     with self.assertRaisesRegex(manifest.NotAnExperimentError, 'is not a directory'):
-      manager.ExperimentManager.load(os.path.join(directory, 'missing'))
+      ConfigExperiment.load(os.path.join(directory, 'missing'))
     with open(manifest.path_in(directory), 'w', encoding='utf-8') as file:
       file.write('- just a list\n')
     with self.assertRaisesRegex(manifest.NotAnExperimentError, 'not an experiment manifest'):
-      manager.ExperimentManager.load(directory)
+      ConfigExperiment.load(directory)
 
   def test_another_experiment_in_the_same_directory_is_refused(self):
     output_dir = tempfile.mkdtemp()
     _tiny_manager(output_dir).save()
-    with self.assertRaisesRegex(manager.ExperimentError, r'another experiment .*seed_entropy'):
+    with self.assertRaisesRegex(ExperimentError, r'another experiment .*seed_entropy'):
       _tiny_manager(output_dir, seed=1)
-    with self.assertRaisesRegex(manager.ExperimentError, r'config\.(algorithm\.)?learning_rate'):
+    with self.assertRaisesRegex(ExperimentError, r'config\.(algorithm\.)?learning_rate'):
       _tiny_manager(output_dir, overrides={'algorithm.learning_rate': 1e-2})
     # The budget may change: that is how a finished experiment is extended.
     self.assertEqual(_tiny_manager(output_dir, fit_budget=512).fit_budget, 512)
 
   def test_a_key_declared_since_the_experiment_was_saved_resumes_at_its_default(self):
     output_dir = tempfile.mkdtemp()
-    directory = _tiny_manager(output_dir).save()
+    directory = _tiny_manager(output_dir).save().parent
     data = manifest.read(directory)
     del data['config']['network']['gru_units']  # As written before the key existed.
     configs.save_yaml(data, manifest.path_in(directory))
     self.assertEqual(_tiny_manager(output_dir).n_fit, 2)
-    with self.assertRaisesRegex(manager.ExperimentError, r'config\.network\.gru_units'):
+    with self.assertRaisesRegex(ExperimentError, r'config\.network\.gru_units'):
       _tiny_manager(output_dir, overrides={'network.gru_units': 8})
 
 
@@ -113,7 +114,7 @@ class FitTest(unittest.TestCase):
     self.assertEqual(first.unwrapped.state.tolist(), second.unwrapped.state.tolist())
 
   def test_each_fit_is_a_run_directory_with_its_own_seed(self):
-    seeds = manager.fit_seeds(0, 2)
+    seeds = experiment_base.fit_seeds(0, 2)
     self.assertEqual(list(self.first['seed']), seeds)
     self.assertEqual(list(self.first['status']), [fitting.FINISHED] * 2)
     for index in range(2):
@@ -121,9 +122,9 @@ class FitTest(unittest.TestCase):
       self.assertEqual(os.path.dirname(run_dir), os.path.join(self.output_dir, 'pendulum'))
       for name in ('config.yaml', 'metrics.jsonl', 'checkpoints', 'policy'):
         self.assertTrue(os.path.exists(os.path.join(run_dir, name)), name)
-      config = configs_and_training.load_yaml(os.path.join(run_dir, 'config.yaml'))
-      self.assertEqual(configs_and_training.get(config, 'seed'), seeds[index])
-      self.assertEqual(configs_and_training.get(config, 'network.policy_layers'), [8])
+      config = configs.load_yaml(os.path.join(run_dir, 'config.yaml'))
+      self.assertEqual(configs.flatten(config)['seed'], seeds[index])
+      self.assertEqual(configs.flatten(config)['network.policy_layers'], [8])
 
   def test_writer_data(self):
     frame = self.manager.get_writer_data()
@@ -138,7 +139,7 @@ class FitTest(unittest.TestCase):
     np.testing.assert_allclose(final, list(self.first['mean_score']), rtol=1e-6)
 
   def test_save_and_load_round_trip(self):
-    loaded = manager.ExperimentManager.load(self.manager.directory, quiet=True)
+    loaded = ConfigExperiment.load(self.manager.directory, quiet=True)
     self.assertEqual(loaded.fits, self.manager.fits)
     self.assertEqual(loaded.config, self.manager.config)
     self.assertEqual(loaded.config_name, 'pendulum')

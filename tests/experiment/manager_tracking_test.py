@@ -5,7 +5,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from agents.experiment import manager
+from agents.experiment import ConfigExperiment
 from tests.helpers.tiny_experiment import TINY_OVERRIDES
 
 try:
@@ -15,7 +15,7 @@ except ImportError:  # The `mlflow` extra is not installed.
 
 
 def _manager(output_dir, track):
-  return manager.ExperimentManager(
+  return ConfigExperiment(
       'pendulum', n_fit=2, fit_budget=64, output_dir=output_dir, parallelization='inline',
       seed=0, overrides=dict(TINY_OVERRIDES, **{'loop.track': track}), name='tracked',
       quiet=True)

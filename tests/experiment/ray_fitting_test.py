@@ -5,7 +5,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from agents.experiment import fitting, manager, ray_fitting
+from agents.experiment import ConfigExperiment, experiment_base, fitting, ray_fitting
 from agents.experiment.search_distributions import LogUniform
 from tests.helpers import ray_instance, tiny_experiment
 
@@ -35,21 +35,21 @@ class RayFitTest(unittest.TestCase):
     ray.shutdown()
 
   def test_two_fits_as_ray_tasks(self):
-    experiment = manager.ExperimentManager(
+    experiment = ConfigExperiment(
         'pendulum', n_fit=2, fit_budget=tiny_experiment.TINY_BUDGET,
         output_dir=tempfile.mkdtemp(), seed=0, overrides=tiny_experiment.TINY_OVERRIDES,
         parallelization='ray', quiet=True)
     summary = experiment.fit()
     self.assertEqual(list(summary['status']), [fitting.FINISHED] * 2)
     self.assertEqual(list(summary['step']), [tiny_experiment.TINY_BUDGET] * 2)
-    self.assertEqual(list(summary['seed']), manager.fit_seeds(0, 2))
+    self.assertEqual(list(summary['seed']), experiment_base.fit_seeds(0, 2))
     frame = experiment.get_writer_data()
     self.assertEqual(set(frame['fit']), {0, 1})
-    loaded = manager.ExperimentManager.load(experiment.directory, quiet=True)
+    loaded = ConfigExperiment.load(experiment.directory, quiet=True)
     self.assertEqual([fit['status'] for fit in loaded.fits], [fitting.FINISHED] * 2)
 
   def test_search_spreads_trials_over_ray(self):
-    experiment = manager.ExperimentManager(
+    experiment = ConfigExperiment(
         'pendulum', n_fit=1, fit_budget=tiny_experiment.TINY_BUDGET,
         output_dir=tempfile.mkdtemp(), seed=0, overrides=tiny_experiment.TINY_OVERRIDES,
         parallelization='ray', quiet=True)

@@ -4,12 +4,13 @@ import unittest
 
 import optuna
 
-from agents.experiment import configs_and_training, search_distributions, search_spaces
+from agents import configs
+from agents.experiment import search_distributions, search_spaces
 from agents.experiment.search_distributions import Categorical, Int, LogUniform, Uniform
 
 
 def _pendulum():
-  return configs_and_training.resolve('pendulum')
+  return configs.resolve('pendulum')
 
 
 class CheckTest(unittest.TestCase):
@@ -17,13 +18,13 @@ class CheckTest(unittest.TestCase):
   def test_declared_spaces_are_valid(self):
     for name in search_spaces.SEARCH_SPACES.names():  # the balloon's registered one too
       space = search_distributions.check(search_spaces.for_config(name),
-                                         configs_and_training.resolve(name))
+                                         configs.resolve(name))
       self.assertIn('algorithm.learning_rate', space)
 
   def test_a_network_kinds_own_keys_are_hyperparameters_of_its_configs(self):
     space = {'network.column_stride': Categorical([2, 4])}
     self.assertIn('network.column_stride',
-                  search_distributions.check(space, configs_and_training.resolve('balloon'),
+                  search_distributions.check(space, configs.resolve('balloon'),
                                              'balloon'))
     with self.assertRaisesRegex(search_distributions.SearchSpaceError, 'not a hyperparameter'):
       search_distributions.check(space, _pendulum(), 'pendulum')
@@ -84,7 +85,7 @@ class SampleTest(unittest.TestCase):
       self.assertIn(params['algorithm.update_epochs'], (2, 3, 4))
       self.assertTrue(1e-4 <= params['algorithm.learning_rate'] <= 1e-3)
       seen.add(clipped)
-      configs_and_training.resolve(_pendulum(), params)  # Every sample is a valid config.
+      configs.apply_overrides(_pendulum(), params)  # Every sample is a valid config.
     self.assertEqual(seen, {True, False})
 
   def test_grid_needs_values_for_floats(self):

@@ -6,7 +6,8 @@ import unittest
 
 import optuna
 
-from agents.experiment import configs_and_training, manager, search
+from agents import configs
+from agents.experiment import ConfigExperiment, search
 from agents.experiment.search_distributions import Categorical, LogUniform
 from tests.helpers import tiny_experiment
 
@@ -17,7 +18,7 @@ _SPACE = {
 
 
 def _manager(output_dir):
-  return manager.ExperimentManager('pendulum', n_fit=1, fit_budget=128, output_dir=output_dir,
+  return ConfigExperiment('pendulum', n_fit=1, fit_budget=128, output_dir=output_dir,
                                    seed=0, overrides=tiny_experiment.TINY_OVERRIDES,
                                    parallelization='inline', quiet=True)
 
@@ -69,12 +70,12 @@ class SearchTest(unittest.TestCase):
     complete = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
     # Intermediate values at both chunk budgets, for the pruner.
     self.assertEqual(sorted(complete[0].intermediate_values), [64, 128])
-    config = configs_and_training.load_yaml(os.path.join(experiment.directory, 'best_config.yaml'))
-    self.assertEqual(configs_and_training.get(config, 'algorithm.policy_objective'),
+    config = configs.load_yaml(os.path.join(experiment.directory, 'best_config.yaml'))
+    self.assertEqual(configs.flatten(config)['algorithm.policy_objective'],
                      best['algorithm.policy_objective'])
-    self.assertEqual(configs_and_training.get(config, 'loop.steps'), 128)
+    self.assertEqual(configs.flatten(config)['loop.steps'], 128)
     # The manifest records the study; a loaded manager continues it.
-    loaded = manager.ExperimentManager.load(experiment.directory, quiet=True)
+    loaded = ConfigExperiment.load(experiment.directory, quiet=True)
     self.assertEqual(loaded.study['study_name'], record['study_name'])
     loaded.optimize_hyperparams(n_trials=4, n_fit=1, sampler='random', fit_fraction=1.0,
                                 continue_previous=True, search_space=_SPACE)

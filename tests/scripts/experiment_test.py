@@ -8,7 +8,7 @@ import tempfile
 import unittest
 
 from agents import configs
-from agents.experiment import manager
+from agents.experiment import ConfigExperiment
 from agents.scripts import experiment
 from tests.helpers import tiny_experiment
 
@@ -26,7 +26,7 @@ def _main(argv):
 
 def _fake_experiment(output_dir, name, scores):
   """A saved experiment whose fits 'logged' the given final scores (no training)."""
-  made = manager.ExperimentManager('pendulum', n_fit=len(scores), output_dir=output_dir,
+  made = ConfigExperiment('pendulum', n_fit=len(scores), output_dir=output_dir,
                                    seed=0, overrides=tiny_experiment.TINY_OVERRIDES, name=name,
                                    quiet=True)
   for index, score in enumerate(scores):
@@ -57,7 +57,7 @@ class ExperimentScriptTest(unittest.TestCase):
     self.assertIn('-145', out)
 
   def test_plot_draws_reference_lines(self):
-    figure = manager.ExperimentManager.load(self.a).plot_writer_data(
+    figure = ConfigExperiment.load(self.a).plot_writer_data(
         references={'station seeker': -170.0}, path=os.path.join(self.output_dir, 'ref.png'))
     labels = [line.get_label() for line in figure.axes[0].get_lines()]
     self.assertIn('station seeker (-170)', labels)
@@ -66,14 +66,14 @@ class ExperimentScriptTest(unittest.TestCase):
     self.assertEqual(code, 0)
 
   def test_plot_labels_the_curves(self):
-    figure = manager.ExperimentManager.load(self.a).plot_writer_data(
-        managers=[manager.ExperimentManager.load(self.b)], labels=['KL penalty', 'clipped'],
+    figure = ConfigExperiment.load(self.a).plot_writer_data(
+        managers=[ConfigExperiment.load(self.b)], labels=['KL penalty', 'clipped'],
         path=os.path.join(self.output_dir, 'labelled.png'))
     labels = [line.get_label() for line in figure.axes[0].get_lines()]
     self.assertEqual(labels, ['KL penalty (4 fits)', 'clipped (4 fits)'])
     with self.assertRaisesRegex(ValueError, '1 curve labels for 2 experiments'):
-      manager.ExperimentManager.load(self.a).plot_writer_data(
-          managers=[manager.ExperimentManager.load(self.b)], labels=['KL penalty'])
+      ConfigExperiment.load(self.a).plot_writer_data(
+          managers=[ConfigExperiment.load(self.b)], labels=['KL penalty'])
     path = os.path.join(self.output_dir, 'labelled-cli.png')
     code, _, _ = _main(['plot', self.a, self.b, '--output', path, '--label', 'KL penalty',
                         '--label', 'clipped'])

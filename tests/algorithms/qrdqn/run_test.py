@@ -124,17 +124,17 @@ class RunTest(unittest.TestCase):
 class ExperimentTest(unittest.TestCase):
 
   def test_the_declared_space_is_valid_for_the_config(self):
-    from agents.experiment import configs_and_training, search_distributions, search_spaces
+    from agents.experiment import search_distributions, search_spaces
     space = search_distributions.check(search_spaces.for_config('cartpole_qrdqn'),
-                                       configs_and_training.resolve('cartpole_qrdqn'))
+                                       configs.resolve('cartpole_qrdqn'))
     self.assertIn('algorithm.n_step', space)
 
   def test_the_manager_fits_and_searches_its_declared_space(self):
-    from agents.experiment import manager
+    from agents.experiment import ConfigExperiment
     output_dir = tempfile.mkdtemp(prefix='qrdqn-experiment-')
     self.addCleanup(shutil.rmtree, output_dir)
     overrides = {key: value for key, value in TINY.items() if key != 'loop.steps'}
-    experiment = manager.ExperimentManager('cartpole_qrdqn', n_fit=1, fit_budget=64,
+    experiment = ConfigExperiment('cartpole_qrdqn', n_fit=1, fit_budget=64,
                                            output_dir=output_dir, seed=0, overrides=overrides,
                                            parallelization='inline', quiet=True)
     experiment.fit()

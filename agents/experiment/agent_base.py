@@ -1,0 +1,284 @@
+"""Base classes of an agent the experiment manager fits: `Agent` and `AgentWithSimplePolicy`.
+
+    from agents.experiment import AgentWithSimplePolicy, ExperimentManager
+
+    class RandomAgent(AgentWithSimplePolicy):
+      name = 'random'
+
+      def __init__(self, env, **kwargs):
+        AgentWithSimplePolicy.__init__(self, env, **kwargs)
+
+      def fit(self, budget, **kwargs):
+        observation, info = self.env.reset()
+        for step in range(budget):
+          observation, reward, terminated, truncated, info = self.env.step(
+              self.policy(observation))
+          self.writer.add_scalar('reward', reward, step)
+          if terminated or truncated:
+            observation, info = self.env.reset()
+
+      def policy(self, observation):
+        return self.env.action_space.sample()
+
+    manager = ExperimentManager(RandomAgent, ('CartPole-v1', {}), fit_budget=100, n_fit=2)
+    manager.fit()
+    manager.eval_agents(4)   # four calls of agent.eval(), a list of 4 floats
+
+These carry rlberry's agent contract: `env` and `eval_env` are an environment or a
+`(constructor or Gymnasium id, kwargs)` pair, `seeder` seeds `rng` and the
+environments, `writer` is a `DefaultWriter`, `save(filename)` pickles the agent and
+returns the path, `load(filename, **kwargs)` rebuilds it. A class need not derive from
+them to be fitted (see `agent_classes.py`); deriving gives it all of this.
+"""
+
+import abc
+import copy
+import inspect
+import pathlib
+import pickle
+import uuid
+
+import gymnasium
+import numpy as np
+
+from agents.experiment import writer as writer_lib
+
+
+class Seeder:
+  """A `numpy.random.SeedSequence` and the generator drawn from it (rlberry's `Seeder`).
+
+  Attributes:
+    seed_seq: the `SeedSequence`.
+    rng: a `numpy.random.Generator` of it.
+  """
+
+  def __init__(self, seed=None):
+    """`seed`: None (fresh entropy), an int, a `SeedSequence` or another `Seeder`."""
+    if isinstance(seed, Seeder) or hasattr(seed, 'seed_seq'):
+      seed = seed.seed_seq
+    if isinstance(seed, np.random.SeedSequence):
+      self.seed_seq = seed
+    elif seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)):
+      self.seed_seq = np.random.SeedSequence(None if seed is None else int(seed))
+    else:
+      raise TypeError(f'seeder must be None, an int, a SeedSequence or a Seeder, got {seed!r}.')
+    self.rng = np.random.default_rng(self.seed_seq)
+
+  def spawn(self, n=1, squeeze=True):
+    """`n` independent child seeders (one, not a list, when `n` is 1 and `squeeze`)."""
+    children = [Seeder(child) for child in self.seed_seq.spawn(n)]
+    return children[0] if squeeze and n == 1 else children
+
+  def generate_int(self):
+    """A 31-bit int drawn from the sequence (what a Gymnasium `reset(seed=...)` takes)."""
+    return int(self.seed_seq.generate_state(1, dtype=np.uint32)[0] >> 1)
+
+
+def make_env(env, seeder=None, copy_env=True):
+  """An environment from an instance or a `(constructor or Gymnasium id, kwargs)` pair.
+
+  An instance is deep-copied when `copy_env`; the environment is reset with `seeder`
+  (an int, or a `Seeder`'s next int) and its action space seeded, when it has them.
+  """
+  if env is None:
+    return None
+  if isinstance(env, tuple) and len(env) == 2 and (isinstance(env[0], str) or callable(env[0])):
+    maker, kwargs = env
+    instance = gymnasium.make(maker, **(kwargs or {})) if isinstance(maker, str) \
+        else maker(**(kwargs or {}))
+  else:
+    instance = copy.deepcopy(env) if copy_env else env
+  if seeder is not None:
+    _reseed(instance, seeder)
+  return instance
+
+
+def _reseed(env, seeder):
+  seed = int(seeder) if isinstance(seeder, (int, np.integer)) else seeder.generate_int()
+  if 'seed' in _parameters(getattr(env, 'reset', None)):
+    env.reset(seed=seed)
+  if callable(getattr(getattr(env, 'action_space', None), 'seed', None)):
+    env.action_space.seed(seed)
+
+
+def _parameters(function):
+  try:
+    return inspect.signature(function).parameters
+  except (TypeError, ValueError):
+    return {}
+
+
+class _WriterWrapper(gymnasium.Wrapper):
+  """Logs each step's reward and/or action into its agent's writer (`writer_extra`)."""
+
+  _CHOICES = ('reward', 'action', 'action_and_reward')
+
+  def __init__(self, env, agent, what):
+    if what not in self._CHOICES:
+      raise ValueError(f'writer_extra must be one of {self._CHOICES}, got {what!r}.')
+    super().__init__(env)
+    self._agent, self._what, self._steps = agent, what, 0
+
+  def step(self, action):
+    observation, reward, terminated, truncated, info = self.env.step(action)
+    writer = self._agent.writer
+    if writer is not None:
+      if self._what in ('reward', 'action_and_reward'):
+        writer.add_scalar('reward', float(reward), self._steps)
+      if self._what in ('action', 'action_and_reward') and np.size(action) == 1:
+        writer.add_scalar('action', float(np.asarray(action).item()), self._steps)
+    self._steps += 1
+    return observation, reward, terminated, truncated, info
+
+
+class Agent(abc.ABC):
+  """An agent with rlberry's contract: `fit(budget, **kwargs)` and `eval(**kwargs)` to write.
+
+  Attributes:
+    name: the agent's name (a class attribute; the manager's default `agent_name`).
+    env: the training environment (an instance).
+    eval_env: the evaluation environment (an instance).
+    seeder: the `Seeder` of `rng` and of the environments' seeds.
+  """
+
+  name = ''
+
+  def __init__(self, env=None, eval_env=None, copy_env=True, compress_pickle=True,
+               seeder=None, output_dir=None, writer_extra=None, _execution_metadata=None,
+               _default_writer_kwargs=None, _thread_shared_data=None):
+    """Builds the environments, the seeder and the writer.
+
+    Args:
+      env: the training environment, or `(constructor or Gymnasium id, kwargs)`.
+      eval_env: the evaluation environment (same forms); None: another copy of `env`.
+      copy_env: deep-copy an environment instance rather than share it.
+      compress_pickle: accepted for rlberry's signature (`save` writes plain pickle).
+      seeder: None, an int, a `numpy.random.SeedSequence` or a `Seeder`.
+      output_dir: a folder the agent may write to (default `output_<unique id>`).
+      writer_extra: 'reward', 'action' or 'action_and_reward': the training environment
+        logs these at every step into `writer`.
+      _execution_metadata: shown in the writer's logs (set by the manager).
+      _default_writer_kwargs: the `DefaultWriter`'s arguments (set by the manager).
+      _thread_shared_data: a mapping shared by the agents of one manager's threads.
+    """
+    del compress_pickle
+    self.seeder = Seeder(seeder)
+    self.env = make_env(env, self.seeder, copy_env)
+    self.eval_env = make_env(eval_env if eval_env is not None else env, self.seeder, True)
+    self._unique_id = (f'{self.name}_' if self.name else '') + uuid.uuid4().hex[:8]
+    writer_kwargs = dict(_default_writer_kwargs or dict(
+        name=self.name, execution_metadata=_execution_metadata))
+    self._writer = writer_lib.DefaultWriter(**writer_kwargs)
+    self._output_dir = pathlib.Path(output_dir or f'output_{self._unique_id}')
+    self._thread_shared_data = _thread_shared_data
+    if writer_extra:
+      self.env = _WriterWrapper(self.env, self, writer_extra)
+
+  @property
+  def writer(self):
+    """Where the agent logs: `self.writer.add_scalar(tag, value, global_step)`."""
+    return self._writer
+
+  @property
+  def rng(self):
+    """The agent's `numpy.random.Generator`: draw every random number from it."""
+    return self.seeder.rng
+
+  @property
+  def output_dir(self):
+    """A folder the agent may write to (`pathlib.Path`); the fit's run directory."""
+    return self._output_dir
+
+  @property
+  def unique_id(self):
+    """An identifier of this instance (`<name>_<8 hex digits>`)."""
+    return self._unique_id
+
+  @property
+  def thread_shared_data(self):
+    """The mapping the manager shares between its agents' threads (empty without one)."""
+    return {} if self._thread_shared_data is None else self._thread_shared_data
+
+  @abc.abstractmethod
+  def fit(self, budget, **kwargs):
+    """Trains for `budget` more (steps, episodes, ...: the agent's unit)."""
+
+  @abc.abstractmethod
+  def eval(self, **kwargs):
+    """A float saying how good the agent is (higher is better)."""
+
+  def set_writer(self, writer):
+    """Replaces `writer` (None: log nothing); the hyperparameters go to its `add_text`."""
+    self._writer = writer
+    if writer is not None:
+      rows = [f'| {key} | {getattr(self, key, None)} |'
+              for key in _parameters(type(self).__init__) if key != 'self']
+      writer.add_text('Hyperparameters', '| Parameter | Value |\n|---|---|\n' + '\n'.join(rows))
+
+  @classmethod
+  def sample_parameters(cls, trial):
+    """Constructor arguments for one Optuna `trial` (override to search hyperparameters)."""
+    raise NotImplementedError(f'{cls.__name__}.sample_parameters(trial) is not implemented.')
+
+  def reseed(self, seed_seq=None):
+    """A new seeder (`seed_seq`; None: a child of the current one), reseeding the envs."""
+    self.seeder = self.seeder.spawn() if seed_seq is None else Seeder(seed_seq)
+    for env in (self.env, self.eval_env):
+      if env is not None:
+        _reseed(env, self.seeder)
+
+  def save(self, filename):
+    """Pickles the agent to `<filename>.pickle`; returns that `pathlib.Path`.
+
+    A writer that cannot be pickled is dropped first (`set_writer(None)`).
+    """
+    try:
+      pickle.dumps(self._writer)
+    except Exception:  # A writer holding files or locks: the agent goes without it.
+      self.set_writer(None)
+    path = pathlib.Path(filename).with_suffix('.pickle')
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open('wb') as file:
+      pickle.dump(dict(self.__dict__), file)
+    return path
+
+  @classmethod
+  def load(cls, filename, **kwargs):
+    """The agent `save` wrote: built with `cls(**kwargs)`, then its saved state restored."""
+    path = pathlib.Path(filename).with_suffix('.pickle')
+    agent = cls(**kwargs)
+    with path.open('rb') as file:
+      state = pickle.load(file)
+    agent.__dict__.clear()
+    agent.__dict__.update(state)
+    return agent
+
+
+class AgentWithSimplePolicy(Agent):
+  """An `Agent` whose `policy(observation)` acts; `eval` is a Monte-Carlo return of it."""
+
+  @abc.abstractmethod
+  def policy(self, observation):
+    """The action for one observation."""
+
+  def eval(self, eval_horizon=10**5, n_simulations=10, gamma=1.0):
+    """Mean discounted return of `policy` over `n_simulations` episodes of `eval_env`.
+
+    Args:
+      eval_horizon: steps after which an episode is cut.
+      n_simulations: episodes.
+      gamma: discount factor.
+
+    Returns:
+      The mean over the episodes of the sum of `gamma**t * reward_t` (a float).
+    """
+    returns = np.zeros(n_simulations)
+    for simulation in range(n_simulations):
+      observation, _ = self.eval_env.reset()
+      for step in range(eval_horizon):
+        observation, reward, terminated, truncated, _ = self.eval_env.step(
+            self.policy(observation))
+        returns[simulation] += reward * gamma**step
+        if terminated or truncated:
+          break
+    return float(returns.mean())

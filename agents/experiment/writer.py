@@ -1,0 +1,238 @@
+"""`DefaultWriter`: what an agent logs through `self.writer`, kept as rows (rlberry's writer).
+
+    writer = DefaultWriter('my_agent')
+    writer.add_scalar('episode_rewards', 21.0, global_step=100)
+    writer.read_tag_value('episode_rewards')   # a pandas Series of the tag's values
+    writer.data                                # name, tag, value, dw_time_elapsed, global_step
+
+An agent (`agents.experiment.Agent`) gets one as `writer`; `ExperimentManager`
+gathers every fit's rows into `get_writer_data()` and saves them in the fit's run
+directory as `writer_data.csv`. With `tensorboard_kwargs=dict(log_dir=...)` the
+scalars also go to TensorBoard (through `tf.summary`). Methods of TensorBoard's writer
+that this class does not keep (`add_text`, `add_histogram`, ...) are accepted and
+do nothing without TensorBoard.
+"""
+
+import collections
+import logging
+import math
+import os
+import time
+
+import numpy as np
+
+COLUMNS = ('name', 'tag', 'value', 'dw_time_elapsed', 'global_step')
+STYLES = ('multi_line', 'one_line', 'progressbar')
+
+_LOG = logging.getLogger(__name__)
+
+
+class DefaultWriter:
+  """Keeps the scalars an agent logs, logs them now and then, and mirrors them to TensorBoard."""
+
+  def __init__(self, name, print_log=True, style_log='multi_line', log_interval=3,
+               tensorboard_kwargs=None, execution_metadata=None, maxlen=None,
+               maxlen_by_tag=None):
+    """Creates an empty writer.
+
+    Args:
+      name: the writer's name, written in every row (the agent's name).
+      print_log: log the last values (at INFO, logger `agents.experiment.writer`) at
+        most every `log_interval` seconds.
+      style_log: 'multi_line' (a table), 'one_line' or 'progressbar' (one line with
+        each tag's recent trend).
+      log_interval: seconds between two logs.
+      tensorboard_kwargs: None, or `dict(log_dir=...)` to write the scalars to TensorBoard.
+      execution_metadata: optional mapping shown in the logs (e.g. `{'fit': 0}`).
+      maxlen: keep at most this many rows per tag (None: all).
+      maxlen_by_tag: optional {tag: maxlen} overriding `maxlen` for some tags.
+
+    Raises:
+      ValueError: an unknown `style_log`.
+    """
+    if style_log not in STYLES:
+      raise ValueError(f'style_log must be one of {STYLES}, got {style_log!r}.')
+    self._name = name
+    self._print_log = print_log
+    self._style_log = style_log
+    self._log_interval = log_interval
+    self._execution_metadata = execution_metadata
+    self._maxlen = maxlen
+    self._maxlen_by_tag = dict(maxlen_by_tag or {})
+    self._tensorboard_kwargs = dict(tensorboard_kwargs) if tensorboard_kwargs else None
+    self._summary_writer = None
+    self.reset()
+
+  @property
+  def name(self):
+    """The name written in every row."""
+    return self._name
+
+  @property
+  def style_log(self):
+    """How the logs look: 'multi_line', 'one_line' or 'progressbar'."""
+    return self._style_log
+
+  def reset(self):
+    """Forgets every row and restarts the clock of `dw_time_elapsed`."""
+    self._data = {}
+    self._initial_time = time.monotonic()
+    self._time_last_log = self._initial_time
+
+  @property
+  def summary_writer(self):
+    """The `tf.summary` writer, or None without `tensorboard_kwargs`."""
+    if self._tensorboard_kwargs and self._summary_writer is None:
+      os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')  # No C++ INFO lines on import.
+      import tensorflow as tf
+      log_dir = os.fspath(self._tensorboard_kwargs['log_dir'])
+      self._summary_writer = tf.summary.create_file_writer(log_dir)
+    return self._summary_writer
+
+  @property
+  def data(self):
+    """Every row, as a DataFrame with columns `name, tag, value, dw_time_elapsed, global_step`."""
+    import pandas as pd
+    frames = [pd.DataFrame({key: list(column) for key, column in columns.items()})
+              for columns in self._data.values()]
+    if not frames:
+      return pd.DataFrame(columns=list(COLUMNS))
+    return pd.concat(frames, ignore_index=True)
+
+  def _columns(self, tag):
+    if tag not in self._data:
+      maxlen = self._maxlen_by_tag.get(tag, self._maxlen)
+      self._data[tag] = {key: collections.deque(maxlen=maxlen) for key in COLUMNS}
+    return self._data[tag]
+
+  def add_scalar(self, tag, scalar_value, global_step=None, walltime=None, new_style=False):
+    """Keeps one value of `tag` at `global_step` (None: NaN), as TensorBoard's `add_scalar`.
+
+    Args:
+      tag: the value's name.
+      scalar_value: a number.
+      global_step: the step it belongs to, or None.
+      walltime: accepted for TensorBoard's signature (unused).
+      new_style: accepted for TensorBoard's signature (unused).
+    """
+    del walltime, new_style
+    if self.summary_writer is not None:
+      with self.summary_writer.as_default():
+        import tensorflow as tf
+        tf.summary.scalar(tag, float(scalar_value), step=int(global_step or 0))
+    columns = self._columns(tag)
+    columns['name'].append(self._name)
+    columns['tag'].append(tag)
+    columns['value'].append(scalar_value)
+    columns['dw_time_elapsed'].append(time.monotonic() - self._initial_time)
+    columns['global_step'].append(np.nan if global_step is None else global_step)
+    if self._print_log:
+      self._maybe_log()
+
+  def add_scalars(self, main_tag='', tag_scalar_dict=None, global_step=None, walltime=None):
+    """`add_scalar` of each `{tag: value}`, named `<main_tag>_<tag>` when `main_tag` is given."""
+    for tag, value in (tag_scalar_dict or {}).items():
+      self.add_scalar(_full_tag(tag, main_tag), value, global_step, walltime)
+
+  def read_tag_value(self, tag, main_tag=''):
+    """Every value of a tag (`<main_tag>_<tag>` when `main_tag` is given), a pandas Series.
+
+    Raises:
+      KeyError: the tag was never written.
+    """
+    import pandas as pd
+    return pd.Series(list(self._data[_full_tag(tag, main_tag)]['value']), name='value')
+
+  def read_first_tag_value(self, tag, main_tag=''):
+    """The first value of a tag."""
+    return self._data[_full_tag(tag, main_tag)]['value'][0]
+
+  def read_last_tag_value(self, tag, main_tag=''):
+    """The last value of a tag."""
+    return self._data[_full_tag(tag, main_tag)]['value'][-1]
+
+  def set_max_global_step(self, max_global_step):
+    """The step the fit ends at (shown by the 'progressbar' style)."""
+    self._max_global_step = max_global_step
+
+  def flush(self):
+    """Flushes TensorBoard's events to disk."""
+    if self._summary_writer is not None:
+      self._summary_writer.flush()
+
+  def close(self):
+    """Closes the TensorBoard writer (the rows stay)."""
+    if self._summary_writer is not None:
+      self._summary_writer.close()
+      self._summary_writer = None
+
+  def _maybe_log(self):
+    now = time.monotonic()
+    if now - self._time_last_log < self._log_interval:
+      return
+    self._time_last_log = now
+    last = {tag: columns['value'][-1] for tag, columns in self._data.items()}
+    steps = [columns['global_step'][-1] for columns in self._data.values()]
+    step = max((s for s in steps if not _is_nan(s)), default=0)
+    header = self._name + (f' {self._execution_metadata}' if self._execution_metadata else '')
+    if self._style_log == 'progressbar':
+      trends = {tag: _trend(columns['value']) for tag, columns in self._data.items()}
+      text = ' | '.join(f'{tag} = {last[tag]:.4g} (trend {trends[tag]:+.3g})' for tag in last)
+    elif self._style_log == 'one_line':
+      text = ' | '.join(f'{tag} = {value:.4g}' for tag, value in last.items())
+    else:
+      text = '\n'.join(f'  {tag:<24} {value:.4g}' for tag, value in last.items())
+    separator = '\n' if self._style_log == 'multi_line' else ' | '
+    _LOG.info('[%s] max_global_step = %s%s%s', header, step, separator, text)
+
+  # TensorBoard's other methods (add_text, add_histogram, ...): kept when TensorBoard is
+  # on only as far as `tf.summary` has them, otherwise accepted and ignored.
+  def __getattr__(self, attribute):
+    if attribute.startswith('__') or attribute.startswith('_'):
+      raise AttributeError(attribute)
+
+    def ignored(*args, **kwargs):
+      del args, kwargs
+    return ignored
+
+  def __getstate__(self):
+    state = dict(self.__dict__)
+    state['_summary_writer'] = None  # Opened again on the next scalar.
+    return state
+
+  def __setstate__(self, state):
+    self.__dict__.update(state)
+
+
+def _full_tag(tag, main_tag):
+  return f'{main_tag}_{tag}' if str(main_tag) else str(tag)
+
+
+def _is_nan(value):
+  return isinstance(value, float) and math.isnan(value)
+
+
+def _trend(values):
+  """Mean of the last 5 % of values minus that of the 5 % before (NaN under 20 values)."""
+  values = np.asarray(values, dtype=float)
+  if len(values) < 20:
+    return float('nan')
+  lag = len(values) // 20
+  return float(values[-lag:].mean() - values[-2 * lag:-lag].mean())
+
+
+class NullWriter:
+  """The writer of an agent whose writer the manager disabled (`set_writer(idx, None)`):
+  it takes every call of a writer and keeps nothing, so `self.writer.add_scalar(...)` in
+  an agent's `fit` still runs."""
+
+  def __bool__(self):
+    return False  # `if self.writer:` reads as no writer.
+
+  def __getattr__(self, attribute):
+    if attribute.startswith('_'):
+      raise AttributeError(attribute)
+
+    def ignored(*args, **kwargs):
+      del args, kwargs
+    return ignored
