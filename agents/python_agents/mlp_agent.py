@@ -93,7 +93,7 @@ class MLPAgent(agent.Agent):
 
   def load_checkpoint(self, checkpoint_dir, iteration_number):
     with np.load(os.path.join(checkpoint_dir, f'mlp-{iteration_number}.npz')) as saved:
-      weights = [saved[f'arr_{index}'] for index in range(len(self.weights))]
+      weights = [saved[f'arr_{index}'] for index in range(len(saved.files))]
     shapes = [weight.shape for weight in self.weights]
     if [weight.shape for weight in weights] != shapes:
       raise ValueError(f'MLPAgent: the checkpoint of iteration {iteration_number} in '
