@@ -109,6 +109,37 @@ class ProvidedAgentTest(unittest.TestCase):
                      [(1099, 5), (5,), (5, 3), (3,)])
 
 
+@gin.configurable
+class GinConfiguredAgent(MyNewAgent):
+  """A BLE agent of the user's, configured by gin as BLE's are."""
+
+  def __init__(self, num_actions, observation_shape, step_size=0.1, layers=(8,)):
+    super().__init__(num_actions, observation_shape)
+    self.step_size, self.layers = step_size, layers
+
+
+class UserGinAgentTest(unittest.TestCase):
+
+  def setUp(self):
+    self.addCleanup(fresh_gin())
+
+  def test_a_gin_configurable_ble_agent_gets_its_file_and_bindings(self):
+    from agents.python_agents import run_helpers
+    path = os.path.join(tempfile.mkdtemp(), 'mine.gin')
+    with open(path, 'w') as file:
+      file.write('GinConfiguredAgent.step_size = 0.5\nGinConfiguredAgent.layers = (4, 4)\n')
+    run_helpers.bind_gin_variables('mine', agent_gin_file=path,
+                                   gin_bindings=['GinConfiguredAgent.step_size = 0.25'])
+    configured = GinConfiguredAgent(3, (1099,))
+    self.assertEqual((configured.step_size, configured.layers), (0.25, (4, 4)))
+
+  def test_a_binding_of_an_unknown_parameter_is_named(self):
+    from agents.python_agents import run_helpers
+    with self.assertRaisesRegex(run_helpers.GinConfigError,
+                                "gin binding 'GinConfiguredAgent.stepsize = 1'.*stepsize"):
+      run_helpers.bind_gin_variables('random', gin_bindings=['GinConfiguredAgent.stepsize = 1'])
+
+
 class TrainingScriptTest(unittest.TestCase):
   """"Create Training Script": the slimmed-down train.py."""
 
