@@ -42,7 +42,9 @@ setuptools.setup(
     ],
     packages=setuptools.find_packages(include=['agents', 'agents.*']),
     # The difficulty strata's seed ranking (agents.evaluation.strata).
-    package_data={'agents.env.balloon': ['strata.json']},
+    package_data={'agents.env.balloon': ['strata.json'],
+                  # The gin files of BLE's agents (run_helpers.bind_gin_variables).
+                  'agents.python_agents': ['configs/*.gin']},
     install_requires=[
         'tensorflow-cpu>=2.16',
         # TensorFlow no longer pulls it in, and tf.summary needs it.
@@ -71,6 +73,9 @@ setuptools.setup(
         'ray': ['ray>=2.9'],
         # The documentation site (mkdocs.yml; `make docs`).
         'docs': ['mkdocs>=1.6', 'mkdocs-material>=9.5', 'mkdocstrings[python]>=0.26'],
+        # Gin configuration of BLE's agents and scripts (run_helpers.bind_gin_variables,
+        # python -m agents.python_agents.train / eval).
+        'gin': ['gin-config>=0.5'],
         # Experiment trackers beside metrics.jsonl and TensorBoard (`loop.track`, --track).
         'mlflow': ['mlflow>=2.12'],
         'wandb': ['wandb>=0.17'],
@@ -80,7 +85,7 @@ setuptools.setup(
                  'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1', 'pandas>=2.0',
                  'optuna>=4.0', 'rliable>=1.0', 'adastop>=0.1', 'ray>=2.9', 'mkdocs>=1.5',
                  'mkdocs-material>=9.0', 'mkdocstrings[python]>=0.24', 'mlflow>=2.12',
-                 'wandb>=0.17', 'build>=1.0'],
+                 'wandb>=0.17', 'build>=1.0', 'gin-config>=0.5'],
         # Peers that the benchmarks compare against.
         'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
     },

@@ -76,6 +76,7 @@ def main(argv=None):
   try:
     train_lib.run_training_loop(run_dir, env, dqn, iterations,
                                 max_episode_length=episode_length, seed=args.seed,
+                                episodes_per_iteration=None,  # one round of the batch
                                 progress=False)
   finally:
     env.close()

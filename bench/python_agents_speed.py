@@ -127,14 +127,16 @@ class LoopRunner:
     self.balloons = len(agent_or_agents) if isinstance(agent_or_agents, list) else getattr(
         agent_or_agents, 'batch_size', 1)
     with tempfile.TemporaryDirectory() as base_dir:  # Warm-up: numba, the workers' caches.
-      train_lib.run_training_loop(base_dir, env, agent_or_agents, 1, 3, progress=False)
+      train_lib.run_training_loop(base_dir, env, agent_or_agents, 1, 3, progress=False,
+                                  episodes_per_iteration=None)
 
   def measure(self):
     """(balloon steps, seconds) of one timed run."""
     with tempfile.TemporaryDirectory() as base_dir:
       start = time.perf_counter()
       result = train_lib.run_training_loop(base_dir, self.env, self.agent, self.iterations,
-                                           self.length, progress=False)
+                                           self.length, progress=False,
+                                           episodes_per_iteration=None)
       seconds = time.perf_counter() - start
     return result['episodes'] * self.length, seconds
 

@@ -15,7 +15,8 @@ the BLE-style scripts of `agents.python_agents` (this repository's root on PYTHO
     batch = train_lib.make_batch_env('BalloonLearningEnvironment-v0', 64,
                                      progress_reward=0.2)      # 64 balloons, shaped reward
     dqn = BatchedDQNAgent(3, (1099,), batch_size=64)
-    train_lib.run_training_loop('runs/dqn64', batch, dqn, num_iterations=15)
+    train_lib.run_training_loop('runs/dqn64', batch, dqn, num_iterations=15,
+                                episodes_per_iteration=64)  # one round of the batch
     results = eval_lib.eval_agent(dqn, None, eval_lib.get_eval_suite('small_eval'))
 
 Trained so (920k steps, 6-8 minutes on a loaded 2-core machine), it flew `small_eval` at

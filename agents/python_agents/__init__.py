@@ -18,8 +18,15 @@ balloon (and on any Gymnasium environment with discrete actions):
 - `eval_lib`: `eval_agent`, `get_eval_suite`, `EvaluationResult` (BLE's `eval/eval_lib.py`
   and `eval/suites.py`), over `agents.evaluation`'s runner;
 - `suites`: BLE's `eval/suites.py` names (`get_eval_suite`), from `eval_lib`;
-- `run_helpers`: `create_agent` (BLE's `utils/run_helpers.py`) for the shipped agents:
-  `random`, `station_seeker`, `random_walk`, `balloon_ppo`, `quantile`;
+- `run_helpers`: `bind_gin_variables` and `create_agent` (BLE's `utils/run_helpers.py`);
+- `agent_registry`: BLE 1.0.1's agent names (`random`, `mlp`, `dqn`, `perciatelli44`,
+  `quantile`, `finetune_perciatelli`, `station_seeker`, `random_walk`) and the
+  project's (`balloon_ppo`), with their gin files (`configs/*.gin`);
+- `train`, `eval`: BLE's launch commands with BLE 1.0.1's flags
+  (`python -m agents.python_agents.train`, `... .eval`), over `ble_flags` (absl-style
+  flags) and `command_setup`;
 - `quantile_agent`: `QuantileAgent`, the project's QR-DQN as a `BatchedAgent`;
+- `mlp_agent`: `MLPAgent`, BLE's SARSA MLP agent in NumPy;
+- `policy_agents`: the environments' baselines and exported policies as agents;
 - `tf_checkpoint`: per-iteration checkpoints of an agent's TensorFlow state.
 """

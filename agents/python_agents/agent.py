@@ -294,6 +294,74 @@ class AgentPerRow(BatchedAgent):
     return directory
 
 
+class SingleBalloonAgent(Agent):
+  """A `BatchedAgent` behind BLE's single-balloon methods: row `row` of its batch.
+
+  `create_agent` returns batched agents (the `quantile` agent) so wrapped, so that BLE's
+  calls work: `begin_episode(observation) -> int`, `step(reward, observation) -> int`,
+  `end_episode(reward, terminal)`. `run_training_loop` and `eval_agent` fly
+  `batched_agent` itself on a batch of its size (`as_batched`), one call per batch step.
+  The optional methods (mode, summary writer, checkpoints, name) go to the batched agent.
+  """
+
+  def __init__(self, batched_agent, row=0):
+    """Wraps `batched_agent`; the single-balloon methods act for batch row `row`."""
+    check_agent(batched_agent)
+    self.batched_agent = batched_agent
+    self._rows = np.array([row], np.int64)
+    super().__init__(getattr(batched_agent, '_num_actions', None),
+                     getattr(batched_agent, '_observation_shape', None))
+
+  def get_name(self):
+    return _call_optional(self.batched_agent, 'get_name', type(self.batched_agent).__name__)
+
+  def begin_episode(self, observation):
+    return _one_action(self.batched_agent.begin_episode(
+        np.asarray(observation)[None], self._rows))
+
+  def step(self, reward, observation):
+    return _one_action(self.batched_agent.step(
+        np.array([reward], np.float64), np.asarray(observation)[None], self._rows))
+
+  def end_episode(self, reward, terminal=True):
+    self.batched_agent.end_episode(np.array([reward], np.float64),
+                                   np.array([bool(terminal)]), self._rows)
+
+  def set_mode(self, mode):
+    if hasattr(self, 'batched_agent'):  # Agent.__init__ sets TRAIN; the batch is set already.
+      _call_optional(self.batched_agent, 'set_mode', None, mode)
+
+  def set_summary_writer(self, summary_writer):
+    super().set_summary_writer(summary_writer)
+    _call_optional(self.batched_agent, 'set_summary_writer', None, summary_writer)
+
+  def save_checkpoint(self, checkpoint_dir, iteration_number):
+    _call_optional(self.batched_agent, 'save_checkpoint', None, checkpoint_dir,
+                   iteration_number)
+
+  def load_checkpoint(self, checkpoint_dir, iteration_number):
+    _call_optional(self.batched_agent, 'load_checkpoint', None, checkpoint_dir,
+                   iteration_number)
+
+  def reload_latest_checkpoint(self, checkpoint_dir):
+    return _call_optional(self.batched_agent, 'reload_latest_checkpoint', -1, checkpoint_dir)
+
+
+def _one_action(actions):
+  """The one action of a batch of one, as a Python int when it is an integer."""
+  action = np.asarray(actions).reshape(-1)[0] if np.size(actions) == 1 else actions
+  return int(action) if _is_int(action) else action
+
+
+def unwrap(agent, batch_size):
+  """The batched agent inside a `SingleBalloonAgent` when it acts for `batch_size` rows,
+  else `agent` itself."""
+  inner = getattr(agent, 'batched_agent', None) if isinstance(agent, SingleBalloonAgent) else None
+  if inner is not None and getattr(inner, 'batch_size', None) == batch_size:
+    return inner
+  return agent
+
+
 def is_batched(agent):
   """Whether `agent` acts for a batch (`BatchedAgent`, or begin_episode takes rows)."""
   if isinstance(agent, BatchedAgent):

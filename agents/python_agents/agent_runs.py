@@ -273,7 +273,8 @@ def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0,
     result = train_lib.run_training_loop(
         run_dir, env, agent, num_iterations, max_episode_length,
         [functools.partial(MetricsCollector, metrics=metrics), *collector_constructors],
-        seed=seed, progress=not quiet)
+        seed=seed, progress=not quiet,
+        episodes_per_iteration=None)  # One per balloon: iterations_for charges B x L.
     exported = None
     if not result['interrupted']:
       exported = export_policy(agent, os.path.join(run_dir, POLICY_DIR))

@@ -225,6 +225,8 @@ def _batched_agent(agent, environment, batch_size):
         raise EvaluationError(f'eval_agent: the agent factory {name} raised '
                               f'{type(error).__name__}: {error}') from None
     return agent_lib.AgentPerRow(made)
+  if isinstance(agent, agent_lib.SingleBalloonAgent) and batch_size is None:
+    return agent_lib.check_agent(agent.batched_agent)  # Its whole batch, side by side.
   if batch_size is not None:
     raise EvaluationError(f'eval_agent: batch_size={batch_size} makes copies of an agent '
                           f'factory; {type(agent).__name__} is an agent instance (pass its '

@@ -29,6 +29,7 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
+from agents import config_fields
 from agents.algorithms.qrdqn import config as qrdqn_config
 from agents.algorithms.qrdqn import qrdqn
 from agents.config_fields import ConfigError
@@ -37,6 +38,8 @@ from agents.python_agents import tf_checkpoint
 
 _NETWORK_KEYS = tuple(field.name for field in dataclasses.fields(qrdqn_config.NetworkConfig))
 _ALGORITHM_KEYS = tuple(field.name for field in dataclasses.fields(qrdqn_config.QRDQNConfig))
+_SPECS = {**config_fields.specs(qrdqn_config.NetworkConfig),
+          **config_fields.specs(qrdqn_config.QRDQNConfig)}
 
 
 class QuantileAgent(agent_lib.BatchedAgent):
@@ -54,12 +57,16 @@ class QuantileAgent(agent_lib.BatchedAgent):
         and of `NetworkConfig` (hidden_layers, activation, matmul_dtype).
 
     Raises:
-      ConfigError: an unknown hyperparameter (named), or a replay memory too small.
+      ConfigError: an unknown hyperparameter or a value out of its range (named), or a
+        replay memory too small.
     """
     unknown = sorted(set(hyperparameters) - set(_NETWORK_KEYS) - set(_ALGORITHM_KEYS))
     if unknown:
       raise ConfigError(f'QuantileAgent has no hyperparameter {unknown[0]!r}; it takes '
                         f'{", ".join(_ALGORITHM_KEYS + _NETWORK_KEYS)}.')
+    hyperparameters = {key: config_fields.check_value(f'QuantileAgent.{key}', value,
+                                                      _SPECS[key])
+                       for key, value in hyperparameters.items()}
     network = qrdqn_config.NetworkConfig(**{
         key: tuple(value) if key == 'hidden_layers' else value
         for key, value in hyperparameters.items() if key in _NETWORK_KEYS})

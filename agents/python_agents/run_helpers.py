@@ -1,159 +1,144 @@
-"""BLE's `run_helpers.create_agent`: the agents the project ships, under BLE's names.
+"""BLE's `utils/run_helpers.py`: `bind_gin_variables` and `create_agent`, by BLE's names.
 
     from agents.python_agents import run_helpers
 
-    agent = run_helpers.create_agent('station_seeker', 3, (1099,))
-    run_helpers.agent_names()   # ['balloon_ppo', 'quantile', 'random', 'random_walk', ...]
+    run_helpers.bind_gin_variables('quantile')     # its gin file (needs gin-config)
+    agent = run_helpers.create_agent('quantile', 3, (1099,))
+    agent.begin_episode(observation)               # BLE's single-balloon methods
 
-- `random`: `agent.RandomAgent`, uniform actions (BLE's);
-- `station_seeker`, `random_walk`: BLE's two controllers, the baselines of the balloon's
-  evaluation plug-in as agents (any environment's baselines are offered the same way,
-  except those that act in the slab, such as the balloon's planner `mpc`, which needs the
-  simulator's forecast and GP and so is flown by `agents.scripts.evaluate` only);
-- `perciatelli44`: BLE's frozen Perciatelli44 network, also a baseline of the balloon's
-  plug-in (`agents.env.balloon.controllers.perciatelli44`; `path=` names its weights, else they are
-  found as that module says);
-- `balloon_ppo`: the balloon policy shipped in `models/balloon_ppo` (a PPO SavedModel),
-  flown deterministically;
-- `quantile`: `QuantileAgent`, QR-DQN learning through BLE's interface, batched
-  (`num_envs` rows).
+The names are BLE 1.0.1's registry's and the project's (`agent_registry`): `random`,
+`mlp`, `dqn`, `perciatelli44`, `quantile`, `finetune_perciatelli`, `station_seeker`,
+`random_walk`, `balloon_ppo` and the other environments' baselines. Every agent
+`create_agent` returns has BLE's single-balloon methods; the batched `quantile` agent
+comes as a `SingleBalloonAgent`, which `run_training_loop` flies batched on a batch of
+its `num_envs`.
 
-`create_agent` passes keyword arguments on to the agent's constructor (`quantile`'s
-hyperparameters, `balloon_ppo`'s and `perciatelli44`'s `path`), as BLE's gin bindings
-would.
-
-The baselines come through the environments' evaluation plug-ins
-(`agents.plugins.EVALUATION`), so this module names no environment but for the shipped
-balloon model's folder.
+`bind_gin_variables` parses the agent's default gin file (or `agent_gin_file`), the
+`additional_gin_files` and the `gin_bindings` with the `gin-config` package, as BLE's
+does, so the built-in agents and a BLE agent decorated with `@gin.configurable` get
+their bound values. `create_agent` also takes keyword arguments for the constructor,
+which take precedence over gin's.
 """
 
 import os
+import re
 
-import numpy as np
-
-from agents import plugins
-from agents.evaluation import environments
-from agents.evaluation import policies as policies_lib
 from agents.evaluation.errors import EvaluationError
-from agents.python_agents import agent as agent_lib
+from agents.python_agents import agent_registry, policy_agents
 
-SHIPPED_MODELS = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'models')
-BALLOON_PPO = os.path.join(SHIPPED_MODELS, 'balloon_ppo')
+# The registry's and the policy agents' names, where earlier code found them.
+UnknownAgentError = agent_registry.UnknownAgentError
+AgentUnavailableError = agent_registry.AgentUnavailableError
+agent_names = agent_registry.agent_names
+BALLOON_PPO, SHIPPED_MODELS = policy_agents.BALLOON_PPO, policy_agents.SHIPPED_MODELS
+PolicyAgent, SavedModelAgent = policy_agents.PolicyAgent, policy_agents.SavedModelAgent
+
+# The directory holding the `agents` package: the default gin files' paths start there.
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GIN_EXTRA = "pip install 'agents[gin]' (the gin-config package)"
 
 
-class UnknownAgentError(ValueError):
-  """`create_agent` was asked for a name it does not know (the message lists the names)."""
+class GinConfigError(ValueError):
+  """A gin file or binding that does not parse or bind (the message names it)."""
 
 
-class PolicyAgent(agent_lib.Agent):
-  """One environment's `Agent` over an evaluation policy of one row.
+def get_agent_gin_file(agent_name, gin_file):
+  """`gin_file` when given, else agent `agent_name`'s default gin file (None if it has none).
 
-  An evaluation policy (`agents.evaluation.policies`) acts for a batch:
-  `begin_episode(indices)` then `policy(observations) -> actions`; here it acts for a
-  batch of one, so its per-episode state (the random walk's target, a recurrent
-  network's state) is this agent's.
+  Raises:
+    UnknownAgentError: no `gin_file` and an unknown agent name.
   """
-
-  def __init__(self, num_actions, observation_shape, policy, name):
-    """Keeps the one-row `policy`; `name` is what `get_name()` returns."""
-    super().__init__(num_actions, observation_shape)
-    self._policy = policy
-    self._name = name
-
-  def get_name(self):
-    return self._name
-
-  def begin_episode(self, observation):
-    policies_lib.begin_episode(self._policy, [0], None)
-    return self._act(observation)
-
-  def step(self, reward, observation):
-    del reward
-    return self._act(observation)
-
-  def end_episode(self, reward, terminal=True):
-    del reward, terminal
-
-  def _act(self, observation):
-    return int(np.asarray(self._policy(np.asarray(observation)[None]))[0])
-
-
-class SavedModelAgent(PolicyAgent):
-  """An exported policy (`agents.scripts.export`'s `policy/` SavedModel) as an `Agent`.
-
-  Raises (at construction):
-    EvaluationError: no SavedModel at `path`, or one taking other observations.
-  """
-
-  def __init__(self, num_actions, observation_shape, path=BALLOON_PPO, name=None):
-    model = policies_lib.load_saved_model(path)
-    policies_lib.check_observation_shape(model, path, tuple(observation_shape),
-                                         f'observation_shape {tuple(observation_shape)}')
-    policy = policies_lib.TensorFlowPolicy(model, 1, hasattr(model, 'initial_state'))
-    super().__init__(num_actions, observation_shape, policy,
-                     name or os.path.basename(os.path.normpath(path)))
-
-
-def _baseline_agent(name):
-  """A constructor `(num_actions, observation_shape)` of an evaluation baseline's agent."""
-
-  def construct(num_actions, observation_shape, episode_length=None, **kwargs):
-    environment = environments.get(environments.baseline_env_id(name))
-    length = episode_length or environment.default_episode_length()
-    return PolicyAgent(num_actions, observation_shape,
-                       environment.baselines[name](1, length, **kwargs), name)
-  construct.__name__ = name
-  return construct
-
-
-def _quantile_agent(num_actions, observation_shape, **hyperparameters):
-  from agents.python_agents import quantile_agent  # TensorFlow and QR-DQN, when asked
-  return quantile_agent.QuantileAgent(num_actions, observation_shape, **hyperparameters)
-
-
-def _constructors():
-  """{name: constructor(num_actions, observation_shape, **kwargs)} of every shipped agent."""
-  constructors = {'random': agent_lib.RandomAgent, 'balloon_ppo': SavedModelAgent,
-                  'quantile': _quantile_agent}
-  for env_id in plugins.EVALUATION.names():
-    environment = environments.get(env_id)
-    for name in environment.baselines:
-      if not environment.acts_in_slab(name):
-        constructors.setdefault(name, _baseline_agent(name))
-  return constructors
-
-
-def agent_names():
-  """The names `create_agent` knows, sorted."""
-  return sorted(_constructors())
+  return agent_registry.get_default_gin_config(agent_name) if gin_file is None else gin_file
 
 
 def create_agent(agent_name, num_actions, observation_shape, **kwargs):
-  """Creates a shipped agent by BLE's name (see the module docstring for the names).
+  """Creates an agent by name, with BLE's single-balloon methods.
 
   Args:
     agent_name: a name of `agent_names()`.
     num_actions: int, the number of discrete actions.
     observation_shape: the shape of one observation.
-    **kwargs: passed on to the agent's constructor.
+    **kwargs: passed on to the agent's constructor (over gin's bindings).
 
   Returns:
-    An `Agent` (a `BatchedAgent` for `quantile`).
+    An `Agent` (`quantile`: a `SingleBalloonAgent` over the batched `QuantileAgent`).
 
   Raises:
     UnknownAgentError: an unknown name (the message lists the names).
+    AgentUnavailableError: an agent that cannot be built here (the message says why).
     EvaluationError: `balloon_ppo` when the shipped model is missing (an installed wheel
       does not hold `models/`) or takes other observations.
     ValueError: `perciatelli44` when its weights are missing or are not its graph (the
-      message names the command that fetches them).
+      message names the command that fetches them); a bad hyperparameter (named).
   """
-  constructors = _constructors()
-  if agent_name not in constructors:
-    raise UnknownAgentError(f'unknown agent {agent_name!r}; create_agent knows '
-                            f'{", ".join(sorted(constructors))}.')
+  constructor = agent_registry.agent_constructor(agent_name)
   if agent_name == 'balloon_ppo' and not os.path.isdir(kwargs.get('path', BALLOON_PPO)):
     raise EvaluationError(f'balloon_ppo flies the model shipped in {BALLOON_PPO}, which is '
                           'not here (a wheel does not hold models/; use a source checkout, or '
                           'pass path=<an exported policy/ folder>).')
-  return constructors[agent_name](num_actions, observation_shape, **kwargs)
+  return constructor(num_actions, observation_shape=observation_shape, **kwargs)
+
+
+def bind_gin_variables(agent, agent_gin_file=None, gin_bindings=(), additional_gin_files=()):
+  """Binds the gin configuration of an experiment, as BLE's `bind_gin_variables`.
+
+  Parses `agent_gin_file` (default: agent `agent`'s default gin file, if it has one),
+  then `additional_gin_files`, then `gin_bindings`, and locks gin's configuration
+  (`gin.finalize`), as BLE does; `gin.clear_config()` unlocks it.
+
+  Args:
+    agent: the agent's name (any name when `agent_gin_file` is given).
+    agent_gin_file: a gin file replacing the agent's default one.
+    gin_bindings: bindings such as `'QuantileAgent.learning_rate = 1e-4'`.
+    additional_gin_files: further gin files.
+
+  Raises:
+    UnknownAgentError: no `agent_gin_file` and an unknown agent name.
+    GinConfigError: a gin file or binding that does not parse or names an unknown
+      configurable or parameter (the message names the file or the binding).
+    ImportError: gin-config is not installed (the message says how to install it).
+  """
+  gin_files = [path for path in [get_agent_gin_file(agent, agent_gin_file),
+                                 *additional_gin_files] if path is not None]
+  if isinstance(gin_bindings, str):
+    gin_bindings = [gin_bindings]
+  gin = _gin()
+  gin.add_config_file_search_path(PACKAGE_PARENT)
+  for path in gin_files:
+    if not any(os.path.isfile(os.path.join(root, path)) for root in ('', PACKAGE_PARENT)):
+      raise GinConfigError(f'gin file {path}: no such file (nor under {PACKAGE_PARENT}).')
+    _parse(gin, f'gin file {path}', [path], [])
+  for binding in gin_bindings:
+    _parse(gin, f'gin binding {binding!r}', [], [binding])
+  gin.finalize()
+
+
+def _gin():
+  if agent_registry.gin is None:
+    raise ImportError(f'bind_gin_variables needs gin-config: {GIN_EXTRA}.')
+  return agent_registry.gin
+
+
+def _parse(gin, what, files, bindings):
+  """Parses gin files or bindings, refusing an error in one line naming `what`."""
+  try:
+    gin.parse_config_files_and_bindings(files, bindings, finalize_config=False,
+                                        skip_unknown=False)
+  except (ValueError, SyntaxError, TypeError, KeyError, OSError, ImportError) as error:
+    raise GinConfigError(f'{what}: {_first_line(error)}') from None
+  except Exception as error:  # noqa: BLE001 - gin's tokenizer raises its own errors
+    raise GinConfigError(f'{what}: does not parse ({type(error).__name__}: '
+                         f'{_first_line(error)})') from None
+
+
+def _first_line(error):
+  text = str(error).strip()
+  if isinstance(error, KeyError) and len(error.args) == 1:
+    text = str(error.args[0])
+  return text.splitlines()[0] if text else type(error).__name__
+
+
+def without_gin_context(text):
+  """An error message without the context gin appends to errors of a configurable's call
+  (`In call to configurable 'X' (<function ...>)`), which names no input."""
+  return re.sub(r'\s*In call to configurable .*$', '', text, flags=re.DOTALL)

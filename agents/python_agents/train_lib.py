@@ -17,10 +17,12 @@ project's `BatchEnv`), a `BatchedAgent`, or one single-environment agent per row
 for every balloon at once; rows whose episode ended wait until every row has ended, and
 the next round resets them all.
 
+An iteration is `episodes_per_iteration` episodes (BLE's 50 by default), counted over
+every balloon of a batch: a batch of 10 flies 5 rounds of 10 episodes per iteration, a
+batch of 64 one round in which 50 rows fly and 14 wait. A multiple of the batch size
+wastes no row.
+
 Where it differs from BLE:
-- one iteration is one episode per environment (per balloon of the batch), where BLE
-  flies 50 episodes; `episodes_per_iteration` keeps BLE's meaning (a multiple of the
-  batch size);
 - episodes are seeded: episode seeds follow from `seed` and the iteration, so a resumed
   run flies the episodes the uninterrupted run would have;
 - every iteration writes a small record (`checkpoints/iteration_<i>.json`: the agent's
@@ -52,6 +54,7 @@ from agents.run import directory_lock
 from agents.training import builders
 
 _LOG = logging.getLogger(__name__)
+DEFAULT_EPISODES_PER_ITERATION = 50  # BLE's
 _RECORD = re.compile(r'^iteration_(\d+)\.json$')
 
 
@@ -127,7 +130,8 @@ def _steps_as_slab(spec):
 
 def run_training_loop(base_dir, env, agent, num_iterations, max_episode_length=960,
                       collector_constructors=(), *, render_period=10,
-                      episodes_per_iteration=None, seed=0, progress=True):
+                      episodes_per_iteration=DEFAULT_EPISODES_PER_ITERATION, seed=0,
+                      progress=True):
   """Trains `agent` on `env` for `num_iterations` iterations, checkpointing each one.
 
   Args:
@@ -145,8 +149,9 @@ def run_training_loop(base_dir, env, agent, num_iterations, max_episode_length=9
       `get_collector_data(['console', 'jsonl'])`.
     render_period: steps between `env.render()` calls, for one environment made with a
       `render_mode`.
-    episodes_per_iteration: episodes per iteration; None: one per environment. For a
-      batch of B, a multiple of B (that many rounds of B episodes).
+    episodes_per_iteration: episodes per iteration, over all the balloons (BLE's 50).
+      A batch of B flies them in rounds of B episodes, the last round with only as
+      many rows as episodes remain; None: one episode per environment (one round).
     seed: episode seeds follow from it and the iteration; None leaves the seeding to
       the environment (BLE's way; then a resumed run flies other episodes).
     progress: show a progress bar.
@@ -178,9 +183,6 @@ def run_training_loop(base_dir, env, agent, num_iterations, max_episode_length=9
   batched_agent, agent_class = _as_batched_agent(agent, len(batch))
   num_actions = _num_actions(batch.action_space)
   episodes_per_iteration = episodes_per_iteration or len(batch)
-  if episodes_per_iteration % len(batch):
-    raise ValueError(f'episodes_per_iteration must be a multiple of the batch size '
-                     f'{len(batch)}, got {episodes_per_iteration}.')
   checkpoint_dir = os.path.join(base_dir, 'checkpoints')
   with directory_lock.hold(base_dir, 'training run'):
     start_iteration, episodes = _resume(batched_agent, agent_class, checkpoint_dir,
@@ -264,15 +266,17 @@ class _TrainingLoop:
 
   def _fly_iteration(self, iteration):
     """Flies the iteration's rounds; returns False when a stop request cut it short."""
-    rounds = self.episodes_per_iteration // self.size
-    seeds = _episode_seeds(self.seed, iteration, self.episodes_per_iteration)
+    rounds = -(-self.episodes_per_iteration // self.size)
+    seeds = _episode_seeds(self.seed, iteration, rounds * self.size)
     sums, count = {}, 0
     self._cut = False
     for round_index in range(rounds):
       if self.stop.requested:
         self._cut = True
         break
-      ended = self._fly_round(seeds[round_index * self.size:(round_index + 1) * self.size])
+      flown = min(self.size, self.episodes_per_iteration - round_index * self.size)
+      ended = self._fly_round(seeds[round_index * self.size:(round_index + 1) * self.size],
+                              flown)
       for summary in ended:
         count += 1
         for name, value in summary.items():
@@ -282,8 +286,9 @@ class _TrainingLoop:
     self.iteration_means = {name: total / count for name, total in sums.items()} if count else {}
     return not self._cut
 
-  def _fly_round(self, seeds):
-    """One episode per row, from a reset of every row to the end of the last episode.
+  def _fly_round(self, seeds, flown):
+    """One episode in each of the first `flown` rows, from a reset of every row to the
+    end of the last episode; the other rows wait (unrecorded, unseen by the agent).
 
     Returns:
       The summaries of the episodes, in the order they ended.
@@ -291,8 +296,12 @@ class _TrainingLoop:
     size, rows, length = self.size, self.rows, self.max_episode_length
     observ, _ = self.batch.reset(seeds=seeds)
     self.statistics.reset(rows)
-    actions = np.array(self._act('begin_episode', observ, rows))
-    active = np.ones(size, bool)
+    if flown == size:
+      actions = np.array(self._act('begin_episode', observ, rows))
+    else:
+      actions = np.zeros(size, np.int64)
+      actions[:flown] = self._act('begin_episode', observ[:flown], rows[:flown])
+    active = rows < flown
     returns = np.zeros(size)
     lengths = np.zeros(size, np.int64)
     recorded = (np.zeros((length, size), np.int64), np.zeros((length, size))
@@ -420,7 +429,12 @@ def _as_batch(env):
 
 
 def _as_batched_agent(agent, batch_size):
-  """(a `BatchedAgent` for a batch of `batch_size`, the name of the agent's class)."""
+  """(a `BatchedAgent` for a batch of `batch_size`, the name of the agent's class).
+
+  A `SingleBalloonAgent` (`create_agent`'s `quantile`) whose batched agent has
+  `batch_size` rows is flown as that batched agent, one call per batch step.
+  """
+  agent = agent_lib.unwrap(agent, batch_size)
   if isinstance(agent, (list, tuple)):
     batched = agent_lib.AgentPerRow(agent)
     agent_class = type(agent[0]).__qualname__
@@ -531,4 +545,5 @@ def _write_json(path, data):
   os.replace(temporary, path)
 
 
-__all__ = ['get_collector_data', 'make_batch_env', 'read_records', 'run_training_loop']
+__all__ = ['DEFAULT_EPISODES_PER_ITERATION', 'get_collector_data', 'make_batch_env',
+           'read_records', 'run_training_loop']

@@ -33,7 +33,8 @@ class DQNAgentTest(unittest.TestCase):
 
   def train(self, env, agent, num_iterations):
     return train_lib.run_training_loop(self.base_dir, env, agent, num_iterations,
-                                       max_episode_length=24, progress=False)
+                                       max_episode_length=24, progress=False,
+                                       episodes_per_iteration=None)
 
   def test_trains_checkpoints_resumes_and_evaluates(self):
     env = gymnasium.make(constants.BALLOON_ENV_ID)

@@ -58,7 +58,9 @@ class QuantileAgentTest(unittest.TestCase):
     hyperparameters = dict(num_envs=2, replay_capacity=200, batch_size=8, learning_starts=8,
                            hidden_layers=(16,), num_quantiles=5)
     hyperparameters.update(overrides)
-    return run_helpers.create_agent('quantile', 3, (1099,), **hyperparameters)
+    single = run_helpers.create_agent('quantile', 3, (1099,), **hyperparameters)
+    self.assertIsInstance(single, agent_lib.SingleBalloonAgent)
+    return single.batched_agent
 
   def fly(self, agent, steps):
     rows = np.array([0, 1])
@@ -94,6 +96,21 @@ class QuantileAgentTest(unittest.TestCase):
   def test_an_unknown_hyperparameter_is_named(self):
     with self.assertRaisesRegex(ValueError, "no hyperparameter 'learning_rat'"):
       self.make(learning_rat=0.1)
+
+  def test_a_value_out_of_range_is_named(self):
+    with self.assertRaisesRegex(ValueError, "'QuantileAgent.learning_rate'.*got -1"):
+      self.make(learning_rate=-1)
+
+  def test_answers_bles_single_balloon_methods(self):
+    agent = run_helpers.create_agent('quantile', 3, (1099,), replay_capacity=50, batch_size=4,
+                                     learning_starts=4, hidden_layers=(8,), num_quantiles=3)
+    self.assertIsInstance(agent, agent_lib.Agent)
+    self.assertEqual(agent.get_name(), 'quantile')
+    actions = [agent.begin_episode(OBSERVATIONS[0])]
+    actions += [agent.step(1.0, observation) for observation in OBSERVATIONS[1:]]
+    agent.end_episode(1.0, True)
+    self.assertTrue(all(type(action) is int and 0 <= action < 3 for action in actions))
+    self.assertGreater(int(agent.batched_agent.qrdqn.num_updates.numpy()), 0)
 
 
 if __name__ == '__main__':

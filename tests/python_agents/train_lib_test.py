@@ -93,6 +93,7 @@ def cartpole():
 
 def train(base_dir, agent, iterations, env=None, **kwargs):
   kwargs.setdefault('collector_constructors', [collectors.JsonLinesCollector])
+  kwargs.setdefault('episodes_per_iteration', None)  # One round: one episode per env.
   return train_lib.run_training_loop(base_dir, env or cartpole(), agent, iterations,
                                      max_episode_length=kwargs.pop('length', 60),
                                      progress=False, **kwargs)
@@ -359,14 +360,14 @@ class BLEAgentFileTest(unittest.TestCase):
       base_dir = os.path.join(directory, 'run')
       first = module.LinearQAgent(env.action_space.n, env.observation_space.shape)
       train_lib.run_training_loop(base_dir, env, first, 2, max_episode_length=10,
-                                  progress=False)
+                                  progress=False, episodes_per_iteration=None)
       self.assertGreater(np.abs(first.weights).sum(), 0.0)  # It learned.
       saved = np.load(os.path.join(base_dir, 'checkpoints', 'linear_q_1.npy'))
       np.testing.assert_array_equal(saved, first.weights)
 
       resumed = module.LinearQAgent(env.action_space.n, env.observation_space.shape)
       result = train_lib.run_training_loop(base_dir, env, resumed, 3, max_episode_length=10,
-                                           progress=False)
+                                           progress=False, episodes_per_iteration=None)
       self.assertEqual((result['iteration'], result['episodes']), (2, 3))
       self.assertFalse(np.array_equal(resumed.weights, saved))  # Loaded, then learned on.
       env.close()
@@ -416,7 +417,8 @@ class HelpersTest(unittest.TestCase):
     self.addCleanup(batch.close)
     agents = [agent_lib.RandomAgent(2, (4,)) for _ in range(3)]
     summary = train_lib.run_training_loop(tempfile.mkdtemp(), batch, agents, 1,
-                                          max_episode_length=8, progress=False)
+                                          max_episode_length=8, progress=False,
+                                          episodes_per_iteration=None)
     self.assertEqual(summary['episodes'], 3)
 
 

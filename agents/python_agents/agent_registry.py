@@ -1,0 +1,151 @@
+"""The registry of agents `create_agent` builds, under BLE 1.0.1's names, with their gin files.
+
+BLE's `agents/agent_registry.py`, name for name:
+
+| name | agent | default gin file |
+|---|---|---|
+| `random` | `agent.RandomAgent` | none |
+| `mlp` | `mlp_agent.MLPAgent` (SARSA on an MLP, as BLE's) | `configs/mlp.gin` |
+| `dqn` | `examples/dqn_agent.py`'s `DQNAgent` (a source checkout's) | `configs/dqn.gin` |
+| `perciatelli44` | BLE's frozen Perciatelli44 network | none |
+| `quantile` | `QuantileAgent` (QR-DQN) as a `SingleBalloonAgent` | `configs/quantile.gin` |
+| `finetune_perciatelli` | `quantile` starting from Perciatelli44's weights | (not yet) |
+| `station_seeker`, `random_walk` | BLE's controllers (the balloon plug-in's baselines) | none |
+
+and the project's own: `balloon_ppo` (the PPO policy in `models/balloon_ppo`) and the
+baselines of any other environment's evaluation plug-in.
+
+With `gin-config` installed (`pip install 'agents[gin]'`), importing this module
+registers the learning agents' constructors as gin configurables under BLE's class
+names (`MLPAgent`, `DQNAgent`, `QuantileAgent`), so a gin file or binding such as
+`QuantileAgent.learning_rate = 1e-4` reaches them through `create_agent`; the gin files
+import this module as BLE's import theirs. Paths of the default gin files are relative
+to the directory holding the `agents` package, which `bind_gin_variables` puts on gin's
+search path (BLE's are relative to the parent of `balloon_learning_environment`).
+"""
+
+import dataclasses
+import importlib
+
+from agents import plugins
+from agents.algorithms.qrdqn import config as qrdqn_config
+from agents.evaluation import environments
+from agents.python_agents import agent as agent_lib
+from agents.python_agents import mlp_agent, policy_agents
+
+try:
+  import gin
+except ImportError:  # gin-config is optional: create_agent works without it.
+  gin = None
+
+CONFIG_DIR = 'agents/python_agents/configs'
+_GIN_FILES = {'mlp': f'{CONFIG_DIR}/mlp.gin', 'dqn': f'{CONFIG_DIR}/dqn.gin',
+              'quantile': f'{CONFIG_DIR}/quantile.gin'}
+_QUANTILE_KEYS = ('num_envs', 'seed') + tuple(
+    field.name for config in (qrdqn_config.QRDQNConfig, qrdqn_config.NetworkConfig)
+    for field in dataclasses.fields(config))
+
+
+class UnknownAgentError(ValueError):
+  """`create_agent` was asked for a name it does not know (the message lists the names)."""
+
+
+class AgentUnavailableError(ValueError):
+  """A registered agent that cannot be built here (the message says what it needs)."""
+
+
+def _quantile(num_actions, observation_shape, **hyperparameters):
+  """BLE's `quantile`: the project's QR-DQN, batched inside, BLE's single-balloon methods
+  outside (`SingleBalloonAgent`); `num_envs=B` sizes the batch `run_training_loop` flies
+  it on at one call per batch step."""
+  from agents.python_agents import quantile_agent  # TensorFlow and QR-DQN, when asked
+  return agent_lib.SingleBalloonAgent(
+      quantile_agent.QuantileAgent(num_actions, observation_shape, **hyperparameters))
+
+
+def _dqn(num_actions, observation_shape, **hyperparameters):
+  """BLE's `dqn`: the worked example `examples/dqn_agent.py`'s `DQNAgent`."""
+  try:
+    module = importlib.import_module('examples.dqn_agent')
+  except ModuleNotFoundError as error:
+    if not (error.name or '').startswith('examples'):
+      raise
+    raise AgentUnavailableError(
+        "agent 'dqn' is the worked example examples/dqn_agent.py, which a wheel does not "
+        "hold; run from a source checkout's root (or put it on PYTHONPATH).") from None
+  return module.DQNAgent(num_actions, observation_shape, **hyperparameters)
+
+
+def _finetune_perciatelli(num_actions, observation_shape, **hyperparameters):
+  """BLE's `finetune_perciatelli`: `quantile` starting from Perciatelli44's weights."""
+  from agents.python_agents import quantile_agent
+  factory = getattr(quantile_agent, 'finetune_perciatelli', None)
+  if factory is None:
+    raise AgentUnavailableError(
+        "agent 'finetune_perciatelli' needs QuantileAgent to start from Perciatelli44's "
+        "weights, which the QR-DQN work has not landed yet; train 'quantile' meanwhile.")
+  return agent_lib.SingleBalloonAgent(
+      factory(num_actions, observation_shape, **hyperparameters))
+
+
+def _configurable(constructor, name, module, allowlist=None):
+  """`constructor` as a gin configurable named `name` (itself when gin is missing)."""
+  if gin is None:
+    return constructor
+  return gin.external_configurable(constructor, name=name, module=module,
+                                   allowlist=allowlist)
+
+
+_LEARNERS = {
+    'mlp': _configurable(mlp_agent.MLPAgent, 'MLPAgent', 'agents.python_agents.mlp_agent'),
+    'dqn': _configurable(_dqn, 'DQNAgent', 'examples.dqn_agent'),
+    'quantile': _configurable(_quantile, 'QuantileAgent',
+                              'agents.python_agents.quantile_agent', list(_QUANTILE_KEYS)),
+    'finetune_perciatelli': _finetune_perciatelli,
+}
+
+
+def registry():
+  """{name: (constructor(num_actions, observation_shape, **kwargs), default gin file)}."""
+  entries = {'random': (agent_lib.RandomAgent, None)}
+  entries.update((name, (constructor, _GIN_FILES.get(name)))
+                 for name, constructor in _LEARNERS.items())
+  entries['balloon_ppo'] = (policy_agents.SavedModelAgent, None)
+  for env_id in plugins.EVALUATION.names():
+    environment = environments.get(env_id)
+    for name in environment.baselines:
+      if not environment.acts_in_slab(name):
+        entries.setdefault(name, (policy_agents.baseline_agent(name), None))
+  return entries
+
+
+def agent_names():
+  """The names `create_agent` knows, sorted."""
+  return sorted(registry())
+
+
+def agent_constructor(name):
+  """The constructor registered as `name` (BLE's `agent_constructor`).
+
+  Raises:
+    UnknownAgentError: an unknown name (the message lists the names).
+  """
+  return _entry(name)[0]
+
+
+def get_default_gin_config(name):
+  """The default gin file of agent `name` (relative to the directory holding `agents`), or
+  None.
+
+  Raises:
+    UnknownAgentError: an unknown name (the message lists the names).
+  """
+  return _entry(name)[1]
+
+
+def _entry(name):
+  entries = registry()
+  if name not in entries:
+    raise UnknownAgentError(f'unknown agent {name!r}; create_agent knows '
+                            f'{", ".join(sorted(entries))}.')
+  return entries[name]
