@@ -66,12 +66,18 @@ RETIRED_NETWORK_KEYS = ('column_layers', 'column_stride', 'column_summary')
 def migrate_nested(data):
   """Returns a full nested config mapping of an earlier version in today's layout.
 
+  - `environment.ray_address`, `environment.max_restarts` (added): None and 0, no Ray
+    cluster and no restarts, as before they existed;
   - `loop.eval_suite` (added): None, no suite evaluation, as before it existed;
   - `loop.track` (added): [], no experiment tracker, as before trackers existed;
   - `loop.select_suite` (added): None, no selection, as before it existed;
   - the wind-column keys of a network section of another kind (retired): dropped.
   """
   data = dict(data)
+  if isinstance(data.get('environment'), dict):
+    data['environment'] = dict(data['environment'])
+    data['environment'].setdefault('ray_address', None)
+    data['environment'].setdefault('max_restarts', 0)
   if isinstance(data.get('loop'), dict):
     data['loop'] = dict(data['loop'])
     data['loop'].setdefault('eval_suite', None)
