@@ -16,8 +16,16 @@ Ray is an optional extra: `pip install -e '.[ray]'`.
 """
 
 import os
+import socket
+import time
 
 from agents.config_fields import ConfigError
+
+# How often a batch step checks that the head still answers (a TCP connection to its
+# GCS, well under a millisecond), and how long a check waits: Ray ends a driver whose
+# GCS stays away for 60 s, which leaves time to save a checkpoint first.
+HEAD_CHECK_SECONDS = 5.0
+HEAD_TIMEOUT_SECONDS = 2.0
 
 INSTALL_HINT = "environment.processes = ray needs Ray: pip install -e '.[ray]'."
 
@@ -57,7 +65,8 @@ def init(address=None, num_cpus=None):
     ray.init(address=address, **kwargs)
   else:
     os.environ.setdefault('RAY_worker_niceness', '0')
-    ray.init(num_cpus=num_cpus, **kwargs)
+    # 'local': a new instance, even where another cluster's address file is left on disk.
+    ray.init(address='local', num_cpus=num_cpus, **kwargs)
   return ray
 
 
@@ -89,6 +98,9 @@ class ActorGroup:
     self._ray = ray
     self.count = count
     self._open = 0
+    self.head_address = ray.get_runtime_context().gcs_address
+    self.lost = False
+    self._checked = time.monotonic()
     self._group = placement_group_lib.placement_group([{'CPU': 1}] * count, strategy='SPREAD')
     if not self._group.wait(timeout_seconds=start_timeout):
       placement_group_lib.remove_placement_group(self._group)
@@ -98,6 +110,24 @@ class ActorGroup:
           f'environment.processes = ray: {count} slabs need one CPU each, and the Ray '
           f'cluster has {cpus:g} CPUs ({free:g} free) after {start_timeout:g} s; use fewer '
           f'slabs (environment.envs_per_process) or add nodes.')
+
+  def head_lost(self, force=False):
+    """Whether the head's GCS no longer takes connections (checked at most every
+    `HEAD_CHECK_SECONDS` unless `force`); once lost, the group makes no more Ray calls."""
+    now = time.monotonic()
+    if self.lost or (not force and now - self._checked < HEAD_CHECK_SECONDS):
+      return self.lost
+    self._checked = now
+    host, _, port = self.head_address.rpartition(':')
+    for attempt in range(2):
+      try:
+        socket.create_connection((host, int(port)), HEAD_TIMEOUT_SECONDS).close()
+        return False
+      except OSError:
+        if attempt == 0:
+          time.sleep(0.5)
+    self.lost = True
+    return True
 
   def options(self, bundle):
     """The actor options that place an actor into bundle `bundle`."""
@@ -117,7 +147,7 @@ class ActorGroup:
 
   def close(self):
     """Frees the bundles (their actors should be gone). Safe to call more than once."""
-    if self._group is None:
+    if self._group is None or self.lost:
       return
     placement_group_lib = _placement_groups()
     group, self._group = self._group, None

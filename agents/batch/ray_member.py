@@ -25,11 +25,13 @@ once.
 import functools
 import logging
 import re
+import time
 
 from agents.batch import errors
 from agents.batch import slab as slab_lib
 
 _LOG = logging.getLogger(__name__)
+_SLICE_SECONDS = 1.0  # A reply is awaited in slices this long, checking the head between.
 
 
 class SlabHost:
@@ -177,7 +179,7 @@ class RayMember:
             else f'environments {self.index}..{last}')
 
   def _kill(self):
-    if self._actor is None:
+    if self._actor is None or self._group.lost:  # Without a head, Ray calls would hang.
       return
     actor, self._actor = self._actor, None
     try:
@@ -192,8 +194,18 @@ class RayMember:
   def _get(self, reply, what, timeout=None):
     """The reply's value, or the named error of the environment, actor or cluster."""
     ray = self._ray
+    timeout = timeout or self.timeout
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
-      return ray.get(reply, timeout=timeout or self.timeout)
+      while True:  # In slices, so that a lost head is noticed while waiting.
+        self._check_head(what)
+        left = _SLICE_SECONDS if deadline is None else min(
+            _SLICE_SECONDS, max(deadline - time.monotonic(), 0.0))
+        try:
+          return ray.get(reply, timeout=left)
+        except ray.exceptions.GetTimeoutError:
+          if deadline is not None and time.monotonic() >= deadline:
+            raise
     except ray.exceptions.RayTaskError as error:
       cause = getattr(error, 'cause', None) or error
       raise errors.WorkerError(
@@ -203,14 +215,22 @@ class RayMember:
       self._kill()
       raise errors.WorkerTimeoutError(
           f'the Ray actor on node {self.node} did not answer a {what} within '
-          f'{timeout or self.timeout:g} s and was killed', self.index, self.num_envs) from None
+          f'{timeout:g} s and was killed', self.index, self.num_envs) from None
     except ray.exceptions.RayActorError as error:
+      self._check_head(what, force=True)
       cause = death_cause(error)
       _LOG.warning('The Ray actor of %s on node %s died during a %s: %s', self._name(),
                    self.node, what, cause)
       raise errors.WorkerDiedError(
           f'the Ray actor on node {self.node} died during a {what}: {cause}', self.index,
           self.num_envs) from None
+
+  def _check_head(self, what, force=False):
+    if self._group.head_lost(force):
+      raise errors.ClusterLostError(
+          f"the Ray cluster's head at {self._group.head_address} no longer answers "
+          f'(during a {what})', self.index, self.num_envs,
+          address=self._group.head_address) from None
 
 
 @functools.cache

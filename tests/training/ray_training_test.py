@@ -7,6 +7,7 @@ each, so the two slabs of a run (one CPU per actor, spread) land one on each nod
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -178,16 +179,10 @@ class RayTrainingTest(unittest.TestCase):
 
   def test_a_learner_interrupted_or_killed_leaves_no_actor_alive(self):
     # Two learners at once, one actor each: one gets SIGINT, the other SIGKILL.
-    environ = dict(os.environ, PYTHONPATH=processes.ROOT, RAY_ADDRESS=_CLUSTER.address,
-                   TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
     children = []
     for _ in range(2):
       logdir = tempfile.mkdtemp(prefix='ray-learner-')
-      command = [sys.executable, '-m', 'agents.scripts.train', f'--logdir={logdir}',
-                 *tiny_run.ENDLESS_RUN, '--set', 'environment.processes=ray',
-                 '--set', 'environment.envs_per_process=2']
-      child = subprocess.Popen(command, cwd=processes.ROOT, env=environ,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+      child = _learner(logdir, _CLUSTER.address, '--set', 'environment.envs_per_process=2')
       self.addCleanup(child.wait)
       self.addCleanup(child.kill)
       children.append((child, os.path.join(logdir, 't-cartpole')))
@@ -212,6 +207,49 @@ class RayTrainingTest(unittest.TestCase):
       self.assertLess(time.monotonic(), deadline,
                       f'actors left alive: {_alive_slab_actors()}')
       time.sleep(0.5)
+
+
+def _learner(logdir, address, *extra):
+  """`python -m agents.scripts.train` of an endless CartPole run on Ray, in a subprocess."""
+  environ = dict(os.environ, PYTHONPATH=processes.ROOT, RAY_ADDRESS=address,
+                 TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
+  command = [sys.executable, '-m', 'agents.scripts.train', f'--logdir={logdir}',
+             *tiny_run.ENDLESS_RUN, '--set', 'environment.processes=ray', *extra]
+  return subprocess.Popen(command, cwd=processes.ROOT, env=environ,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+@unittest.skipIf(ray is None, "Ray is not installed (pip install -e '.[ray]')")
+class HeadLossTest(unittest.TestCase):
+  """A cluster of its own, whose head the test kills under a running learner."""
+
+  def test_losing_the_head_ends_the_run_with_a_checkpoint_and_one_line(self):
+    cluster = cluster_utils.Cluster(
+        initialize_head=True, head_node_args={'num_cpus': 1, 'include_dashboard': False})
+    self.addCleanup(cluster.shutdown)
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    logdir = tempfile.mkdtemp(prefix='ray-head-loss-')
+    run_dir = os.path.join(logdir, 't-cartpole')
+    child = _learner(logdir, cluster.address, '--set', 'environment.envs_per_process=1')
+    self.addCleanup(child.wait)
+    self.addCleanup(child.kill)
+    deadline = time.monotonic() + 180
+    while not _rows(run_dir):
+      self.assertLess(time.monotonic(), deadline, 'the learner did not start training')
+      self.assertIsNone(child.poll(), child.stderr.read() if child.poll() else '')
+      time.sleep(0.5)
+    cluster.head_node.kill_all_processes(check_alive=False, allow_graceful=False)
+    _, stderr = child.communicate(timeout=120)
+    self.assertEqual(child.returncode, 1, stderr[-3000:])
+    lines = [line for line in stderr.splitlines() if 'train: error:' in line]
+    self.assertEqual(len(lines), 1, stderr[-3000:])
+    self.assertRegex(lines[0], r"the Ray cluster's head at \S+ was lost; the run stopped at "
+                     r'step \d+ with checkpoint \S+; resume it with --resume=')
+    self.assertNotIn('Traceback', stderr)
+    step = int(re.search(r'stopped at step (\d+)', lines[0]).group(1))
+    saved = checkpoints.newest_readable(os.path.join(run_dir, 'checkpoints'))
+    self.assertTrue(saved.endswith(f'-{step}'), (saved, step))
 
 
 if __name__ == '__main__':
