@@ -144,9 +144,12 @@ class YamlFilesTest(unittest.TestCase):
   def test_nested_configs_without_later_keys_get_their_old_behaviour(self):
     config = configs.resolve('cartpole')
     del config['loop']['track'], config['loop']['eval_suite'], config['loop']['select_suite']
+    del config['environment']['ray_address'], config['environment']['max_restarts']
     migrated = configs.from_saved(config, 'old config.yaml')
     self.assertEqual((migrated['loop']['track'], migrated['loop']['eval_suite'],
                       migrated['loop']['select_suite']), ([], None, None))
+    self.assertEqual((migrated['environment']['ray_address'],
+                      migrated['environment']['max_restarts']), (None, 0))
     with self.assertRaisesRegex(ConfigError, 'old config.yaml: a config is a mapping'):
       configs.from_saved(['seed'], 'old config.yaml')
 

@@ -4,6 +4,7 @@ One `ray.cluster_utils.Cluster` serves the module: a head and a second node of o
 each, so the two slabs of a run (one CPU per actor, spread) land one on each node.
 """
 
+import contextlib
 import json
 import logging
 import os
@@ -201,12 +202,37 @@ class RayTrainingTest(unittest.TestCase):
     _, stderr = interrupted.communicate(timeout=120)
     self.assertEqual(interrupted.returncode, 128 + signal.SIGINT, stderr)
     self.assertNotIn('Traceback', stderr)
-    killed.wait(timeout=60)
+    killed.communicate(timeout=60)
     deadline = time.monotonic() + 60
     while _alive_slab_actors() or any(processes.pid_exists(pid) for pid in pids):
       self.assertLess(time.monotonic(), deadline,
                       f'actors left alive: {_alive_slab_actors()}')
       time.sleep(0.5)
+
+
+def _descendants(pid):
+  """The pids of every process under `pid` (read from /proc)."""
+  children = {}
+  for entry in os.listdir('/proc'):
+    if entry.isdigit():
+      try:
+        with open(f'/proc/{entry}/stat', encoding='utf-8') as file:
+          parent = int(file.read().rsplit(')', 1)[1].split()[1])
+      except (OSError, ValueError, IndexError):
+        continue
+      children.setdefault(parent, []).append(int(entry))
+  found, queue = [], [pid]
+  while queue:
+    for child in children.get(queue.pop(), []):
+      found.append(child)
+      queue.append(child)
+  return found
+
+
+def _kill_all(pids):
+  for pid in pids:
+    with contextlib.suppress(ProcessLookupError):
+      os.kill(pid, signal.SIGKILL)
 
 
 def _learner(logdir, address, *extra):
@@ -226,9 +252,13 @@ class HeadLossTest(unittest.TestCase):
   def test_losing_the_head_ends_the_run_with_a_checkpoint_and_one_line(self):
     cluster = cluster_utils.Cluster(
         initialize_head=True, head_node_args={'num_cpus': 1, 'include_dashboard': False})
+    agents = []  # Without their GCS, the nodes' agents outlive a shutdown: killed last.
+    self.addCleanup(_kill_all, agents)
     self.addCleanup(cluster.shutdown)
     cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
+    for node in cluster.list_all_nodes():
+      agents.extend(_descendants(node.all_processes['raylet'][0].process.pid))
     logdir = tempfile.mkdtemp(prefix='ray-head-loss-')
     run_dir = os.path.join(logdir, 't-cartpole')
     child = _learner(logdir, cluster.address, '--set', 'environment.envs_per_process=1')
@@ -239,7 +269,11 @@ class HeadLossTest(unittest.TestCase):
       self.assertLess(time.monotonic(), deadline, 'the learner did not start training')
       self.assertIsNone(child.poll(), child.stderr.read() if child.poll() else '')
       time.sleep(0.5)
+    # The head machine goes: its raylet, GCS and the agents the raylet started.
+    raylet = cluster.head_node.all_processes['raylet'][0].process.pid
+    descendants = _descendants(raylet)
     cluster.head_node.kill_all_processes(check_alive=False, allow_graceful=False)
+    _kill_all(descendants)
     _, stderr = child.communicate(timeout=120)
     self.assertEqual(child.returncode, 1, stderr[-3000:])
     lines = [line for line in stderr.splitlines() if 'train: error:' in line]
