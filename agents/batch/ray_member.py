@@ -24,10 +24,11 @@ once.
 
 import functools
 import logging
+import os
 import re
 import time
 
-from agents.batch import errors
+from agents.batch import batch_checks, errors, ray_cluster
 from agents.batch import slab as slab_lib
 
 _LOG = logging.getLogger(__name__)
@@ -42,8 +43,6 @@ class SlabHost:
 
   def describe(self):
     """What the learner needs to know: size, spaces, and where the actor runs."""
-    import os
-
     import ray
     slab = self._slab
     return dict(num_envs=slab.num_envs, is_vector=slab.is_vector,
@@ -88,7 +87,6 @@ class RayMember:
       start_timeout: Seconds to wait for the actor to build its environment.
       wait: Whether to wait for the environment here; False: call `wait_ready` later.
     """
-    from agents.batch import ray_cluster
     self._ray = ray_cluster.import_ray()
     self._constructor = constructor
     self._group = group
@@ -120,14 +118,12 @@ class RayMember:
     info = self._get(self._ready, 'start', self._start_timeout)
     if self.observation_space is not None:  # A restart: the fresh slab must match.
       for kind in ('observation', 'action'):
-        from agents.batch import batch_checks
         batch_checks.check_same_space(kind, self.index, info[f'{kind}_space'],
                                       getattr(self, f'{kind}_space'))
     self.num_envs, self.is_vector = info['num_envs'], info['is_vector']
     self.observation_space, self.action_space = (info['observation_space'],
                                                  info['action_space'])
     self.node_id, self.pid = info['node_id'], info['pid']
-    from agents.batch import ray_cluster
     self.node = ray_cluster.node_names(self._ray).get(self.node_id, self.node_id[:8])
 
   @property
@@ -262,9 +258,6 @@ def start_batch_members(constructors, address=None, num_cpus=None, **kwargs):
     num_cpus: CPUs of a local instance (None: the machine's cores, at least one per slab).
     **kwargs: Passed to `RayMember` (timeout, start_timeout).
   """
-  import os
-
-  from agents.batch import ray_cluster
   count = len(constructors)
   ray = ray_cluster.init(address, num_cpus or max(os.cpu_count() or 1, count))
   group = ray_cluster.ActorGroup(ray, count, kwargs.get('start_timeout', 120.0))
