@@ -6,7 +6,8 @@
   `transport/` is the wire format, shared memory and the worker loop beneath it;
 - `batch_env`: steps many batch members in parallel, with restarts of dead workers;
 - `in_graph_batch_env`: the batch's step and reset as TensorFlow operations;
-- `slab`, `batch_member`, `placement`: what a member is and where it runs.
+- `slab`, `batch_member`, `placement`: what a member is and where it runs;
+- `ray_member`, `ray_cluster`: a member in a Ray actor, on any node of a cluster.
 
 The fused step that drives an in-graph batch is `agents.training.simulate`.
 Names are imported lazily: worker processes import `agents.batch.external_process`
@@ -19,6 +20,7 @@ _EXPORTS = {
     'ActionError': 'errors',
     'BatchEnv': 'batch_env',
     'ClosedError': 'errors',
+    'ClusterLostError': 'errors',
     'ExternalProcess': 'external_process',
     'InGraphBatchEnv': 'in_graph_batch_env',
     'NonFiniteError': 'errors',

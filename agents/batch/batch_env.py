@@ -56,6 +56,8 @@ from agents.batch import external_process as external_process_lib
 from agents.batch import slab as slab_lib
 from agents.batch.transport import shared_block, wire
 
+RAY = 'ray'  # `processes` value: the slabs step in Ray actors (`ray_member`).
+
 
 class BatchEnv:
   """Steps a list of environments, slabs or worker processes as one batch.
@@ -132,7 +134,8 @@ class BatchEnv:
       constructor: Callable returning a `gymnasium.Env`, or a sequence of `num_envs` such
         callables (for example with different configurations).
       num_envs: Number of environments in the batch.
-      processes: Whether to run the environments in worker processes.
+      processes: Whether to run the environments in worker processes ('ray': in Ray
+        actors).
       envs_per_process: Environments per slab: each worker (or, in-process, each
         `SyncVectorEnv`) steps this many environments together. The last slab may be
         smaller.
@@ -172,10 +175,13 @@ class BatchEnv:
     Args:
       slab_constructors: Callables, each returning a `gymnasium.Env` or an autoreset-
         disabled `gymnasium.vector.VectorEnv`.
-      processes: Whether to run every slab in its own worker process.
+      processes: Whether to run every slab in its own worker process; 'ray': in its own
+        Ray actor, spread over the nodes of a cluster (`ray_member`).
       max_restarts: Total number of dead workers the batch replaces.
       check_finite: Whether NaN or infinite observations and rewards raise.
-      **process_kwargs: Passed to `ExternalProcess` (context, timeout, start_timeout, ...).
+      **process_kwargs: Passed to `ExternalProcess` (context, timeout, start_timeout, ...),
+        or with 'ray' to `ray_member.start_batch_members` (address, num_cpus, timeout,
+        start_timeout).
 
     Returns:
       A `BatchEnv` whose size is the sum of the slab sizes.
@@ -183,6 +189,15 @@ class BatchEnv:
     if not processes:
       return cls([make() for make in slab_constructors], max_restarts=max_restarts,
                  check_finite=check_finite)
+    if processes == RAY:
+      from agents.batch import ray_member
+      members = ray_member.start_batch_members(slab_constructors, **process_kwargs)
+      try:
+        return cls(members, max_restarts=max_restarts, check_finite=check_finite)
+      except BaseException:
+        for member in members:
+          member.close()
+        raise
     workers = []
     try:
       # Start every worker before waiting for any, so the constructors run in parallel;
@@ -208,6 +223,11 @@ class BatchEnv:
     """The `ExternalProcess` members of the batch, in batch order."""
     return [member for member in self._members
             if isinstance(member, external_process_lib.ExternalProcess)]
+
+  @property
+  def members(self):
+    """Every member of the batch (`BatchMember`s), in batch order."""
+    return list(self._members)
 
   @property
   def num_restarts(self):

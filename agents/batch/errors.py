@@ -52,6 +52,22 @@ class WorkerTimeoutError(WorkerDiedError):
   """
 
 
+class ClusterLostError(WorkerError):
+  """The Ray cluster's head (its GCS) stopped answering: no actor can be reached or
+  restarted, so the run cannot go on (`agents.batch.ray_member`).
+
+  Attributes:
+    address: The head's GCS address.
+    step: The run's step when it stopped, once the trainer has saved it (else None).
+    checkpoint: The checkpoint the trainer saved then (else None).
+  """
+
+  def __init__(self, message, index=None, num_envs=1, address=None):
+    self.address = address
+    self.step = self.checkpoint = None
+    super().__init__(message, index, num_envs)
+
+
 class ClosedError(RuntimeError):
   """A request was made to an environment or batch that is already closed."""
 

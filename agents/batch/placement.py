@@ -37,6 +37,7 @@ _WARMUP_STEPS = 20
 _CHUNK_STEPS = 10
 
 AUTO = 'auto'
+RAY = 'ray'  # One Ray actor per slab, over the nodes of a cluster; `auto` never picks it.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,23 +45,31 @@ class Placement:
   """Where a batch steps and why.
 
   Attributes:
-    processes: step in worker processes.
-    rule: 'config' (`environment.processes` said true or false) or 'auto'.
+    processes: step in worker processes (True), here (False), or in Ray actors ('ray').
+    rule: 'config' (`environment.processes` said true, false or ray) or 'auto'.
     step_seconds: the probe's mean step time (auto only), else None.
     workers: worker processes the batch would use (one per core, at most one per
       environment, or as `envs_per_process` implies).
     num_envs: environments of the batch.
     parallel: workers that can step at once (at most the cores).
+    nodes: with Ray, the node of each slab's actor, in batch order (once started).
   """
-  processes: bool
+  processes: bool | str
   rule: str
   step_seconds: float | None = None
   workers: int = 1
   num_envs: int = 1
   parallel: int = 1
+  nodes: tuple[str, ...] = ()
 
   def describe(self):
     """One line: the choice and, for auto, the numbers behind it."""
+    if self.processes == RAY:
+      where = f'in {self.workers} Ray actors'
+      if self.nodes:
+        counts = {node: self.nodes.count(node) for node in self.nodes}
+        where += ' (' + ', '.join(f'{count} on {node}' for node, count in counts.items()) + ')'
+      return f'{where} (environment.processes = ray)'
     where = f'in {self.workers} worker processes' if self.processes else 'in this process'
     if self.rule != AUTO:
       return f'{where} (environment.processes = {str(self.processes).lower()})'
@@ -76,6 +85,8 @@ class Placement:
   def as_record(self):
     """Plain values for the run's manifest."""
     record = dict(processes=self.processes, rule=self.rule, workers=self.workers)
+    if self.nodes:
+      record['nodes'] = list(self.nodes)
     if self.step_seconds is not None:
       record['step_us'] = round(self.step_seconds * 1e6, 1)
       record['hop_us'] = round(HOP_SECONDS * 1e6, 1)
@@ -130,7 +141,8 @@ def decide(processes, make_env, num_envs, workers, cores=None):
   """Resolves `environment.processes` (True, False or 'auto') into a `Placement`.
 
   Args:
-    processes: True, False, or 'auto' to probe the environment.
+    processes: True, False, 'ray' (Ray actors), or 'auto' to probe the environment
+      (which decides between True and False only).
     make_env: callable returning one `gymnasium.Env` of the batch (used by 'auto' only).
     num_envs: environments of the batch.
     workers: worker processes the batch would use.
@@ -141,7 +153,7 @@ def decide(processes, make_env, num_envs, workers, cores=None):
     A `Placement`.
 
   Raises:
-    ValueError: `processes` is none of True, False, 'auto'.
+    ValueError: `processes` is none of True, False, 'auto', 'ray'.
   """
   parallel = min(workers, cores or workers)
   if processes == AUTO:
@@ -150,7 +162,9 @@ def decide(processes, make_env, num_envs, workers, cores=None):
     step_seconds = probe_step_seconds(make_env)
     return Placement(pays_off(step_seconds, num_envs, parallel), AUTO, step_seconds, workers,
                      num_envs, parallel)
+  if processes == RAY:
+    return Placement(RAY, 'config', None, workers, num_envs, workers)
   if not isinstance(processes, bool):
-    raise ValueError(f"environment.processes must be true, false or 'auto', got "
+    raise ValueError(f"environment.processes must be true, false, 'auto' or 'ray', got "
                      f'{processes!r}.')
   return Placement(processes, 'config', None, workers, num_envs, parallel)

@@ -4,7 +4,7 @@ A run config is a plain nested mapping:
 
     seed: 0
     environment: {id, kwargs, imports, max_episode_steps, num_agents, processes,
-                  vector, envs_per_process, check_finite}
+                  ray_address, max_restarts, vector, envs_per_process, check_finite}
     network: {...}     # the algorithm's NetworkConfig (empty without one)
     algorithm: {name: ppo, ...}   # the algorithm's Config
     loop: {steps, tf_threads, steps_per_call, log_every, checkpoint_every,
@@ -42,8 +42,14 @@ class EnvironmentConfig:
   num_agents: int = param(8, 'number of parallel environments', low=1)
   processes: bool | str = param(
       'auto', "step the environments in worker processes; 'auto' measures one step of the "
-      'environment and takes processes only where they pay off (docs/parallel.md)',
-      choices=(True, False, 'auto'))
+      "environment and takes processes only where they pay off (docs/parallel.md); 'ray': "
+      'one Ray actor per slab, spread over the nodes of a cluster (docs/cluster.md)',
+      choices=(True, False, 'auto', 'ray'))
+  ray_address: str | None = param(
+      None, "with processes: ray, the cluster's address ('host:6379'); null takes "
+      'RAY_ADDRESS, or starts Ray on this machine', resumable=True)
+  max_restarts: int = param(0, 'dead workers or Ray actors replaced in a run before it stops; '
+                            'their episodes end as truncated', low=0, resumable=True)
   vector: bool = param(False, "build slabs with gymnasium.make_vec (the environment's own "
                        'vectorised implementation, autoreset disabled)')
   envs_per_process: int = param(0, 'environments per worker process; 0 spreads them over the '

@@ -32,24 +32,12 @@ def import_ray():
 def init(address=None, num_cpus=None):
   """Connects to the cluster at `address`, or starts a local instance; returns ray.
 
-  The package's one start-up of Ray (experiment fits start it here too): workers get
-  one BLAS thread each (a task may set its own) and this process's PYTHONPATH.
+  Ray starts as for every other use in the package (`agents.batch.ray_cluster.init`):
+  workers get one BLAS thread each and this process's PYTHONPATH.
   """
-  ray = import_ray()
-  if not ray.is_initialized():
-    env_vars = {'OPENBLAS_NUM_THREADS': '1', 'OMP_NUM_THREADS': '1'}
-    if os.environ.get('PYTHONPATH'):
-      env_vars['PYTHONPATH'] = os.environ['PYTHONPATH']
-    kwargs = dict(include_dashboard=False, log_to_driver=False,
-                  runtime_env={'env_vars': env_vars})
-    if address:
-      ray.init(address=address, **kwargs)
-    else:
-      # Ray starts its workers at niceness 15; on a busy machine they then get a fraction
-      # of the CPU that local worker processes (niceness 0) get.
-      os.environ.setdefault('RAY_worker_niceness', '0')
-      ray.init(num_cpus=num_cpus, **kwargs)
-  return ray
+  import_ray()  # Says what to install when Ray is missing.
+  from agents.batch import ray_cluster
+  return ray_cluster.init(address, num_cpus)
 
 
 def cluster_cpus(ray):

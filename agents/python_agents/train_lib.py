@@ -74,7 +74,7 @@ def get_collector_data(collectors=None):
 
 
 def make_batch_env(env_id, num_balloons, num_processes=None, *, max_episode_steps=None,
-                   check_finite=True, **env_kwargs):
+                   check_finite=True, processes=None, ray_address=None, **env_kwargs):
   """A batch of `num_balloons` environments in worker processes, for `run_training_loop`.
 
   The balloon (any environment whose vector entry point leaves resets to the caller)
@@ -89,6 +89,10 @@ def make_batch_env(env_id, num_balloons, num_processes=None, *, max_episode_step
       this process.
     max_episode_steps: the environment's time limit; None keeps the registered one.
     check_finite: refuse NaN and infinite observations and rewards.
+    processes: 'ray' steps each slab in a Ray actor, spread over a cluster's nodes
+      (docs/cluster.md); `num_processes` is then the number of actors (None: one per CPU
+      of the cluster). None: worker processes as above.
+    ray_address: with 'ray', the cluster's address (None: RAY_ADDRESS, or Ray here).
     **env_kwargs: keyword arguments of the environment (e.g. `progress_reward`).
 
   Returns:
@@ -96,9 +100,12 @@ def make_batch_env(env_id, num_balloons, num_processes=None, *, max_episode_step
   """
   if isinstance(num_balloons, bool) or not isinstance(num_balloons, int) or num_balloons < 1:
     raise ValueError(f'num_balloons must be an int >= 1, got {num_balloons!r}.')
-  if num_processes is None:
+  if processes not in (None, 'ray'):
+    raise ValueError(f"processes must be None or 'ray', got {processes!r}.")
+  if num_processes is None and processes is None:
     num_processes = min(num_balloons, os.cpu_count() or 1)
-  if isinstance(num_processes, bool) or not isinstance(num_processes, int) or num_processes < 0:
+  if num_processes is not None and (isinstance(num_processes, bool) or not isinstance(
+      num_processes, int) or num_processes < (1 if processes else 0)):
     raise ValueError(f'num_processes must be an int >= 0 (0: in this process), got '
                      f'{num_processes!r}.')
   import agents.env  # noqa: F401, PLC0415 - registers the project's environments
@@ -106,9 +113,9 @@ def make_batch_env(env_id, num_balloons, num_processes=None, *, max_episode_step
   environment = {
       'id': env_id, 'kwargs': env_kwargs, 'imports': ['agents.env'],
       'max_episode_steps': max_episode_steps, 'num_agents': num_balloons,
-      'processes': num_processes > 0, 'vector': _steps_as_slab(spec),
-      'envs_per_process': -(-num_balloons // max(num_processes, 1)),
-      'check_finite': check_finite}
+      'processes': processes or num_processes > 0, 'vector': _steps_as_slab(spec),
+      'envs_per_process': -(-num_balloons // max(num_processes, 1)) if num_processes else 0,
+      'check_finite': check_finite, 'ray_address': ray_address, 'max_restarts': 0}
   batch = builders.make_batch_env({'environment': environment})
   batch.env_id = env_id
   return batch

@@ -229,6 +229,13 @@ def _train(args, held_directories):
     remove_if_empty(run_dir, is_new_run)
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2
+  except errors.ClusterLostError as error:
+    where = (f'stopped at step {error.step} with checkpoint {error.checkpoint}'
+             if error.checkpoint else 'kept its newest checkpoint')
+    print(f"{_PROG}: error: the Ray cluster's head at {error.address} was lost; the run "
+          f'{where}; resume it with --resume={run_dir} on a running cluster.',
+          file=sys.stderr)
+    return 1
   except (errors.WorkerError, errors.NonFiniteError, errors.ActionError) as error:
     # The environment failed while training: its own message (a worker's error carries
     # the traceback of the environment's code), not the fused step's TensorFlow frames.

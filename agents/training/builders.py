@@ -12,6 +12,7 @@ constructors are `functools.partial`s of module functions, so they travel to
 worker processes with pickle.
 """
 
+import dataclasses
 import functools
 import logging
 import os
@@ -64,11 +65,12 @@ def make_batch_env(config, processes=None):
 
   Args:
     config: a validated config.
-    processes: override of `environment.processes` (True, False or 'auto').
+    processes: override of `environment.processes` (True, False, 'auto' or 'ray').
 
   Returns:
     A `BatchEnv`: one worker per core (or `envs_per_process` environments per
-    worker) in processes, or everything in this process.
+    worker) in processes, one Ray actor per CPU of the cluster (or per
+    `envs_per_process` environments) with 'ray', or everything in this process.
   """
   from agents.batch import batch_env as batch_env_lib
   from agents.batch import placement as placement_lib
@@ -77,16 +79,23 @@ def make_batch_env(config, processes=None):
   num_agents = environment['num_agents']
   per_process = environment['envs_per_process']
   cores = os.cpu_count() or 1
+  options = dict(check_finite=environment['check_finite'],
+                 max_restarts=environment['max_restarts'])
+  if processes == placement_lib.RAY:
+    # One actor per CPU of the cluster (or per `envs_per_process` environments).
+    from agents.batch import ray_cluster
+    slabs = -(-num_agents // per_process) if per_process else cores
+    ray = ray_cluster.init(environment['ray_address'], num_cpus=max(cores, slabs))
+    cores = max(1, int(ray.cluster_resources().get('CPU', 1)))
+    options['address'] = environment['ray_address']
   # One worker per core: more workers than cores only adds switching.
   workers = -(-num_agents // per_process) if per_process else max(1, min(num_agents, cores))
   placement = placement_lib.decide(processes, functools.partial(make_env, config),
                                    num_agents, workers, cores)
-  _LOG.info('Environments step %s.', placement.describe())
   processes = placement.processes
   if not per_process:
     # In this process, everything is one member of the batch.
     per_process = -(-num_agents // (workers if processes else 1))
-  options = dict(check_finite=environment['check_finite'])
   if not environment['vector']:
     batch = batch_env_lib.BatchEnv.from_constructors(
         functools.partial(make_env, config), num_agents, processes=processes,
@@ -97,6 +106,10 @@ def make_batch_env(config, processes=None):
     batch = batch_env_lib.BatchEnv.from_slab_constructors(
         [functools.partial(make_vector_env, config, size) for size in sizes],
         processes=processes, **options)
+  if processes == placement_lib.RAY:
+    placement = dataclasses.replace(
+        placement, nodes=tuple(member.node for member in batch.members))
+  _LOG.info('Environments step %s.', placement.describe())
   batch.placement = placement
   return batch
 

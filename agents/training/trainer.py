@@ -316,6 +316,7 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
   """`train` inside the hold of its run directory."""
   import tensorflow as tf
 
+  from agents.batch import errors as batch_errors
   from agents.batch import in_graph_batch_env
   from agents.training import loop as loop_lib
   suite_evaluations = _suite_evaluations(config)
@@ -369,6 +370,12 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
         loop.log_pending()
         path = loop.save_checkpoint()
         reporter.bar.write(f'Interrupted at step {step}; saved checkpoint {path}.')
+      except batch_errors.ClusterLostError as error:
+        # The environments are gone with the cluster; the learner is not: keep it.
+        error.step = int(loop.step.numpy())
+        loop.log_pending()
+        error.checkpoint = loop.save_checkpoint()
+        raise
       reporter.bar.update(max(0, step - reporter.bar.n))
       reporter.bar.close()
       if export_policy and not interrupted:

@@ -4,6 +4,7 @@ The probe's timing is kept far from the crossover on both sides (a step that doe
 nothing, a step that sleeps milliseconds), so a loaded machine cannot flip a decision.
 """
 
+import dataclasses
 import time
 import unittest
 
@@ -78,8 +79,22 @@ class PlacementTest(unittest.TestCase):
       self.assertEqual((decision.processes, decision.rule), (processes, 'config'))
       self.assertEqual(decision.as_record(),
                        {'processes': processes, 'rule': 'config', 'workers': 2})
-    with self.assertRaisesRegex(ValueError, "true, false or 'auto', got 'sometimes'"):
+    with self.assertRaisesRegex(ValueError, "true, false, 'auto' or 'ray', got 'sometimes'"):
       placement.decide('sometimes', _refuse, 8, 2)
+
+  def test_ray_is_taken_as_it_is_and_records_the_nodes(self):
+    decision = placement.decide('ray', _refuse, 8, 4, cores=2)
+    self.assertEqual((decision.processes, decision.rule, decision.parallel), ('ray', 'config', 4))
+    decision = dataclasses.replace(decision, nodes=('10.0.0.1', '10.0.0.2', '10.0.0.1',
+                                                    '10.0.0.2'))
+    self.assertEqual(decision.as_record()['nodes'], list(decision.nodes))
+    self.assertEqual(decision.describe(), 'in 4 Ray actors (2 on 10.0.0.1, 2 on 10.0.0.2) '
+                     '(environment.processes = ray)')
+
+  def test_auto_never_picks_ray(self):
+    # A slow environment on many cores: auto takes processes, never Ray.
+    decision = placement.decide('auto', lambda: _Env(0.003), 64, 8, cores=8)
+    self.assertIs(decision.processes, True)
 
   def test_the_rule_weighs_the_work_workers_save_against_the_hop(self):
     hop = placement.HOP_SECONDS

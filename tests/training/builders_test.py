@@ -64,14 +64,14 @@ class BuildersTest(unittest.TestCase):
         'processes': True, 'rule': 'auto', 'workers': 2, 'step_us': 1000.0,
         'hop_us': placement.HOP_SECONDS * 1e6})
 
-  def test_processes_takes_true_false_and_auto_only(self):
-    for value in (True, False, 'auto'):
+  def test_processes_takes_true_false_auto_and_ray_only(self):
+    for value in (True, False, 'auto', 'ray'):
       config = configs.resolve('cartpole', {'environment.processes': value})
       self.assertEqual(config['environment']['processes'], value)
     for value in ('sometimes', 1, None):
       with self.assertRaisesRegex(
           configs.ConfigError,
-          r"'environment.processes' .* must be one of true, false, 'auto', got"):
+          r"'environment.processes' .* must be one of true, false, 'auto', 'ray', got"):
         configs.resolve('cartpole', {'environment.processes': value})
 
   def test_check_finite_reaches_batch_env_when_it_takes_it(self):

@@ -1,0 +1,290 @@
+"""Training runs whose environments step in Ray actors on a local two-node cluster.
+
+One `ray.cluster_utils.Cluster` serves the module: a head and a second node of one CPU
+each, so the two slabs of a run (one CPU per actor, spread) land one on each node.
+"""
+
+import contextlib
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import numpy as np
+import tensorflow as tf
+
+from agents.run import checkpoints, run_manifest
+from agents.training import trainer
+from tests.helpers import processes, tiny_run
+
+try:
+  import ray
+  from ray import cluster_utils
+except ImportError:
+  ray = None
+
+_CLUSTER = None
+_SAVED_ENVIRON = {}
+
+
+def setUpModule():
+  global _CLUSTER
+  if ray is None:
+    return
+  # Every node's raylet, and so every actor, inherits this process's environment.
+  for key, value in (('PYTHONPATH', processes.ROOT), ('RAY_worker_niceness', '0'),
+                     ('OPENBLAS_NUM_THREADS', '1'), ('OMP_NUM_THREADS', '1')):
+    _SAVED_ENVIRON[key] = os.environ.get(key)
+    os.environ[key] = value
+  _CLUSTER = cluster_utils.Cluster(
+      initialize_head=True, head_node_args={'num_cpus': 1, 'include_dashboard': False})
+  _CLUSTER.add_node(num_cpus=1)
+  _CLUSTER.wait_for_nodes()
+  from agents.batch import ray_cluster
+  ray_cluster.init(_CLUSTER.address)
+
+
+def tearDownModule():
+  if _CLUSTER is None:
+    return
+  ray.shutdown()
+  _CLUSTER.shutdown()
+  for key, value in _SAVED_ENVIRON.items():
+    if value is None:
+      os.environ.pop(key, None)
+    else:
+      os.environ[key] = value
+
+
+def _ray_overrides(**overrides):
+  return {'environment.processes': 'ray', 'environment.ray_address': _CLUSTER.address,
+          'environment.envs_per_process': 1, **overrides}
+
+
+def _alive_slab_actors():
+  from ray._private import state
+  return [actor for actor in state.actors().values()
+          if actor['ActorClassName'] == 'SlabHost' and actor['State'] != 'DEAD']
+
+
+def _nodes_of_sessions(run_dir):
+  return [session['environments']['nodes']
+          for session in run_manifest.read(run_dir)['sessions']]
+
+
+def _rows(run_dir):
+  path = os.path.join(run_dir, 'metrics.jsonl')
+  if not os.path.exists(path):
+    return []
+  rows = []
+  with open(path, encoding='utf-8') as file:
+    for line in file:
+      try:
+        rows.append(json.loads(line))
+      except json.JSONDecodeError:
+        break  # The row being written.
+  return rows
+
+
+@unittest.skipIf(ray is None, "Ray is not installed (pip install -e '.[ray]')")
+class RayTrainingTest(unittest.TestCase):
+
+  def _train(self, config, run_dir=None):
+    run_dir = run_dir or tempfile.mkdtemp(prefix='ray-run-')
+    return run_dir, trainer.train(config, run_dir, quiet=True, export_policy=False)
+
+  def _check_resumes_on_both_nodes(self, config, more_steps):
+    run_dir, result = self._train(config)
+    self.assertEqual(result['step'], config['loop']['steps'])
+    steps = config['loop']['steps'] + more_steps
+    _, resumed = self._train(dict(config, loop=dict(config['loop'], steps=steps)), run_dir)
+    self.assertEqual(resumed['step'], steps)
+    sessions = _nodes_of_sessions(run_dir)
+    self.assertEqual(len(sessions), 2)
+    for nodes in sessions:
+      self.assertEqual(len(set(nodes)), 2, f'the actors were not spread: {nodes}')
+    self.assertEqual(_alive_slab_actors(), [])
+    return run_dir
+
+  def test_cartpole_trains_and_resumes_with_actors_on_both_nodes(self):
+    self._check_resumes_on_both_nodes(tiny_run.tiny_config(**_ray_overrides()), 64)
+
+  def test_balloon_trains_and_resumes_with_actors_on_both_nodes(self):
+    config = tiny_run.tiny_config('balloon', **_ray_overrides(**{
+        'environment.num_agents': 4, 'environment.envs_per_process': 2,
+        'environment.max_episode_steps': 8, 'loop.steps': 64, 'loop.log_every': 32,
+        'loop.checkpoint_every': 32, 'algorithm.segment_length': 8,
+        'loop.steps_per_call': 8, 'loop.eval_suite': None}))
+    self._check_resumes_on_both_nodes(config, 32)
+
+  def test_an_actor_killed_mid_run_is_restarted_and_the_run_finishes(self):
+    marker = os.path.join(tempfile.mkdtemp(), 'crashed')
+    config = tiny_run.tiny_config(**_ray_overrides(**{
+        'environment.id': 'CrashOnceCartPole-v0',
+        'environment.imports': ['tests.helpers.crash_once_env'],
+        'environment.kwargs': {'marker': marker, 'crash_at': 30},
+        'environment.max_restarts': 1}))
+    with self.assertLogs('agents.batch.ray_member', logging.WARNING) as logs:
+      _, result = self._train(config)
+    self.assertTrue(os.path.exists(marker), 'no actor crashed')
+    self.assertEqual(result['step'], config['loop']['steps'])
+    text = '\n'.join(logs.output)
+    self.assertRegex(text, r'environment \d on node \S+ died during a (step|reset): \S')
+    self.assertRegex(text, r'environment \d restarted on node \S+')
+    self.assertEqual(_alive_slab_actors(), [])
+
+  def test_the_same_seed_gives_the_same_run_with_processes_and_with_ray(self):
+    tensors, scores = [], []
+    for overrides in ({'environment.processes': True, 'environment.envs_per_process': 1},
+                      _ray_overrides()):
+      config = tiny_run.tiny_config(**{'seed': 3, 'loop.steps': 192, **overrides})
+      run_dir, _ = self._train(config)
+      reader = tf.train.load_checkpoint(
+          checkpoints.newest_readable(os.path.join(run_dir, 'checkpoints')))
+      tensors.append({name: reader.get_tensor(name)
+                      for name in reader.get_variable_to_shape_map()
+                      if name != '_CHECKPOINTABLE_OBJECT_GRAPH'})
+      scores.append([{key: value for key, value in row.items()
+                      if key not in ('steps_per_second', 'wall_time')}
+                     for row in _rows(run_dir)])
+    self.assertEqual(scores[0], scores[1])  # Losses, scores, episodes: every row.
+    self.assertTrue(any('mean_score' in row for row in scores[0]), scores[0])
+    self.assertEqual(sorted(tensors[0]), sorted(tensors[1]))
+    differing = [name for name in tensors[0]
+                 if not np.array_equal(tensors[0][name], tensors[1][name])]
+    self.assertEqual(differing, [])
+
+  def test_python_agents_batch_on_ray_steps_as_in_processes(self):
+    from agents.python_agents import train_lib
+    observations = []
+    for options in ({}, dict(processes='ray', ray_address=_CLUSTER.address)):
+      batch = train_lib.make_batch_env('BalloonLearningEnvironment-v0', 4, 2, **options)
+      try:
+        observ, _ = batch.reset(seeds=[1, 2, 3, 4])
+        run = [observ]
+        for action in range(3):
+          run.append(batch.step(np.full(4, action, np.int64))[0])
+        observations.append(np.stack(run))
+        if options:
+          self.assertEqual(len(set(batch.placement.nodes)), 2, batch.placement)
+      finally:
+        batch.close()
+    np.testing.assert_array_equal(observations[0], observations[1])
+    self.assertEqual(_alive_slab_actors(), [])
+
+  def test_a_learner_interrupted_or_killed_leaves_no_actor_alive(self):
+    # Two learners at once, one actor each: one gets SIGINT, the other SIGKILL.
+    children = []
+    for _ in range(2):
+      logdir = tempfile.mkdtemp(prefix='ray-learner-')
+      child = _learner(logdir, _CLUSTER.address, '--set', 'environment.envs_per_process=2')
+      self.addCleanup(child.wait)
+      self.addCleanup(child.kill)
+      children.append((child, os.path.join(logdir, 't-cartpole')))
+    deadline = time.monotonic() + 180
+    while not all(_rows(run_dir) for _, run_dir in children):
+      self.assertLess(time.monotonic(), deadline, 'the learners did not start training')
+      for child, _ in children:
+        self.assertIsNone(child.poll(), child.stderr.read() if child.poll() else '')
+      time.sleep(0.5)
+    actors = _alive_slab_actors()
+    self.assertEqual(len(actors), 2)
+    pids = [actor['Pid'] for actor in actors]
+    (interrupted, _), (killed, _) = children
+    interrupted.send_signal(signal.SIGINT)
+    killed.kill()
+    _, stderr = interrupted.communicate(timeout=120)
+    self.assertEqual(interrupted.returncode, 128 + signal.SIGINT, stderr)
+    self.assertNotIn('Traceback', stderr)
+    killed.communicate(timeout=60)
+    deadline = time.monotonic() + 60
+    while _alive_slab_actors() or any(processes.pid_exists(pid) for pid in pids):
+      self.assertLess(time.monotonic(), deadline,
+                      f'actors left alive: {_alive_slab_actors()}')
+      time.sleep(0.5)
+
+
+def _descendants(pid):
+  """The pids of every process under `pid` (read from /proc)."""
+  children = {}
+  for entry in os.listdir('/proc'):
+    if entry.isdigit():
+      try:
+        with open(f'/proc/{entry}/stat', encoding='utf-8') as file:
+          parent = int(file.read().rsplit(')', 1)[1].split()[1])
+      except (OSError, ValueError, IndexError):
+        continue
+      children.setdefault(parent, []).append(int(entry))
+  found, queue = [], [pid]
+  while queue:
+    for child in children.get(queue.pop(), []):
+      found.append(child)
+      queue.append(child)
+  return found
+
+
+def _kill_all(pids):
+  for pid in pids:
+    with contextlib.suppress(ProcessLookupError):
+      os.kill(pid, signal.SIGKILL)
+
+
+def _learner(logdir, address, *extra):
+  """`python -m agents.scripts.train` of an endless CartPole run on Ray, in a subprocess."""
+  environ = dict(os.environ, PYTHONPATH=processes.ROOT, RAY_ADDRESS=address,
+                 TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
+  command = [sys.executable, '-m', 'agents.scripts.train', f'--logdir={logdir}',
+             *tiny_run.ENDLESS_RUN, '--set', 'environment.processes=ray', *extra]
+  return subprocess.Popen(command, cwd=processes.ROOT, env=environ,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+@unittest.skipIf(ray is None, "Ray is not installed (pip install -e '.[ray]')")
+class HeadLossTest(unittest.TestCase):
+  """A cluster of its own, whose head the test kills under a running learner."""
+
+  def test_losing_the_head_ends_the_run_with_a_checkpoint_and_one_line(self):
+    cluster = cluster_utils.Cluster(
+        initialize_head=True, head_node_args={'num_cpus': 1, 'include_dashboard': False})
+    agents = []  # Without their GCS, the nodes' agents outlive a shutdown: killed last.
+    self.addCleanup(_kill_all, agents)
+    self.addCleanup(cluster.shutdown)
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    for node in cluster.list_all_nodes():
+      agents.extend(_descendants(node.all_processes['raylet'][0].process.pid))
+    logdir = tempfile.mkdtemp(prefix='ray-head-loss-')
+    run_dir = os.path.join(logdir, 't-cartpole')
+    child = _learner(logdir, cluster.address, '--set', 'environment.envs_per_process=1')
+    self.addCleanup(child.wait)
+    self.addCleanup(child.kill)
+    deadline = time.monotonic() + 180
+    while not _rows(run_dir):
+      self.assertLess(time.monotonic(), deadline, 'the learner did not start training')
+      self.assertIsNone(child.poll(), child.stderr.read() if child.poll() else '')
+      time.sleep(0.5)
+    # The head machine goes: its raylet, GCS and the agents the raylet started.
+    raylet = cluster.head_node.all_processes['raylet'][0].process.pid
+    descendants = _descendants(raylet)
+    cluster.head_node.kill_all_processes(check_alive=False, allow_graceful=False)
+    _kill_all(descendants)
+    _, stderr = child.communicate(timeout=120)
+    self.assertEqual(child.returncode, 1, stderr[-3000:])
+    lines = [line for line in stderr.splitlines() if 'train: error:' in line]
+    self.assertEqual(len(lines), 1, stderr[-3000:])
+    self.assertRegex(lines[0], r"the Ray cluster's head at \S+ was lost; the run stopped at "
+                     r'step \d+ with checkpoint \S+; resume it with --resume=')
+    self.assertNotIn('Traceback', stderr)
+    step = int(re.search(r'stopped at step (\d+)', lines[0]).group(1))
+    saved = checkpoints.newest_readable(os.path.join(run_dir, 'checkpoints'))
+    self.assertTrue(saved.endswith(f'-{step}'), (saved, step))
+
+
+if __name__ == '__main__':
+  unittest.main()
