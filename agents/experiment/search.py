@@ -22,6 +22,7 @@ import math
 import os
 import signal
 import threading
+import warnings
 
 from agents import plugins
 from agents.experiment import configs_and_training, fitting, search_distributions, search_spaces
@@ -83,7 +84,10 @@ def make_sampler(name, space, seed):
   """The Optuna sampler called `name` ('tpe', 'random', 'grid' or 'cmaes')."""
   import optuna
   if name == 'tpe':
-    return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True)
+    with warnings.catch_warnings():
+      # `group` is marked experimental; it is what searches of conditional spaces need.
+      warnings.simplefilter('ignore', optuna.exceptions.ExperimentalWarning)
+      return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True)
   if name == 'random':
     return optuna.samplers.RandomSampler(seed=seed)
   if name == 'grid':
@@ -266,6 +270,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     study_name = (manager.study or {}).get('study_name') or existing[-1]
   else:
     study_name = f'{manager.name}-search-{len(existing) + 1}'
+  optuna.logging.set_verbosity(optuna.logging.WARNING)  # from the study's creation on
   study = optuna.create_study(storage=storage, study_name=study_name, direction='maximize',
                               sampler=sampler_object, pruner=pruner_object, load_if_exists=True)
   if space is not None:
@@ -304,7 +309,6 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
         raise optuna.TrialPruned(f'score {score:.3g} at step {chunk_budget}')
     return score
 
-  optuna.logging.set_verbosity(optuna.logging.WARNING)
   try:
     with _StopOnSigint():
       _run_study(study, run_trial, n_trials, timeout, n_workers, quiet=manager.quiet)
