@@ -1,7 +1,7 @@
 """The local Ray instance of the tests that use Ray, started as the package starts it."""
 
-import contextlib
 import io
+import logging
 import os
 import sys
 from unittest import mock
@@ -20,11 +20,17 @@ def start(num_cpus=2):
   from agents.evaluation import ray_runner
   paths = [ROOT] + [os.path.abspath(path)
                     for path in os.environ.get('PYTHONPATH', '').split(os.pathsep) if path]
-  held = io.StringIO()  # Ray's driver handler writes to whatever sys.stderr is at the time.
+  # Importing Ray configures its logger, whose handler keeps the stderr of that moment.
+  import ray  # noqa: F401
+  logger = logging.getLogger('ray')
+  handlers = logger.handlers[:]
+  held = io.StringIO()
+  logger.handlers = [logging.StreamHandler(held)]
   try:
     with mock.patch.dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths))):
-      with contextlib.redirect_stderr(held):
-        return ray_runner.init(num_cpus=num_cpus)
+      return ray_runner.init(num_cpus=num_cpus)
   except BaseException:
     sys.stderr.write(held.getvalue())
     raise
+  finally:
+    logger.handlers = handlers
