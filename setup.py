@@ -18,7 +18,10 @@ def _version():
                    re.MULTILINE).group(1)
 
 
-setuptools.setup(
+# The arguments of setup(), which runs only as a script (pip, `python -m build` and
+# `python setup.py` all run this file as `__main__`): importing it, as
+# `python -m unittest discover -p "*"` does, installs nothing and does not exit.
+_SETUP_ARGUMENTS = dict(
     # The import package is `agents`; the distribution name keeps clear of the
     # other projects on PyPI that are also called "agents".
     name='batchppo-agents',
@@ -103,3 +106,7 @@ setuptools.setup(
                            'evaluation=agents.evaluation.plugin:register'],
     },
 )
+
+
+if __name__ == '__main__':
+  setuptools.setup(**_SETUP_ARGUMENTS)

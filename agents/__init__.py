@@ -35,3 +35,14 @@ def __getattr__(name):
   if name not in _MODULES:
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
   return importlib.import_module(f'{__name__}.{name}')
+
+
+def load_tests(loader, standard_tests, pattern):
+  """Keeps `unittest` discovery out of the package: its tests live in `tests/`.
+
+  Without this hook, `python -m unittest discover -p "*"` (BatchPPO's test command)
+  would import every module here as a test module, `__init__.py` files included.
+  """
+  del loader, pattern
+  return standard_tests
+

@@ -25,7 +25,9 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import sys
+import tempfile
 import time
 import traceback
 import unittest
@@ -54,6 +56,31 @@ def test_modules(root=_TESTS, top=_TOP):
     package = os.path.relpath(directory, top).replace(os.sep, '.')
     modules += [f'{package}.{name[:-3]}' for name in sorted(files) if name.endswith(_SUFFIX)]
   return modules
+
+
+# TensorFlow's start-up notices, written to the stderr file descriptor by its C++ libraries
+# while `import tensorflow` runs, whatever TF_CPP_MIN_LOG_LEVEL says: absl's line about
+# logging before its initialisation, and oneDNN's note that it is on (twice, once per
+# library). They are not about any test; anything else written during the import is kept.
+_START_UP_NOTICES = re.compile(r'All log messages before absl::InitializeLog\(\) is called'
+                               r'|\] oneDNN custom operations are on\.')
+
+
+def import_tensorflow_quietly():
+  """Imports TensorFlow in this process without its start-up notices on stderr."""
+  sys.stderr.flush()
+  saved = os.dup(2)
+  with tempfile.TemporaryFile() as held:
+    os.dup2(held.fileno(), 2)
+    try:
+      import tensorflow  # noqa: F401 -- imported for its side effect, once per process
+    finally:
+      os.dup2(saved, 2)
+      os.close(saved)
+    held.seek(0)
+    lines = held.read().decode(errors='replace').splitlines(keepends=True)
+  sys.stderr.write(''.join(line for line in lines if not _START_UP_NOTICES.search(line)))
+  sys.stderr.flush()
 
 
 def _loader(patterns):
@@ -190,7 +217,8 @@ def run_parallel(modules, jobs, patterns=None, verbose=False, shard_seconds=SHAR
   units = _units(modules, _recorded_durations(), shard_seconds)
   context = multiprocessing.get_context('spawn')  # no fork of a process with threads
   # Workers import `tests` (and so its TF_CPP_MIN_LOG_LEVEL) with run_module.
-  with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+  with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context,
+                                              initializer=import_tensorflow_quietly) as pool:
     futures = {pool.submit(run_module, module, patterns, False, shard, shards):
                (module, shard, shards) for module, shard, shards, _ in units}
     try:
@@ -257,6 +285,7 @@ def main(argv=None):
   modules = test_modules()
   start = time.perf_counter()
   if jobs == 1:
+    import_tensorflow_quietly()
     tally, durations = run_serial(modules, args.patterns, args.verbose)
   else:
     tally, durations = run_parallel(modules, jobs, args.patterns, args.verbose)

@@ -74,9 +74,10 @@ class RunAllTest(unittest.TestCase):
 
   def test_outcome_counts_and_reports(self):
     suite = unittest.TestLoader().loadTestsFromTestCase(_sample_cases()[2])
-    runner = unittest.TextTestRunner(stream=open(os.devnull, 'w'), verbosity=0,  # noqa: SIM115
-                                     resultclass=run_all._TimedResult)
-    outcome = run_all._outcome(runner.run(suite), 0.0)
+    with open(os.devnull, 'w') as devnull:
+      runner = unittest.TextTestRunner(stream=devnull, verbosity=0,
+                                       resultclass=run_all._TimedResult)
+      outcome = run_all._outcome(runner.run(suite), 0.0)
     self.assertEqual((outcome['passed'], outcome['failed'], outcome['skipped']), (0, 1, 1))
     self.assertIn('to count a failure', outcome['reports'][0])
     self.assertEqual(len(outcome['test_seconds']), 2)

@@ -14,6 +14,8 @@ import numpy as np
 import tensorflow as tf
 
 _LOG = logging.getLogger(__name__)
+# Dropped info keys already logged by this process (warn_unexposed_infos).
+_REPORTED = set()
 
 
 def space_spec(space, what):
@@ -71,16 +73,22 @@ def info_spec(key, spec):
 
 
 def warn_unexposed_infos(infos, info_specs, warned):
-  """Logs, in one line, the info keys an in-graph environment drops, each key only once.
+  """Logs, in one line, the info keys an in-graph environment drops, each key once per process.
+
+  A process that builds many in-graph environments on one kind of environment (an
+  evaluation, a test suite) hears about a dropped key once, not once per environment.
 
   Args:
     infos: the info mapping of a step or reset (keys starting with '_' are masks).
     info_specs: the keys the environment exposes in the graph.
-    warned: set of the keys already reported; updated.
+    warned: set of the keys this environment already dropped or drops on purpose; updated.
   """
   new = sorted(key for key in infos
                if not key.startswith('_') and key not in info_specs and key not in warned)
   if new:
     warned.update(new)
-    _LOG.warning('Info keys not exposed in the graph (name them in info_specs to keep them): '
-                 '%s.', ', '.join(map(repr, new)))
+    unreported = [key for key in new if key not in _REPORTED]
+    _REPORTED.update(unreported)
+    if unreported:
+      _LOG.warning('Info keys not exposed in the graph (name them in info_specs to keep '
+                   'them): %s.', ', '.join(map(repr, unreported)))

@@ -44,9 +44,11 @@ class FitProgress:
     Args:
       fits: list of (index, run_dir) of the fits to follow.
       budget: training steps each fit runs to.
-      quiet: show nothing (the counts are still kept).
+      quiet: show nothing, bars or lines (the counts are still kept; a failed fit is
+        still logged by the manager).
     """
     self._budget = budget
+    self._quiet = quiet
     self._tails = {index: _Tail(os.path.join(run_dir, 'metrics.jsonl')) for index, run_dir in fits}
     self.steps = {index: 0 for index, _ in fits}
     self.scores = {index: None for index, _ in fits}
@@ -81,8 +83,9 @@ class FitProgress:
     self._total.update(sum(self.steps.values()) - self._total.n)
 
   def write(self, message):
-    """Prints a line above the bars."""
-    self._total.write(message)
+    """Prints a line above the bars, unless quiet."""
+    if not self._quiet:
+      self._total.write(message)
 
   def close(self):
     """Closes every bar."""

@@ -22,6 +22,7 @@ import math
 import os
 import signal
 import threading
+import warnings
 
 from agents.experiment import fitting, search_distributions
 
@@ -70,8 +71,11 @@ def make_sampler(name, space, seed, sampler_kwargs=None):
   import optuna
   kwargs = dict(sampler_kwargs or {})
   if name == 'tpe':
-    return optuna.samplers.TPESampler(**dict(dict(seed=seed, multivariate=True, group=True),
-                                             **kwargs))
+    with warnings.catch_warnings():
+      # `group` is marked experimental; it is what searches of conditional spaces need.
+      warnings.simplefilter('ignore', optuna.exceptions.ExperimentalWarning)
+      return optuna.samplers.TPESampler(**dict(dict(seed=seed, multivariate=True, group=True),
+                                               **kwargs))
   if name == 'random':
     return optuna.samplers.RandomSampler(**dict(dict(seed=seed), **kwargs))
   if name == 'grid':
@@ -246,6 +250,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     study_name = (manager.study or {}).get('study_name') or existing[-1]
   else:
     study_name = f'{manager.name}-search-{len(existing) + 1}'
+  optuna.logging.set_verbosity(optuna.logging.WARNING)  # from the study's creation on
   study = optuna.create_study(storage=storage, study_name=study_name, direction='maximize',
                               sampler=sampler_object, pruner=pruner_object, load_if_exists=True)
   if space is not None:

@@ -35,6 +35,7 @@ statistics themselves are written by the `Loop`, at its log cadence.
 
 import collections
 import contextlib
+import functools
 
 import tensorflow as tf
 
@@ -221,7 +222,10 @@ class FusedStep:
     self._should_log = should_log
     self.trace_count = 0
     self._created_while_tracing = []
-    self._function = tf.function(self._run, input_signature=(
+    # A partial, not the bound method: TensorFlow counts the traces of every function with
+    # the same code together, so the steps of a process that builds several (tests, an
+    # inline search of short fits) would be reported as retracing one function.
+    self._function = tf.function(functools.partial(FusedStep._run, self), input_signature=(
         tf.TensorSpec([], tf.bool, name='reset'), tf.TensorSpec([], tf.int32, name='steps')))
 
   def __call__(self, reset=False, steps=1):

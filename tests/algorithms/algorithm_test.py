@@ -40,7 +40,8 @@ class AlgorithmTest(unittest.TestCase):
   def test_docstring_example_runs_in_the_fused_step(self):
     counting_agent = _docstring_example()
     envs = [mock_environment.MockEnvironment([2]), mock_environment.MockEnvironment([3])]
-    batch = in_graph_batch_env.InGraphBatchEnv(batch_env_lib.BatchEnv(envs))
+    batch = in_graph_batch_env.InGraphBatchEnv(
+        batch_env_lib.BatchEnv(envs), info_specs=mock_environment.INFO_SPECS)
     agent = counting_agent(len(batch), gymnasium.spaces.Box(-1, 1, (1,), np.float32))
     self.assertIsInstance(agent, algorithm.InGraphAlgorithm)
     simulate.FusedStep(batch, agent)(False, 6)

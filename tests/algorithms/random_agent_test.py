@@ -18,7 +18,8 @@ from tests.helpers import mock_environment
 
 def _batch(action_space, durations=([2], [3], [4])):
   envs = [mock_environment.MockEnvironment(d, action_space=action_space) for d in durations]
-  return envs, in_graph_batch_env.InGraphBatchEnv(batch_env_lib.BatchEnv(envs))
+  return envs, in_graph_batch_env.InGraphBatchEnv(
+      batch_env_lib.BatchEnv(envs), info_specs=mock_environment.INFO_SPECS)
 
 
 class RandomAgentTest(unittest.TestCase):

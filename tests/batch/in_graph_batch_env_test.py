@@ -1,6 +1,7 @@
 """Tests of InGraphBatchEnv: variables, graph reset and step, infos, checks at the boundary."""
 
 import unittest
+from unittest import mock
 
 import gymnasium
 import numpy as np
@@ -11,7 +12,8 @@ from agents.batch import in_graph_batch_env, space_spec
 from tests.helpers import mock_environment
 
 
-def _build(durations=([2], [3]), info_specs=None, seed=None, action_space=None):
+def _build(durations=([2], [3]), info_specs=mock_environment.INFO_SPECS, seed=None,
+           action_space=None):
   envs = [mock_environment.MockEnvironment(d, action_space=action_space) for d in durations]
   batch = in_graph_batch_env.InGraphBatchEnv(
       batch_env_lib.BatchEnv(envs), info_specs=info_specs, seed=seed)
@@ -70,19 +72,26 @@ class InGraphBatchEnvTest(unittest.TestCase):
     np.testing.assert_array_equal(batch.infos['episode_step'].numpy(), [0, 2])
 
   def test_missing_named_info_is_zero_with_a_false_mask(self):
-    _, batch = _build(info_specs={'distance': tf.TensorSpec([3], tf.float32)})
+    _, batch = _build(info_specs=dict(mock_environment.INFO_SPECS,
+                                      distance=tf.TensorSpec([3], tf.float32)))
     batch.reset()
     batch.simulate(tf.zeros([2, 1]))
     np.testing.assert_array_equal(batch.infos['distance'].numpy(), np.zeros([2, 3]))
     np.testing.assert_array_equal(batch.infos['_distance'].numpy(), [False, False])
 
-  def test_unnamed_infos_are_dropped_with_one_warning_per_key(self):
-    _, batch = _build()
-    with self.assertLogs(space_spec.__name__, 'WARNING') as logs:
-      batch.reset()
-      batch.simulate(tf.zeros([2, 1]))
-    self.assertEqual(len(logs.records), 1)
-    self.assertIn("'episode_step'", logs.output[0])
+  def test_unnamed_infos_are_dropped_with_one_warning_per_key_and_process(self):
+    _, batch = _build(info_specs={})
+    with mock.patch.object(space_spec, '_REPORTED', set()):
+      with self.assertLogs(space_spec.__name__, 'WARNING') as logs:
+        batch.reset()
+        batch.simulate(tf.zeros([2, 1]))
+      self.assertEqual(len(logs.records), 1)
+      self.assertIn("'episode_step'", logs.output[0])
+      # Another environment of the process drops the same key without a second line.
+      _, other = _build(info_specs={})
+      with self.assertNoLogs(space_spec.__name__, 'WARNING'):
+        other.reset()
+        other.simulate(tf.zeros([2, 1]))
 
   def test_action_of_the_wrong_shape_names_the_expected_shape(self):
     _, batch = _build()

@@ -48,7 +48,7 @@ class ProcessFitTest(unittest.TestCase):
     stopper = threading.Thread(target=stop_when_training)
     stopper.start()
     try:
-      with self.assertRaises(KeyboardInterrupt):
+      with self.assertRaises(KeyboardInterrupt), self.assertLogs(manager.__name__, 'ERROR') as logs:
         experiment.fit()
     finally:
       stopper.join()
@@ -57,6 +57,7 @@ class ProcessFitTest(unittest.TestCase):
     # Fit 1 crashed, reported with its index; fit 0 saved a checkpoint and stopped.
     self.assertEqual(states, [fitting.INTERRUPTED, fitting.FAILED])
     self.assertIn(crashing_env.MESSAGE, experiment.fits[1]['error'])
+    self.assertIn(crashing_env.MESSAGE, '\n'.join(logs.output))
     stopped_at = experiment.fits[0]['step']
     self.assertGreater(stopped_at, 0)
     self.assertLess(stopped_at, 100_000)
@@ -64,7 +65,8 @@ class ProcessFitTest(unittest.TestCase):
     # The saved state is on disk: a new manager resumes fit 0 from its checkpoint.
     resumed = ConfigExperiment.load(experiment.directory, quiet=True)
     self.assertEqual(resumed.fits[0]['status'], fitting.INTERRUPTED)
-    summary = resumed.fit(budget=stopped_at + 128)
+    with self.assertLogs(manager.__name__, 'ERROR'):  # Fit 1 crashes again.
+      summary = resumed.fit(budget=stopped_at + 128)
     self.assertEqual(summary.loc[0, 'status'], fitting.FINISHED)
     self.assertEqual(summary.loc[0, 'step'], stopped_at + 128)
     self.assertEqual(summary.loc[1, 'status'], fitting.FAILED)

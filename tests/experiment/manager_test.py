@@ -188,12 +188,18 @@ class FitTest(unittest.TestCase):
     output_dir = tempfile.mkdtemp()
     bad = [{}, crashing_env.CRASHING_OVERRIDES]
     crashing = _tiny_manager(output_dir, overrides_per_fit=bad)
-    summary = crashing.fit()
+    with self.assertLogs(manager.__name__, 'ERROR') as logs:
+      summary = crashing.fit()
     self.assertEqual(list(summary['status']), [fitting.FINISHED, fitting.FAILED])
     self.assertEqual(crashing.failed_fits(), [1])
     self.assertIn(crashing_env.MESSAGE, crashing.fits[1]['error'])
+    # One error, with the fit's traceback.
+    self.assertEqual(len(logs.records), 1, logs.output)
+    self.assertRegex(logs.output[0], r'Fit 1 of pendulum failed:\nTraceback(.|\n)*'
+                     + crashing_env.MESSAGE)
     # The failed fit is tried again by the next fit(); the finished one is kept.
-    self.assertEqual(list(crashing.fit()['status']), [fitting.FINISHED, fitting.FAILED])
+    with self.assertLogs(manager.__name__, 'ERROR'):
+      self.assertEqual(list(crashing.fit()['status']), [fitting.FINISHED, fitting.FAILED])
 
   def test_profile(self):
     printed = io.StringIO()

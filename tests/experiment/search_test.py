@@ -57,9 +57,11 @@ class SearchTest(unittest.TestCase):
         raise RuntimeError('objective broke')
       return search.mean_final_score(trial_manager)
 
-    best = experiment.optimize_hyperparams(
-        n_trials=3, n_fit=1, sampler='random', pruner='median', fit_fraction=0.5,
-        objective=objective, search_space=_SPACE)
+    with self.assertLogs('optuna', 'WARNING') as logs:
+      best = experiment.optimize_hyperparams(
+          n_trials=3, n_fit=1, sampler='random', pruner='median', fit_fraction=0.5,
+          objective=objective, search_space=_SPACE)
+    self.assertIn('objective broke', '\n'.join(logs.output))  # Optuna's line of the failure.
     self.assertEqual(set(best), {'algorithm.learning_rate', 'algorithm.policy_objective'})
     record = experiment.study
     self.assertEqual(record['failed'], 1)  # The trial that raised; the study went on.

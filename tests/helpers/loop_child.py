@@ -26,7 +26,8 @@ def build(logdir):
     Tuple (loop, algorithm).
   """
   envs = [mock_environment.MockEnvironment([3]), mock_environment.MockEnvironment([5, 2])]
-  batch = in_graph_batch_env.InGraphBatchEnv(batch_env_lib.BatchEnv(envs))
+  batch = in_graph_batch_env.InGraphBatchEnv(
+      batch_env_lib.BatchEnv(envs), info_specs=mock_environment.INFO_SPECS)
   loop = loop_lib.Loop(logdir)
   learner = mock_algorithm.MockLearner(batch)
   loop.add_phase('train', batch, learner, steps=20, is_training=True, steps_per_call=2,

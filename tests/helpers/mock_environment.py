@@ -9,11 +9,14 @@ its episode ended without a reset, which is how a wrong reset shows up.
 Observation: float32 [episode index, step within the episode].
 Reward: episode index + 1 on every step, so an episode's return is
 (index + 1) * duration.
-Info: 'episode_step' (int) on every step and reset.
+Info: 'episode_step' (int) on every step and reset; `INFO_SPECS` names it for
+`InGraphBatchEnv(info_specs=...)`, so that a batch of these environments drops no info.
 """
 
 import gymnasium
 import numpy as np
+
+INFO_SPECS = {'episode_step': ((), np.int32)}
 
 
 class MockEnvironment(gymnasium.Env):

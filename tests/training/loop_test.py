@@ -16,7 +16,7 @@ from agents.batch import batch_env as batch_env_lib
 from agents.batch import in_graph_batch_env
 from agents.run import metrics_writer
 from agents.training import loop as loop_lib
-from tests.helpers import loop_child, mock_algorithm, mock_environment
+from tests.helpers import events, loop_child, mock_algorithm, mock_environment
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -24,7 +24,8 @@ _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 def _recording_loop(logdir):
   """Train 8 steps, eval 4 steps, on 2 environments whose episodes never end by themselves."""
   envs = [mock_environment.MockEnvironment([100]), mock_environment.MockEnvironment([100])]
-  batch = in_graph_batch_env.InGraphBatchEnv(batch_env_lib.BatchEnv(envs))
+  batch = in_graph_batch_env.InGraphBatchEnv(
+      batch_env_lib.BatchEnv(envs), info_specs=mock_environment.INFO_SPECS)
   loop = loop_lib.Loop(logdir)
   agent = mock_algorithm.MockAlgorithm(batch, is_training=loop.is_training)
   loop.add_phase('train', batch, agent, steps=8, is_training=True, steps_per_call=2)
@@ -94,7 +95,7 @@ class LoopTest(unittest.TestCase):
     for phase in ('train', 'eval'):
       folder = os.path.join(self.logdir, phase)
       for name in os.listdir(folder):
-        for event in tf.compat.v1.train.summary_iterator(os.path.join(folder, name)):
+        for event in events.events(os.path.join(folder, name)):
           for value in event.summary.value:
             tags.setdefault(phase, set()).add(value.tag)
     self.assertLessEqual({'mean_score', 'mean_length', 'episodes', 'loss'}, tags['train'])

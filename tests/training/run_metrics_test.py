@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from agents.run import metrics_writer, tracking
 from agents.training import run_metrics
+from tests.helpers import events
 
 
 class ListTracker(tracking.Tracker):
@@ -36,7 +37,7 @@ def _scalars(folder):
   """{(tag, step): value} of the TensorBoard event files in `folder`."""
   values = {}
   for path in glob.glob(os.path.join(folder, 'events.out.tfevents*')):
-    for event in tf.compat.v1.train.summary_iterator(path):
+    for event in events.events(path):
       for value in event.summary.value:
         values[(value.tag, event.step)] = float(tf.make_ndarray(value.tensor))
   return values

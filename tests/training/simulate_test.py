@@ -22,7 +22,8 @@ EXPECTED_ENDS = [[2], [0], [1], [0], [2], [0, 1, 2], [], [0]]
 def _build(durations=DURATIONS, truncated=None):
   envs = [mock_environment.MockEnvironment(d, truncated[i] if truncated else None)
           for i, d in enumerate(durations)]
-  batch_env = in_graph_batch_env.InGraphBatchEnv(batch_env_lib.BatchEnv(envs))
+  batch_env = in_graph_batch_env.InGraphBatchEnv(
+      batch_env_lib.BatchEnv(envs), info_specs=mock_environment.INFO_SPECS)
   agent = mock_algorithm.MockAlgorithm(batch_env)
   return envs, batch_env, agent
 
