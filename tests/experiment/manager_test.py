@@ -188,7 +188,7 @@ class FitTest(unittest.TestCase):
     output_dir = tempfile.mkdtemp()
     bad = [{}, crashing_env.CRASHING_OVERRIDES]
     crashing = _tiny_manager(output_dir, overrides_per_fit=bad)
-    with self.assertLogs(manager.__name__, 'ERROR') as logs:
+    with self.assertLogs('agents.experiment.experiment_base', 'ERROR') as logs:
       summary = crashing.fit()
     self.assertEqual(list(summary['status']), [fitting.FINISHED, fitting.FAILED])
     self.assertEqual(crashing.failed_fits(), [1])
@@ -198,7 +198,7 @@ class FitTest(unittest.TestCase):
     self.assertRegex(logs.output[0], r'Fit 1 of pendulum failed:\nTraceback(.|\n)*'
                      + crashing_env.MESSAGE)
     # The failed fit is tried again by the next fit(); the finished one is kept.
-    with self.assertLogs(manager.__name__, 'ERROR'):
+    with self.assertLogs('agents.experiment.experiment_base', 'ERROR'):
       self.assertEqual(list(crashing.fit()['status']), [fitting.FINISHED, fitting.FAILED])
 
   def test_profile(self):
