@@ -12,6 +12,9 @@ import unittest
 from agents.experiment import ConfigExperiment, fitting, progress, threads
 from tests.helpers import crashing_env, tiny_experiment
 
+# Where the manager logs a failed fit.
+_FIT_LOGGER = 'agents.experiment.experiment_base'
+
 
 class ThreadsTest(unittest.TestCase):
 
@@ -48,7 +51,7 @@ class ProcessFitTest(unittest.TestCase):
     stopper = threading.Thread(target=stop_when_training)
     stopper.start()
     try:
-      with self.assertRaises(KeyboardInterrupt), self.assertLogs('agents.experiment.experiment_base', 'ERROR') as logs:
+      with self.assertRaises(KeyboardInterrupt), self.assertLogs(_FIT_LOGGER, 'ERROR') as logs:
         experiment.fit()
     finally:
       stopper.join()
@@ -65,7 +68,7 @@ class ProcessFitTest(unittest.TestCase):
     # The saved state is on disk: a new manager resumes fit 0 from its checkpoint.
     resumed = ConfigExperiment.load(experiment.directory, quiet=True)
     self.assertEqual(resumed.fits[0]['status'], fitting.INTERRUPTED)
-    with self.assertLogs('agents.experiment.experiment_base', 'ERROR'):  # Fit 1 crashes again.
+    with self.assertLogs(_FIT_LOGGER, 'ERROR'):  # Fit 1 crashes again.
       summary = resumed.fit(budget=stopped_at + 128)
     self.assertEqual(summary.loc[0, 'status'], fitting.FINISHED)
     self.assertEqual(summary.loc[0, 'step'], stopped_at + 128)
