@@ -16,7 +16,9 @@
 - `balloon_ppo`: the balloon policy shipped in `models/balloon_ppo` (a PPO SavedModel),
   flown deterministically;
 - `quantile`: `QuantileAgent`, QR-DQN learning through BLE's interface, batched
-  (`num_envs` rows).
+  (`num_envs` rows);
+- `finetune_perciatelli`: a `QuantileAgent` started from Perciatelli44's released
+  weights (`agents.python_agents.finetune_perciatelli`).
 
 `create_agent` passes keyword arguments on to the agent's constructor (`quantile`'s
 hyperparameters, `balloon_ppo`'s and `perciatelli44`'s `path`), as BLE's gin bindings
@@ -112,10 +114,17 @@ def _quantile_agent(num_actions, observation_shape, **hyperparameters):
   return quantile_agent.QuantileAgent(num_actions, observation_shape, **hyperparameters)
 
 
+def _finetune_perciatelli_agent(num_actions, observation_shape, **kwargs):
+  """QR-DQN from Perciatelli44's weights (`finetune_perciatelli`), loaded when asked."""
+  from agents.python_agents import finetune_perciatelli
+  return finetune_perciatelli.create(num_actions, observation_shape, **kwargs)
+
+
 def _constructors():
   """{name: constructor(num_actions, observation_shape, **kwargs)} of every shipped agent."""
   constructors = {'random': agent_lib.RandomAgent, 'balloon_ppo': SavedModelAgent,
-                  'quantile': _quantile_agent}
+                  'quantile': _quantile_agent,
+                  'finetune_perciatelli': _finetune_perciatelli_agent}
   for env_id in plugins.EVALUATION.names():
     environment = environments.get(env_id)
     for name in environment.baselines:

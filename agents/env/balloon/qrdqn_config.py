@@ -51,3 +51,29 @@ def balloon_qrdqn():
       },
       'loop': configs.LOOP,
   })
+
+
+# Where QR-DQN's initial weights come from when it fine-tunes Perciatelli44.
+PERCIATELLI44_WEIGHTS = 'agents.env.balloon.controllers.perciatelli44:layer_weights'
+
+
+def balloon_finetune_perciatelli():
+  """QR-DQN started from BLE's Perciatelli44 (its architecture, quantiles and released
+  weights, `agents.env.balloon.controllers.perciatelli44.layer_weights`), trained on.
+
+  It trains on BLE's own reward (no progress shaping, so the targets keep the released
+  network's scale) with little exploration (the network already flies); its weights
+  must be on this machine (`python -m agents.env.balloon.controllers.perciatelli44 fetch`),
+  else building the run fails in one line that says so.
+  """
+  from agents.env.balloon.controllers import perciatelli44
+  config = balloon_qrdqn()
+  return named.merge(config, {
+      'environment': {'kwargs': dict(config['environment']['kwargs'], progress_reward=0.0)},
+      'network': {'kind': 'mlp', 'hidden_layers': list(perciatelli44.HIDDEN_LAYERS),
+                  'activation': 'relu', 'matmul_dtype': 'bfloat16',
+                  'initial_weights': PERCIATELLI44_WEIGHTS},
+      'algorithm': {'num_quantiles': perciatelli44.NUM_QUANTILES, 'reward_scale': 1.0,
+                    'learning_rate': 1e-5, 'epsilon_start': 0.02, 'epsilon_end': 0.01,
+                    'epsilon_decay_steps': 100_000},
+  })
