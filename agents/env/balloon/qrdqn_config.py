@@ -78,7 +78,10 @@ def balloon_finetune_perciatelli():
       'network': {'kind': 'mlp', 'hidden_layers': list(perciatelli44.HIDDEN_LAYERS),
                   'activation': 'relu', 'matmul_dtype': 'bfloat16',
                   'initial_weights': PERCIATELLI44_WEIGHTS},
+      # Batches of 64 (one sample per transition): a gradient step of the 7 x 600 network
+      # on 256 windows took 0.37 s on the loaded 2-core machine, on 64 0.033 s.
       'algorithm': {'num_quantiles': perciatelli44.NUM_QUANTILES, 'reward_scale': 1.0,
+                    'batch_size': 64,
                     'learning_rate': 1e-5, 'epsilon_start': 0.02, 'epsilon_end': 0.01,
                     'epsilon_decay_steps': 100_000},
   })
