@@ -63,6 +63,27 @@ class RewardScaleTest(unittest.TestCase):
       resolution.resolve('cartpole_qrdqn', {'algorithm.reward_scale': 0.0})
 
 
+class ReplayRatioTest(unittest.TestCase):
+  """`update_every` batch steps between updates of `gradient_steps` steps, once
+  `learning_starts` environment steps are recorded."""
+
+  def _gradient_steps(self, **overrides):
+    fused_step, algorithm = qrdqn_test._chain(num_envs=4, **overrides)
+    fused_step(reset=True, steps=12)
+    self.assertEqual(int(algorithm.batch_steps.numpy()), 12)
+    return int(algorithm.num_updates.numpy())
+
+  def test_updates_every_k_batch_steps(self):
+    # Batch steps 3, 6, 9 and 12 update, 2 gradient steps each.
+    self.assertEqual(self._gradient_steps(learning_starts=0, update_every=3,
+                                          gradient_steps=2), 8)
+
+  def test_waits_for_learning_starts(self):
+    # 4 environments: 20 steps are recorded at batch step 5; 6, 9 and 12 update.
+    self.assertEqual(self._gradient_steps(learning_starts=20, update_every=3,
+                                          gradient_steps=2), 6)
+
+
 class NetworkKindTest(unittest.TestCase):
 
   def test_mlp_is_the_default_kind(self):
