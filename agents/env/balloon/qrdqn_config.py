@@ -25,6 +25,9 @@ over to balloons stepping together is adapted, each measured in docs/algorithms_
 - exploration: BLE explores with MarcoPolo (random-walk episodes) and epsilon 0; here
   epsilon-greedy decays from 1 to 0.02 over the first 500k steps;
 - rewards unscaled (`reward_scale: 1`; 1 - gamma measured worse, see the docs).
+
+One fit of it (seed 0) flew `small_eval` at 0.275 after 1.23M steps and 0.316 after
+2.8M, level with the station seeker (0.313) and Perciatelli44 (0.316).
 """
 
 from agents.configs import named, sections
