@@ -184,6 +184,11 @@ class NetworkEntry:
 NETWORKS = Registry('network kind', 'network.kind')
 """Network kinds of a run's `network.kind`: name -> `NetworkEntry`."""
 
+QUANTILE_NETWORKS = Registry('quantile network kind', 'network.kind')
+"""Network kinds of a QR-DQN run's `network.kind`: name -> `NetworkEntry`, the class built
+as `Class(observ_size, num_actions, num_quantiles, hidden_layers=..., activation=...,
+matmul_dtype=..., seed=..., name=..., **the kind's own keys)`, returning [B, A, N]."""
+
 CONFIGS = Registry('named config', '--config')
 """Named run configs: name -> a function of no argument that returns a run config."""
 

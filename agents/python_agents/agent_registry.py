@@ -9,7 +9,7 @@ BLE's `agents/agent_registry.py`, name for name:
 | `dqn` | `examples/dqn_agent.py`'s `DQNAgent` (a source checkout's) | `configs/dqn.gin` |
 | `perciatelli44` | BLE's frozen Perciatelli44 network | none |
 | `quantile` | `QuantileAgent` (QR-DQN) as a `SingleBalloonAgent` | `configs/quantile.gin` |
-| `finetune_perciatelli` | `quantile` starting from Perciatelli44's weights | (not yet) |
+| `finetune_perciatelli` | `quantile` from Perciatelli44's weights | none |
 | `station_seeker`, `random_walk` | BLE's controllers (the balloon plug-in's baselines) | none |
 
 and the project's own: `balloon_ppo` (the PPO policy in `models/balloon_ppo`) and the
@@ -77,15 +77,12 @@ def _dqn(num_actions, observation_shape, **hyperparameters):
 
 
 def _finetune_perciatelli(num_actions, observation_shape, **hyperparameters):
-  """BLE's `finetune_perciatelli`: `quantile` starting from Perciatelli44's weights."""
-  from agents.python_agents import quantile_agent
-  factory = getattr(quantile_agent, 'finetune_perciatelli', None)
-  if factory is None:
-    raise AgentUnavailableError(
-        "agent 'finetune_perciatelli' needs QuantileAgent to start from Perciatelli44's "
-        "weights, which the QR-DQN work has not landed yet; train 'quantile' meanwhile.")
+  """BLE's `finetune_perciatelli`: `quantile` starting from Perciatelli44's released
+  weights (`agents.python_agents.finetune_perciatelli`), with BLE's single-balloon
+  methods outside; without the weights, one line naming the fetch command."""
+  from agents.python_agents import finetune_perciatelli  # TensorFlow, when asked
   return agent_lib.SingleBalloonAgent(
-      factory(num_actions, observation_shape, **hyperparameters))
+      finetune_perciatelli.create(num_actions, observation_shape, **hyperparameters))
 
 
 def _configurable(constructor, name, module, allowlist=None):

@@ -33,6 +33,7 @@ from agents import config_fields
 from agents.algorithms.qrdqn import config as qrdqn_config
 from agents.algorithms.qrdqn import qrdqn
 from agents.config_fields import ConfigError
+from agents.configs import sections
 from agents.python_agents import agent as agent_lib
 from agents.python_agents import tf_checkpoint
 
@@ -40,6 +41,16 @@ _NETWORK_KEYS = tuple(field.name for field in dataclasses.fields(qrdqn_config.Ne
 _ALGORITHM_KEYS = tuple(field.name for field in dataclasses.fields(qrdqn_config.QRDQNConfig))
 _SPECS = {**config_fields.specs(qrdqn_config.NetworkConfig),
           **config_fields.specs(qrdqn_config.QRDQNConfig)}
+
+
+def _kind_keys(kind):
+  """The keys quantile network kind `kind` adds (the balloon's `column`: column_layers, ...).
+
+  Raises:
+    ConfigError: the kind is not registered (naming 'network.kind').
+  """
+  config = sections.network_kind_config('qrdqn', kind)
+  return tuple(field.name for field in dataclasses.fields(config)) if config else ()
 
 
 class QuantileAgent(agent_lib.BatchedAgent):
@@ -53,30 +64,38 @@ class QuantileAgent(agent_lib.BatchedAgent):
       observation_shape: the shape of one observation.
       num_envs: the rows of the batch (one replay ring each).
       seed: seed of the weights, the exploration and the replay sampling.
-      **hyperparameters: fields of `QRDQNConfig` (learning_rate, replay_capacity, ...)
-        and of `NetworkConfig` (hidden_layers, activation, matmul_dtype).
+      **hyperparameters: fields of `QRDQNConfig` (learning_rate, replay_capacity, ...),
+        of `NetworkConfig` (kind, hidden_layers, activation, matmul_dtype,
+        initial_weights) and the keys of the network kind (the balloon's `column`:
+        column_layers, column_stride).
 
     Raises:
       ConfigError: an unknown hyperparameter or a value out of its range (named), or a
         replay memory too small.
     """
-    unknown = sorted(set(hyperparameters) - set(_NETWORK_KEYS) - set(_ALGORITHM_KEYS))
+    kind_keys = _kind_keys(hyperparameters.get('kind', 'mlp'))
+    known = _ALGORITHM_KEYS + _NETWORK_KEYS + kind_keys
+    unknown = sorted(set(hyperparameters) - set(known))
     if unknown:
       raise ConfigError(f'QuantileAgent has no hyperparameter {unknown[0]!r}; it takes '
-                        f'{", ".join(_ALGORITHM_KEYS + _NETWORK_KEYS)}.')
+                        f'{", ".join(known)}.')
+    # The kind's own keys (column_layers, ...) are checked when its config is built.
     hyperparameters = {key: config_fields.check_value(f'QuantileAgent.{key}', value,
-                                                      _SPECS[key])
+                                                      _SPECS[key]) if key in _SPECS else value
                        for key, value in hyperparameters.items()}
     network = qrdqn_config.NetworkConfig(**{
         key: tuple(value) if key == 'hidden_layers' else value
         for key, value in hyperparameters.items() if key in _NETWORK_KEYS})
+    network_options = {key: tuple(value) if isinstance(value, list) else value
+                       for key, value in hyperparameters.items() if key in kind_keys}
     algorithm = {key: value for key, value in hyperparameters.items()
                  if key in _ALGORITHM_KEYS}
     self._observation_shape = tuple(observation_shape)
     self._training = tf.Variable(True, trainable=False, name='is_training')
     self.qrdqn = qrdqn.QRDQN(
         num_envs, gymnasium.spaces.Box(-np.inf, np.inf, self._observation_shape, np.float32),
-        gymnasium.spaces.Discrete(num_actions), network_config=network, seed=seed,
+        gymnasium.spaces.Discrete(num_actions), network_config=network,
+        network_options=network_options, seed=seed,
         is_training=self._training, **algorithm)
     super().__init__(num_actions, self._observation_shape, num_envs)
     self._last_observation = np.zeros((num_envs, *self._observation_shape), np.float32)

@@ -9,6 +9,7 @@ steps summed over the batch (as the loop's global step counts them), except
 
 import dataclasses
 
+from agents import plugins
 from agents.config_fields import ConfigError, param
 
 ACTIVATIONS = ('tanh', 'relu', 'elu')
@@ -37,6 +38,9 @@ class QRDQNConfig:
   update_every: int = param(1, 'batch steps (one step of every environment) between updates',
                             low=1)
   gradient_steps: int = param(1, 'gradient steps per update', low=1)
+  reward_scale: float = param(1.0, 'factor of the rewards in the targets (e.g. 1 - discount '
+                              'keeps returns near the scale of one reward)', low=0,
+                              low_open=True)
   target_update_period: int = param(100, 'gradient steps between target-network updates',
                                     low=1)
   target_update_tau: float = param(1.0, 'weight of the online network in a target update: '
@@ -59,11 +63,27 @@ class QRDQNConfig:
 
 @dataclasses.dataclass(frozen=True)
 class NetworkConfig:
-  """The quantile network of QR-DQN: the `network` section of a run config."""
+  """The quantile network of QR-DQN: the `network` section of a run config.
+
+  `kind` names a network of `plugins.QUANTILE_NETWORKS` (the core's `mlp`, or one an
+  environment registers, such as the balloon's `column`); a kind may add keys of its own
+  to the section (its `NetworkEntry.config`).
+  """
+  kinds = plugins.QUANTILE_NETWORKS  # Where `kind` is looked up (not a config key).
+
+  kind: str = param('mlp', 'a registered quantile network kind: mlp (the flat MLP), or one '
+                    'an environment registers (the balloon: column)')
   hidden_layers: tuple[int, ...] = param((64, 64), 'hidden sizes of the MLP body', low=1)
   activation: str = param('relu', 'activation of the hidden layers', choices=ACTIVATIONS)
   matmul_dtype: str = param('float32', 'dtype of the hidden layers\' matrix products '
                             '(weights, gradients and Adam stay float32)', choices=MATMUL_DTYPES)
+  initial_weights: str = param('', "'package.module:function' of no argument returning the "
+                               "initial [(kernel, bias), ...] of an mlp's layers, the output "
+                               "layer last (both networks start from them); '' for random")
+
+
+plugins.QUANTILE_NETWORKS.register(
+    'mlp', plugins.NetworkEntry('agents.algorithms.qrdqn.qrdqn:QuantileNetwork'))
 
 
 def rows_per_env(num_agents, replay_capacity):

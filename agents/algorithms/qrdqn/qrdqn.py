@@ -31,7 +31,7 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
-from agents import config_fields
+from agents import config_fields, plugins
 from agents.algorithms import algorithm
 from agents.algorithms.ppo import adam, networks
 from agents.algorithms.qrdqn import config as config_lib
@@ -44,6 +44,9 @@ from agents.config_fields import ConfigError
 METRIC_NAMES = ('loss', 'q_mean', 'gradient_norm', 'epsilon', 'replay_size', 'sampled_valid')
 
 _ACTIVATIONS = {'tanh': tf.tanh, 'relu': tf.nn.relu, 'elu': tf.nn.elu}
+# The keys of `NetworkConfig`; a `network` section's others are its kind's own.
+_CORE_NETWORK_KEYS = frozenset(field.name for field in dataclasses.fields(
+    config_lib.NetworkConfig))
 
 
 def quantile_huber_loss(quantiles, target, kappa=1.0):
@@ -91,6 +94,61 @@ class QuantileNetwork(tf.Module):
   def __call__(self, observ):
     return tf.reshape(self.body(observ), [-1, self.num_actions, self.num_quantiles])
 
+  def set_layer_weights(self, weights):
+    """Assigns [(kernel, bias), ...] to the hidden layers and, last, the output layer.
+
+    Raises:
+      ConfigError: the count or a shape differs from this network's (named).
+    """
+    layers = [*self.body.layers, self.body.head]
+    if len(weights) != len(layers):
+      raise ConfigError(f"Config key 'network.initial_weights' gives {len(weights)} layers; "
+                        f'the network has {len(layers)} (network.hidden_layers and the output).')
+    for index, (layer, (kernel, bias)) in enumerate(zip(layers, weights)):
+      for variable, value in ((layer.kernel, kernel), (layer.bias, bias)):
+        if tuple(variable.shape) != np.shape(value):
+          raise ConfigError(f"Config key 'network.initial_weights': layer {index} has shape "
+                            f'{np.shape(value)}, the network {tuple(variable.shape)}.')
+        variable.assign(np.asarray(value, np.float32))
+
+
+def build_network(network_config, kind_options, observ_size, num_actions, num_quantiles, seed,
+                  name):
+  """The quantile network of `network_config.kind` (`plugins.QUANTILE_NETWORKS`).
+
+  Args:
+    network_config: a `NetworkConfig`.
+    kind_options: the keys the kind adds to the `network` section (a mapping).
+    observ_size, num_actions, num_quantiles: the network's shapes.
+    seed: seed of the initial weights.
+    name: module name.
+  """
+  entry = config_lib.NetworkConfig.kinds.get(network_config.kind)
+  network_class = plugins.import_path(entry.network, f'network kind {network_config.kind!r}')
+  return network_class(observ_size, num_actions, num_quantiles,
+                       hidden_layers=tuple(network_config.hidden_layers),
+                       activation=network_config.activation,
+                       matmul_dtype=network_config.matmul_dtype, seed=seed, name=name,
+                       **kind_options)
+
+
+def load_initial_weights(network_config):
+  """The [(kernel, bias), ...] that `network.initial_weights` names.
+
+  Raises:
+    ConfigError: one line naming the key: the kind is not `mlp`, or the function fails
+      (its message, e.g. how to fetch missing weights).
+  """
+  spec = network_config.initial_weights
+  if network_config.kind != 'mlp':
+    raise ConfigError(f"Config key 'network.initial_weights' = {spec!r} needs network.kind "
+                      f'mlp, got {network_config.kind!r}.')
+  function = plugins.import_path(spec, "Config key 'network.initial_weights'")
+  try:
+    return function()
+  except (ValueError, OSError) as error:
+    raise ConfigError(f"Config key 'network.initial_weights' = {spec!r}: {error}") from None
+
 
 class QRDQN(algorithm.InGraphAlgorithm):
   """QR-DQN over a batch of environments with a Discrete action space."""
@@ -99,8 +157,8 @@ class QRDQN(algorithm.InGraphAlgorithm):
   NetworkConfig = config_lib.NetworkConfig
 
   def __init__(self, num_envs, observation_space, action_space, config=None,
-               network_config=None, *, seed=0, is_training=None, name='qrdqn',
-               **hyperparameters):
+               network_config=None, *, network_options=None, seed=0, is_training=None,
+               name='qrdqn', **hyperparameters):
     """Creates the networks, the replay memory, Adam and the counters.
 
     Args:
@@ -109,6 +167,7 @@ class QRDQN(algorithm.InGraphAlgorithm):
       action_space: gymnasium Discrete of one environment.
       config: a `QRDQNConfig`; None takes the defaults.
       network_config: a `NetworkConfig`; None takes the defaults.
+      network_options: the keys `network_config.kind` adds to the `network` section.
       seed: seed of the weights, the exploration and the replay sampling.
       is_training: optional bool Variable (the `Loop`'s): explore and learn
         (True) or act greedily without recording (False); None creates one, True.
@@ -130,12 +189,14 @@ class QRDQN(algorithm.InGraphAlgorithm):
     # The network scores actions 0..n-1; the space's actions start at `start`.
     self._action_start = int(action_space.start)
 
-    def make_network(network_name):
-      return QuantileNetwork(self._observ_size, self._num_actions, config.num_quantiles,
-                             tuple(network_config.hidden_layers), network_config.activation,
-                             network_config.matmul_dtype, seed=seed, name=network_name)
-    self.online_network = make_network('online')
-    self.target_network = make_network('target')
+    self.online_network, self.target_network = (
+        build_network(network_config, dict(network_options or {}), self._observ_size,
+                      self._num_actions, config.num_quantiles, seed, network_name)
+        for network_name in ('online', 'target'))
+    if network_config.initial_weights:
+      weights = load_initial_weights(network_config)
+      for network in (self.online_network, self.target_network):
+        network.set_layer_weights(weights)
     self.memory = replay.ReplayMemory(
         config_lib.rows_per_env(num_envs, config.replay_capacity), num_envs,
         self._observ_size, tf.as_dtype(config.replay_dtype))
@@ -152,9 +213,13 @@ class QRDQN(algorithm.InGraphAlgorithm):
   @classmethod
   def from_config(cls, config, observation_space, action_space, is_training=None):
     """Builds QR-DQN with `config['algorithm']` and the network of `config['network']`."""
+    network = config['network']
     return cls(config['environment']['num_agents'], observation_space, action_space,
                config_fields.from_mapping(config_lib.QRDQNConfig, config['algorithm']),
-               config_fields.from_mapping(config_lib.NetworkConfig, config['network']),
+               config_fields.from_mapping(config_lib.NetworkConfig, network),
+               network_options={key: tuple(value) if isinstance(value, list) else value
+                                for key, value in network.items()
+                                if key not in _CORE_NETWORK_KEYS},
                seed=config['seed'], is_training=is_training)
 
   def export_policy(self, observation_space):
@@ -258,7 +323,8 @@ class QRDQN(algorithm.InGraphAlgorithm):
     config = self.config
     sample = self.memory.sample(self.generator, config.batch_size, config.n_step)
     returns, steps, bootstrap_discount = replay.n_step_targets(
-        sample['reward'], sample['valid'], sample['terminated'], config.discount)
+        sample['reward'] * config.reward_scale, sample['valid'], sample['terminated'],
+        config.discount)
     # A window must start on a transition (not on an observation-only row).
     mask = tf.cast(tf.logical_and(sample['usable'], sample['valid'][:, 0]), tf.float32)
     observ = self.memory.observations(sample['env'], sample['start'])

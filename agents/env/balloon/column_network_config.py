@@ -38,3 +38,22 @@ class ColumnNetworkConfig:
       raise ConfigError(f"Config key 'network.column_stride' = {stride} must be a multiple of "
                         f"'environment.kwargs.lookahead.stride' = {lookahead.stride}, so that "
                         'every level the column policy reads has lookahead features.')
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnQuantileConfig:
+  """The keys QR-DQN's column quantile network adds to the `network` section (its context
+  MLP is `network.hidden_layers`)."""
+  column_layers: tuple[int, ...] = param((32,), "hidden sizes of the level-shared MLP that "
+                                         "gives every read level its quantiles", low=1)
+  column_stride: int = param(4, 'the network reads every k-th level of the wind column '
+                             f'(k divides {BALLOON_COLUMN_INDEX})', low=1)
+
+  @staticmethod
+  def check_run(config):
+    """Refuses a `column_stride` that would skip the balloon's own level."""
+    stride = config['network']['column_stride']
+    if BALLOON_COLUMN_INDEX % stride:
+      raise ConfigError(f"Config key 'network.column_stride' = {stride} must divide "
+                        f'{BALLOON_COLUMN_INDEX}, so that the network reads the balloon\'s '
+                        'own level.')

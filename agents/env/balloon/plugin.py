@@ -15,9 +15,14 @@ def register():
   plugins.NETWORKS.register('column', plugins.NetworkEntry(
       'agents.env.balloon.column_network:ColumnPolicy',
       'agents.env.balloon.column_network_config:ColumnNetworkConfig'))
+  plugins.QUANTILE_NETWORKS.register('column', plugins.NetworkEntry(
+      'agents.env.balloon.column_quantile_network:ColumnQuantileNetwork',
+      'agents.env.balloon.column_network_config:ColumnQuantileConfig'))
   plugins.CONFIGS.register('balloon', 'agents.env.balloon.configs:balloon')
   plugins.CONFIGS.register('balloon_spread', 'agents.env.balloon.configs:balloon_spread')
   plugins.CONFIGS.register('balloon_qrdqn', 'agents.env.balloon.configs:balloon_qrdqn')
+  plugins.CONFIGS.register('balloon_finetune_perciatelli',
+                           'agents.env.balloon.configs:balloon_finetune_perciatelli')
   plugins.COLLECTORS.register(constants.BALLOON_ENV_ID,
                               'agents.env.balloon.collectors:default_collectors')
   plugins.SEARCH_SPACES.register('balloon', 'agents.env.balloon.search:BALLOON_SPACE')

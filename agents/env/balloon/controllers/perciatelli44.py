@@ -177,6 +177,44 @@ def load(path=None):
   return _load_file(path, status.st_mtime_ns, status.st_size)
 
 
+# The released network: 7 hidden ReLU layers of 600 and 51 quantiles per action.
+HIDDEN_LAYERS = (600,) * 7
+NUM_QUANTILES = 51
+_LAYER = 'Online/fully_connected'
+
+
+def layer_weights(path=None):
+  """The released network's [(kernel, bias), ...], first hidden layer first, output last.
+
+  They fill QR-DQN's `mlp` quantile network of `HIDDEN_LAYERS`, `NUM_QUANTILES` quantiles
+  and ReLU (`network.initial_weights`), whose output [B, 3 * 51] reshapes to [B, 3, 51]
+  as the graph's does.
+
+  Raises:
+    WeightsError: as `find_weights`, or the graph lacks a layer's constants (one line).
+  """
+  import tensorflow as tf
+  from tensorflow.python.framework import tensor_util
+  path = os.path.realpath(find_weights(path))
+  graph_def = tf.compat.v1.GraphDef()
+  try:
+    with open(path, 'rb') as file:
+      graph_def.ParseFromString(file.read())
+  except Exception as error:  # DecodeError or OSError: either way not the weights
+    raise WeightsError(f'cannot read Perciatelli44 weights {path}: {error}.') from None
+  constants_ = {node.name: node for node in graph_def.node if node.op == 'Const'}
+  weights = []
+  for index in range(len(HIDDEN_LAYERS) + 1):
+    scope = _LAYER + (f'_{index}' if index else '')
+    try:
+      weights.append(tuple(tensor_util.MakeNdarray(constants_[f'{scope}/{part}'].attr['value']
+                                                   .tensor).astype(np.float32)
+                           for part in ('weights', 'biases')))
+    except KeyError as error:
+      raise WeightsError(f"{path} is not Perciatelli44's graph: no constant {error}.") from None
+  return weights
+
+
 def describe(path=None):
   """What identifies the weights flown, for an evaluation's records; loads them.
 
