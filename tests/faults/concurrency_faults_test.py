@@ -1,7 +1,10 @@
 """Two writers pointed at one directory: the second refuses in one line and touches
 nothing (issue 26, defect 13 and "Concurrency")."""
 
+import contextlib
+import io
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -10,6 +13,7 @@ import tempfile
 import time
 import unittest
 
+from agents.scripts import train as train_script
 from tests.helpers import tiny_run
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -46,12 +50,17 @@ class TrainingRunConcurrencyTest(unittest.TestCase):
     config_path = os.path.join(run_dir, 'config.yaml')
     before = _stamp(config_path)
 
-    second = subprocess.run(command + _ENDLESS_RUN, env=_environment(), capture_output=True,
-                            text=True, timeout=_TIMEOUT)
-
-    self.assertEqual(second.returncode, 2, second.stderr)
-    lines = second.stderr.strip().splitlines()
-    self.assertEqual(len(lines), 1, second.stderr)
+    # The second writer runs in this process: it refuses before it trains anything.
+    # main() configures the root logger (to the redirected stderr); undo it afterwards.
+    root = logging.getLogger()
+    self.addCleanup(setattr, root, 'handlers', root.handlers[:])
+    self.addCleanup(root.setLevel, root.level)
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+      code = train_script.main([f'--logdir={logdir}'] + _ENDLESS_RUN)
+    self.assertEqual(code, 2, stderr.getvalue())
+    lines = stderr.getvalue().strip().splitlines()
+    self.assertEqual(len(lines), 1, stderr.getvalue())
     self.assertRegex(lines[0], rf'error: Training run {run_dir} is in use by another '
                                rf'process \(pid {first.pid}: ')
     self.assertEqual(_stamp(config_path), before)

@@ -42,7 +42,7 @@ def _train_flags(logdir, steps):
           '--set', 'network.policy_layers=[256, 256]', '--set', 'network.value_layers=[256, 256]',
           '--set', 'algorithm.segment_length=16', '--set', 'algorithm.num_minibatches=2',
           '--set', 'algorithm.update_epochs=1',
-          '--set', 'loop.checkpoint_every=512', '--set', 'loop.log_every=512']
+          '--set', 'loop.checkpoint_every=128', '--set', 'loop.log_every=128']
 
 
 # The run in a child whose files may not grow: the flags come after the limit and the code.
@@ -69,22 +69,22 @@ class DiskFullTest(unittest.TestCase):
   def test_a_checkpoint_that_cannot_be_written_keeps_the_one_before(self):
     logdir = tempfile.mkdtemp()
     # The runs before and after the full disk need no limit: they run in this process.
-    self.assertEqual(_train_here(self, logdir, 512)[0], 0)
+    self.assertEqual(_train_here(self, logdir, 128)[0], 0)
     directory = os.path.join(logdir, 't-cartpole', 'checkpoints')
     before = sorted(os.listdir(directory))
-    data = os.path.getsize(os.path.join(directory, 'ckpt-512.data-00000-of-00001'))
+    data = os.path.getsize(os.path.join(directory, 'ckpt-128.data-00000-of-00001'))
     # The next checkpoint is as large as the first: it cannot be written.
-    second = _run_limited(data // 2, _TRAIN, *_train_flags(logdir, 2048))
+    second = _run_limited(data // 2, _TRAIN, *_train_flags(logdir, 512))
     self.assertEqual(second.returncode, 1, second.stderr[-2000:])
     self.assertNotIn('Traceback', second.stderr)
-    self.assertIn('agents.scripts.train: error: Saving checkpoint ckpt-1024 into '
-                  f'{directory} failed (File too large); the previous checkpoint ckpt-512 '
+    self.assertIn('agents.scripts.train: error: Saving checkpoint ckpt-256 into '
+                  f'{directory} failed (File too large); the previous checkpoint ckpt-128 '
                   'is intact and a resume starts from it.', second.stderr)
     self.assertEqual(sorted(os.listdir(directory)), before)
-    code, logged = _train_here(self, logdir, 1024)
+    code, logged = _train_here(self, logdir, 256)
     self.assertEqual(code, 0, logged)
     self.assertIn('Restored', '\n'.join(logged))
-    self.assertIn('ckpt-512 at global step 512', '\n'.join(logged))
+    self.assertIn('ckpt-128 at global step 128', '\n'.join(logged))
 
   def test_results_that_cannot_be_written_keep_the_file_before(self):
     path = os.path.join(tempfile.mkdtemp(), 'results.json')

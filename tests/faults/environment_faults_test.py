@@ -1,6 +1,9 @@
 """An environment that fails during `train`: one message, the environment's own code, no
 run folder left behind (issue 26, defect 2)."""
 
+import contextlib
+import io
+import logging
 import os
 import subprocess
 import sys
@@ -44,26 +47,39 @@ class EnvironmentFaultsTest(unittest.TestCase):
       file.write(_ENVIRONMENT_MODULE)
     self.logdir = os.path.join(self.directory, 'logdir')
 
+  def flags(self, fault, processes):
+    return ['--config=cartpole', f'--logdir={self.logdir}', '--timestamp=t', '--quiet',
+            '--num_agents=2', '--set', 'environment.id=FailingCartPole-v0',
+            '--set', 'environment.imports=[failing_cartpole]',
+            '--set', f'environment.kwargs={{fault: {fault}}}',
+            '--set', f'environment.processes={str(processes).lower()}',
+            '--set', 'loop.steps_per_call=4']
+
   def train(self, fault, processes):
-    command = [sys.executable, '-m', 'agents.scripts.train', '--config=cartpole',
-               f'--logdir={self.logdir}', '--timestamp=t', '--quiet', '--num_agents=2',
-               '--set', 'environment.id=FailingCartPole-v0',
-               '--set', 'environment.imports=[failing_cartpole]',
-               '--set', f'environment.kwargs={{fault: {fault}}}',
-               '--set', f'environment.processes={str(processes).lower()}',
-               '--set', 'loop.steps_per_call=4']
+    command = [sys.executable, '-m', 'agents.scripts.train', *self.flags(fault, processes)]
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join([_REPOSITORY, self.directory]),
                        TF_CPP_MIN_LOG_LEVEL='3')
     return subprocess.run(command, cwd=self.directory, env=environment, capture_output=True,
                           text=True, timeout=300)
 
   def test_a_nan_observation_is_one_message_and_leaves_no_run_folder(self):
-    result = self.train('nan', processes=False)
-    self.assertEqual(result.returncode, 1, result.stderr)
-    self.assertNotIn('Traceback', result.stderr)
-    self.assertRegex(result.stderr, r'agents.scripts.train: error: the environment failed '
-                                    r'during training\. Non-finite observation from '
-                                    r'environment \d')
+    # In this process: the environments step here too, and no subprocess start-up is paid.
+    from agents.scripts import train as train_script
+    sys.path.insert(0, self.directory)
+    self.addCleanup(sys.path.remove, self.directory)
+    self.addCleanup(sys.modules.pop, 'failing_cartpole', None)
+    # main() configures the root logger (to the redirected stderr); undo it afterwards.
+    root = logging.getLogger()
+    self.addCleanup(setattr, root, 'handlers', root.handlers[:])
+    self.addCleanup(root.setLevel, root.level)
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+      code = train_script.main(self.flags('nan', processes=False))
+    self.assertEqual(code, 1, stderr.getvalue())
+    self.assertNotIn('Traceback', stderr.getvalue())
+    self.assertRegex(stderr.getvalue(), r'agents.scripts.train: error: the environment failed '
+                                        r'during training\. Non-finite observation from '
+                                        r'environment \d')
     self.assertFalse(os.path.exists(os.path.join(self.logdir, 't-cartpole')))
 
   def test_a_worker_error_shows_the_environments_own_line(self):

@@ -5,7 +5,10 @@ copied into a temporary package that only the child processes (and, for
 export and evaluation, this process) can import.
 """
 
+import contextlib
+import io
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -18,20 +21,37 @@ import tensorflow as tf
 
 from agents.evaluation import play
 from agents.scripts import export
+from agents.scripts import train as train_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGE = 'user_algorithms_for_test'
 
 
+def _flags(logdir, *flags):
+  return ['--config=cartpole', f'--logdir={logdir}', '--timestamp=t', '--quiet',
+          f'--algorithm={PACKAGE}.linear_softmax:LinearSoftmax', '--num_agents=2',
+          '--set', 'loop.steps_per_call=16', '--set', 'loop.log_every=64',
+          '--set', 'algorithm.learning_rate=0.05', *flags]
+
+
 def _train(package_dir, logdir, *flags):
   env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, package_dir]),
              TF_CPP_MIN_LOG_LEVEL='3', OPENBLAS_NUM_THREADS='1')
-  command = [sys.executable, '-m', 'agents.scripts.train', '--config=cartpole',
-             f'--logdir={logdir}', '--timestamp=t', '--quiet',
-             f'--algorithm={PACKAGE}.linear_softmax:LinearSoftmax', '--num_agents=2',
-             '--set', 'loop.steps_per_call=16', '--set', 'loop.log_every=64',
-             '--set', 'algorithm.learning_rate=0.05', *flags]
+  command = [sys.executable, '-m', 'agents.scripts.train', *_flags(logdir, *flags)]
   return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+
+
+def _train_here(test, logdir, *flags):
+  """`agents.scripts.train` in this process (for a refusal, which trains nothing); returns
+  its exit code and stderr."""
+  # main() configures the root logger (to the redirected stderr); undo it afterwards.
+  root = logging.getLogger()
+  test.addCleanup(setattr, root, 'handlers', root.handlers[:])
+  test.addCleanup(root.setLevel, root.level)
+  stderr = io.StringIO()
+  with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+    code = train_script.main(_flags(logdir, *flags))
+  return code, stderr.getvalue()
 
 
 class UserAlgorithmTest(unittest.TestCase):
@@ -54,10 +74,10 @@ class UserAlgorithmTest(unittest.TestCase):
     run_dir = os.path.join(logdir, 't-cartpole')
     self.assertIn('Run finished at step 128', first.stdout)
     # A finished run gets more steps; a change of its hyperparameters is refused.
-    refused = _train(self.package_dir, logdir, '--set', 'loop.steps=256',
-                     '--set', 'algorithm.learning_rate=0.5')
-    self.assertEqual(refused.returncode, 2)
-    self.assertIn('algorithm.learning_rate', refused.stderr)
+    code, stderr = _train_here(self, logdir, '--set', 'loop.steps=256',
+                               '--set', 'algorithm.learning_rate=0.5')
+    self.assertEqual(code, 2, stderr)
+    self.assertIn('algorithm.learning_rate', stderr)
     second = _train(self.package_dir, logdir, '--set', 'loop.steps=256')
     self.assertEqual(second.returncode, 0, second.stderr[-3000:])
     self.assertIn('Run finished at step 256', second.stdout)
