@@ -94,16 +94,6 @@ class NetworkKindTest(unittest.TestCase):
     with self.assertRaisesRegex(ConfigError, 'network.kind'):
       resolution.resolve('cartpole_qrdqn', {'network.kind': 'nope'})
 
-  def test_a_saved_config_without_the_new_keys_resolves(self):
-    config = sections.defaults_of('qrdqn')
-    for key in ('kind', 'initial_weights'):
-      del config['network'][key]
-    del config['algorithm']['reward_scale']
-    config['environment']['id'] = 'CartPole-v1'
-    resolved = resolution.from_saved(config, 'a saved config')
-    self.assertEqual(resolved['network']['kind'], 'mlp')
-    self.assertEqual(resolved['algorithm']['reward_scale'], 1.0)
-
 
 class InitialWeightsTest(unittest.TestCase):
 

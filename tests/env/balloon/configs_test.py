@@ -9,7 +9,7 @@ class NamedConfigsTest(unittest.TestCase):
 
   def test_the_balloon_registers_the_configs_a_user_chooses(self):
     self.assertEqual(sorted(name for name in plugins.CONFIGS.names() if 'balloon' in name),
-                     ['balloon', 'balloon_qrdqn', 'balloon_spread'])
+                     ['balloon', 'balloon_finetune_perciatelli', 'balloon_qrdqn', 'balloon_spread'])
 
   def test_balloon_spread_is_the_setting_its_fits_were_measured_with(self):
     # The values `configs.resolve('balloon_spread')` gave when its fits were measured
@@ -43,12 +43,13 @@ class NamedConfigsTest(unittest.TestCase):
     self.assertEqual(balloon['environment']['kwargs'], {'progress_reward': 0.2})
     self.assertEqual(config['environment']['num_agents'], 256)
 
-  def test_qrdqn_shares_the_ppo_configs_environment_and_loop(self):
+  def test_qrdqn_shares_the_ppo_configs_environment_but_for_its_64_balloons_and_loop(self):
     qrdqn, balloon = configs.resolve('balloon_qrdqn'), configs.resolve('balloon')
-    self.assertEqual(qrdqn['environment'], balloon['environment'])
+    self.assertEqual(qrdqn['environment'], dict(balloon['environment'], num_agents=64))
     self.assertEqual(qrdqn['loop'], balloon['loop'])
     self.assertEqual((qrdqn['algorithm']['name'], qrdqn['algorithm']['num_quantiles'],
-                      qrdqn['algorithm']['replay_capacity']), ('qrdqn', 51, 64_000))
+                      qrdqn['algorithm']['replay_capacity'], qrdqn['network']['kind']),
+                     ('qrdqn', 51, 100_000, 'column'))
 
 
 if __name__ == '__main__':

@@ -75,7 +75,7 @@ class ReleasedWeightsTest(unittest.TestCase):
     agent = run_helpers.create_agent('finetune_perciatelli', 3, (SIZE,), num_envs=2,
                                      matmul_dtype='float32', replay_capacity=512)
     batch = _fixed_batch()
-    np.testing.assert_allclose(agent.qrdqn.q_values(batch).numpy(),
+    np.testing.assert_allclose(agent.batched_agent.qrdqn.q_values(batch).numpy(),
                                perciatelli44.load().q_values(batch), rtol=1e-5, atol=2e-4)
 
 
