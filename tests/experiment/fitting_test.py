@@ -29,7 +29,11 @@ class ThreadsTest(unittest.TestCase):
 
 
 class ProcessFitTest(unittest.TestCase):
-  """Worker processes (spawn): one test, since each worker imports TensorFlow anew."""
+  """Worker processes (spawn): one test, since each worker imports TensorFlow anew.
+
+  It also checks SIGTERM to the experiment's process (here the test's own): the running
+  fit saves a checkpoint and stops, as `ParentGoneTest` checks for SIGKILL.
+  """
 
   def test_crash_interrupt_and_resume(self):
     output_dir = tempfile.mkdtemp()
@@ -38,13 +42,20 @@ class ProcessFitTest(unittest.TestCase):
         overrides=tiny_experiment.TINY_OVERRIDES, max_workers=2, quiet=True,
         overrides_per_fit=[{}, crashing_env.CRASHING_OVERRIDES])
     run_dir = experiment.run_dir(0)
+    sigterm_missed = []
 
     def stop_when_training():
-      # Ctrl-C as the search's handler does it, once fit 0 logged a row.
+      # Once fit 0 logged a row, SIGTERM to this process, the experiment's (as a scheduler
+      # sends it): its handler, set while the fits run, stops them as a Ctrl-C. STOP (the
+      # search's Ctrl-C) stands in should the handler be missing, never the default action.
       deadline = time.monotonic() + 300
       while time.monotonic() < deadline:
         if os.path.exists(os.path.join(run_dir, 'metrics.jsonl')):
-          fitting.STOP.set()
+          if signal.getsignal(signal.SIGTERM) is fitting._raise_keyboard_interrupt:
+            os.kill(os.getpid(), signal.SIGTERM)
+          else:
+            sigterm_missed.append(True)
+            fitting.STOP.set()
           return
         time.sleep(0.2)
 
@@ -58,13 +69,16 @@ class ProcessFitTest(unittest.TestCase):
       fitting.STOP.clear()
     states = [fit['status'] for fit in experiment.fits]
     # Fit 1 crashed, reported with its index; fit 0 saved a checkpoint and stopped.
+    self.assertEqual(sigterm_missed, [])  # SIGTERM's handler was on while the fits ran.
     self.assertEqual(states, [fitting.INTERRUPTED, fitting.FAILED])
     self.assertIn(crashing_env.MESSAGE, experiment.fits[1]['error'])
     self.assertIn(crashing_env.MESSAGE, '\n'.join(logs.output))
     stopped_at = experiment.fits[0]['step']
     self.assertGreater(stopped_at, 0)
     self.assertLess(stopped_at, 100_000)
-    self.assertTrue(os.path.exists(os.path.join(run_dir, fitting.LOG_NAME)))
+    log = _read(os.path.join(run_dir, fitting.LOG_NAME))
+    self.assertIn('Interrupted at step', log)
+    self.assertIn('saved checkpoint', log)
     # The saved state is on disk: a new manager resumes fit 0 from its checkpoint.
     resumed = ConfigExperiment.load(experiment.directory, quiet=True)
     self.assertEqual(resumed.fits[0]['status'], fitting.INTERRUPTED)
@@ -90,7 +104,10 @@ experiment.fit()
 
 
 class ParentGoneTest(unittest.TestCase):
-  """A fit never outlives its experiment: SIGTERM or SIGKILL to the parent stops it."""
+  """A fit never outlives its experiment: SIGKILL of the parent stops it.
+
+  (SIGTERM to the experiment's process is checked by `ProcessFitTest`, in this process.)
+  """
 
   def _fit_stops_when_parent_gets(self, signum):
     output_dir = tempfile.mkdtemp()
@@ -118,9 +135,6 @@ class ParentGoneTest(unittest.TestCase):
         parent.wait()
       _kill_session(parent.pid)  # Whatever is left, should the test fail.
     self.assertIn('saved checkpoint', _read(log))
-
-  def test_sigterm_to_the_parent_stops_the_fit(self):
-    self._fit_stops_when_parent_gets(signal.SIGTERM)
 
   def test_sigkill_of_the_parent_stops_the_fit(self):
     self._fit_stops_when_parent_gets(signal.SIGKILL)
