@@ -62,6 +62,11 @@ RAY = 'ray'  # `processes` value: the slabs step in Ray actors (`ray_member`).
 class BatchEnv:
   """Steps a list of environments, slabs or worker processes as one batch.
 
+  Its 26 methods are one protocol seen from three sides, kept together on purpose:
+  Gymnasium's (`step`, `reset`, their `_async`/`_wait` halves, `close`, the context
+  manager), the builders' (`from_constructors`, `from_slab_constructors`), and the ways a
+  step finishes (in process, through the shared block, or from Ray's promises).
+
   Attributes:
     observation_space: Observation space of one environment.
     action_space: Action space of one environment.
