@@ -139,11 +139,14 @@ def _checkpoint_steps(run_dir):
 class SignalFaultsTest(unittest.TestCase):
 
   def test_sigterm_saves_a_checkpoint_and_the_run_resumes_from_it(self):
+    # One run signalled both ways: first its whole process group (a terminal's or a job
+    # scheduler's SIGTERM, which reaches the environment workers too), then, resumed, its
+    # main process alone; each time it saves a checkpoint and exits 128 + SIGTERM.
     logdir = tempfile.mkdtemp()
     run_dir = os.path.join(logdir, 't-cartpole')
-    child = _Child(['--logdir', logdir, '--env_processes'] + _ENDLESS_RUN)
+    child = _Child(['--logdir', logdir, '--env_processes'] + _ENDLESS_RUN, new_session=True)
     child.wait_until(lambda: _rows(run_dir), 'a first metrics row')
-    child.process.send_signal(signal.SIGTERM)
+    os.killpg(child.process.pid, signal.SIGTERM)
     code, stdout, stderr = child.finish()
     self.assertEqual(code, 128 + signal.SIGTERM, stderr)
     self.assertNotIn('Traceback', stderr)
@@ -154,30 +157,21 @@ class SignalFaultsTest(unittest.TestCase):
     self.assertFalse(os.path.exists(os.path.join(run_dir, 'policy')))
 
     # Resume: it restores that checkpoint, trains on from it, and stops again on SIGTERM.
-    child = _Child(['--logdir', logdir, '--timestamp=t', '--config=cartpole', '--quiet'])
+    child = _Child(['--logdir', logdir, '--timestamp=t', '--config=cartpole', '--quiet',
+                    '--env_processes'])
     child.wait_for_line(rf'Restored .*ckpt-{step} at global step {step}\.')
     child.wait_until(lambda: [row for row in _rows(run_dir) if row['step'] > step],
                      f'a metrics row after step {step}')
     child.process.send_signal(signal.SIGTERM)
     code, stdout, stderr = child.finish()
     self.assertEqual(code, 128 + signal.SIGTERM, stderr)
+    self.assertNotIn('Traceback', stderr)
+    self.assertIn('SIGTERM: stopping at the next report with a checkpoint', stderr)
     resumed = int(re.search(r'Run interrupted\D* at step (\d+)', stdout).group(1))
     self.assertGreater(resumed, step)
     self.assertEqual(_checkpoint_steps(run_dir)[-2:], [step, resumed])
     steps = [row['step'] for row in _rows(run_dir)]
     self.assertEqual(steps, sorted(set(steps)), 'rows repeat or go back after the resume')
-
-  def test_sigterm_to_the_process_group_saves_a_checkpoint(self):
-    logdir = tempfile.mkdtemp()
-    run_dir = os.path.join(logdir, 't-cartpole')
-    child = _Child(['--logdir', logdir, '--env_processes'] + _ENDLESS_RUN, new_session=True)
-    child.wait_until(lambda: _rows(run_dir), 'a first metrics row')
-    os.killpg(child.process.pid, signal.SIGTERM)
-    code, stdout, stderr = child.finish()
-    self.assertEqual(code, 128 + signal.SIGTERM, stderr)
-    self.assertNotIn('Traceback', stderr)
-    step = int(re.search(r'Run interrupted\D* at step (\d+)', stdout).group(1))
-    self.assertEqual(_checkpoint_steps(run_dir)[-1], step)
 
   def test_ctrl_c_twice_at_start_up_is_one_line_without_traceback(self):
     logdir = tempfile.mkdtemp()
