@@ -51,7 +51,7 @@ class SearchTest(unittest.TestCase):
     experiment = _manager(output_dir)
     calls = []
 
-    def objective(trial_manager):
+    def objective(trial_manager):  # Called after each chunk: call 3 is trial 1's first.
       calls.append(trial_manager.name)
       if len(calls) == 3:
         raise RuntimeError('objective broke')
@@ -59,13 +59,13 @@ class SearchTest(unittest.TestCase):
 
     with self.assertLogs('optuna', 'WARNING') as logs:
       best = experiment.optimize_hyperparams(
-          n_trials=3, n_fit=1, sampler='random', pruner='median', fit_fraction=0.5,
+          n_trials=2, n_fit=1, sampler='random', pruner='median', fit_fraction=0.5,
           objective=objective, search_space=_SPACE)
     self.assertIn('objective broke', '\n'.join(logs.output))  # Optuna's line of the failure.
     self.assertEqual(set(best), {'algorithm.learning_rate', 'algorithm.policy_objective'})
     record = experiment.study
     self.assertEqual(record['failed'], 1)  # The trial that raised; the study went on.
-    self.assertEqual(record['complete'] + record['pruned'], 3)
+    self.assertEqual(record['complete'] + record['pruned'], 2)
     self.assertEqual(record['storage'], 'optuna.db')
     storage = search.storage_url(experiment.directory)
     study = optuna.load_study(study_name=record['study_name'], storage=storage)
@@ -79,10 +79,10 @@ class SearchTest(unittest.TestCase):
     # The manifest records the study; a loaded manager continues it.
     loaded = ConfigExperiment.load(experiment.directory, quiet=True)
     self.assertEqual(loaded.study['study_name'], record['study_name'])
-    loaded.optimize_hyperparams(n_trials=4, n_fit=1, sampler='random', fit_fraction=1.0,
+    loaded.optimize_hyperparams(n_trials=3, n_fit=1, sampler='random', fit_fraction=1.0,
                                 continue_previous=True, search_space=_SPACE)
     self.assertEqual(loaded.study['study_name'], record['study_name'])
-    self.assertEqual(loaded.study['complete'] + loaded.study['pruned'], 4)
+    self.assertEqual(loaded.study['complete'] + loaded.study['pruned'], 3)
 
   def test_cut_off_trials_are_queued_again_with_their_values(self):
     directory = tempfile.mkdtemp()
