@@ -201,14 +201,21 @@ class WriterTest(unittest.TestCase):
     self.assertGreater(len(manager.get_writer_data()), 0)
 
 
+def _pole_manager(parallelization):
+  return ExperimentManager(
+      rlberry_agents.PoleAgent, ('CartPole-v1', {}), fit_budget=200, n_fit=2, seed=4,
+      output_dir=tempfile.mkdtemp(), parallelization=parallelization, max_workers=2)
+
+
 class ManagerMethodsTest(unittest.TestCase):
 
   def setUp(self):
-    self.manager = ExperimentManager(
-        rlberry_agents.PoleAgent, ('CartPole-v1', {}), fit_budget=200, n_fit=2, seed=4,
-        output_dir=tempfile.mkdtemp(), parallelization='process', max_workers=2)
+    self.manager = _pole_manager('process')
 
   def test_optimize_hyperparams_with_rlberrys_arguments(self):
+    # The trials' fits in threads: this test is of the search's arguments; the fits of an
+    # agent class in processes are the other tests' (SeedExampleTest, the one below).
+    self.manager = _pole_manager('thread')
     best = self.manager.optimize_hyperparams(
         n_trials=2, timeout=None, n_fit=1, n_optuna_workers=1, optuna_parallelization='thread',
         sampler_method='random', pruner_method='halving', fit_fraction=0.5,
