@@ -11,6 +11,8 @@ from agents.experiment import ConfigExperiment, ExperimentError
 _HAS_EVALUATION = importlib.util.find_spec('agents.evaluation') is not None
 
 # Two in-process balloons, 64 training steps: a policy to fly, not a good one.
+# A short suite for them: micro_eval's one seed, 32 of its 960 steps.
+_SHORT_BALLOON_SUITE = 'custom:seeds=0,episode_length=32'
 _TINY_BALLOON = {
     'environment.num_agents': 2, 'environment.processes': False,
     'algorithm.segment_length': 16, 'algorithm.num_minibatches': 2,
@@ -44,9 +46,9 @@ class EvalAgentsTest(unittest.TestCase):
         'balloon', n_fit=2, fit_budget=64, output_dir=tempfile.mkdtemp(), seed=0,
         overrides=_TINY_BALLOON, parallelization='inline', quiet=True)
     with self.assertRaisesRegex(ExperimentError, 'no fit has finished'):
-      experiment.eval_agents('micro_eval')
+      experiment.eval_agents(_SHORT_BALLOON_SUITE)
     experiment.fit()
-    frame = experiment.eval_agents('micro_eval', workers=0)
+    frame = experiment.eval_agents(_SHORT_BALLOON_SUITE, workers=0)
     self.assertEqual(list(frame['fit']), [0, 1])
     self.assertEqual(list(frame['seed']), [0, 0])
     self.assertTrue(((frame['twr50'] >= 0) & (frame['twr50'] <= 1)).all())
@@ -55,24 +57,12 @@ class EvalAgentsTest(unittest.TestCase):
     # Trained further (as a search's next chunk), the fits fly their newest checkpoint,
     # whose results replace the earlier checkpoint's.
     experiment.fit(128)
-    again = experiment.eval_agents('micro_eval', workers=0)
+    again = experiment.eval_agents(_SHORT_BALLOON_SUITE, workers=0)
     self.assertEqual(list(again['fit']), [0, 1])
     for index in range(2):
-      eval_dir = os.path.join(experiment.run_dir(index), 'eval-micro_eval')
+      eval_dir = os.path.join(experiment.run_dir(index), f'eval-{_SHORT_BALLOON_SUITE}')
       self.assertEqual(results.run_checkpoints(eval_dir, experiment.run_dir(index)),
                        {'ckpt-128'})
-
-  @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
-  def test_a_cartpole_experiment_flies_the_suite(self):
-    experiment = _cartpole_experiment(n_fit=2)
-    experiment.fit()
-    frame = experiment.eval_agents('custom:seeds=0-2,episode_length=50', workers=0)
-    self.assertEqual(list(frame['fit']), [0, 0, 0, 1, 1, 1])
-    self.assertEqual(list(frame['seed']), [0, 1, 2] * 2)
-    # CartPole pays 1 per step: the return is the episode's length.
-    self.assertEqual(list(frame['cumulative_reward']), list(frame['final_timestep'].astype(float)))
-    self.assertTrue((frame['final_timestep'] <= 50).all())
-    self.assertNotIn('twr50', frame)
 
   @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
   def test_the_last_training_phase_on_the_suite_is_not_flown_again(self):
@@ -144,13 +134,31 @@ class EvalAgentsTest(unittest.TestCase):
                      [result.cumulative_reward for result in flown])
     self.assertTrue(os.path.isdir(os.path.join(run_dir, f'eval-{other}-best-step-{step}')))
 
-  @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
+
+
+@unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
+class PlainCartPoleTest(unittest.TestCase):
+  """Two fits trained without evaluation options, fitted once for the class's tests."""
+
+  @classmethod
+  def setUpClass(cls):
+    cls.experiment = _cartpole_experiment(n_fit=2)
+    cls.experiment.fit()
+
+  def test_a_cartpole_experiment_flies_the_suite(self):
+    frame = self.experiment.eval_agents('custom:seeds=0-2,episode_length=50', workers=0)
+    self.assertEqual(list(frame['fit']), [0, 0, 0, 1, 1, 1])
+    self.assertEqual(list(frame['seed']), [0, 1, 2] * 2)
+    # CartPole pays 1 per step: the return is the episode's length.
+    self.assertEqual(list(frame['cumulative_reward']), list(frame['final_timestep'].astype(float)))
+    self.assertTrue((frame['final_timestep'] <= 50).all())
+    self.assertNotIn('twr50', frame)
+
   def test_best_weights_of_a_fit_trained_without_a_selection_suite_are_refused(self):
-    experiment = _cartpole_experiment()
-    experiment.fit()
     with self.assertRaisesRegex(ExperimentError,
                                 'fit 0 has no best_policy/ .*without loop.select_suite'):
-      experiment.eval_agents('custom:seeds=0-1,episode_length=30', workers=0, weights='best')
+      self.experiment.eval_agents('custom:seeds=0-1,episode_length=30', workers=0,
+                                  weights='best')
 
 
 if __name__ == '__main__':
