@@ -14,6 +14,9 @@ import numpy as np
 from agents.batch import errors
 from agents.batch import slab as slab_lib
 
+# The info key of the environments whose episode a worker's restart cut short.
+INFO_KEY = 'worker_restarted'
+
 
 class WorkerRestarts:
   """The restart budget of a batch and the episodes its restarts interrupted.
@@ -54,7 +57,7 @@ class WorkerRestarts:
     else:
       observ = gymnasium.vector.utils.create_empty_array(observation_space, size, np.zeros)
     flags = np.ones(size, bool)
-    infos = {'worker_restarted': flags, '_worker_restarted': flags.copy()}
+    infos = {INFO_KEY: flags, '_' + INFO_KEY: flags.copy()}
     return observ, np.zeros(size), np.zeros(size, bool), np.ones(size, bool), infos
 
   def truncate_lost_episodes(self, truncated, infos):
@@ -64,8 +67,8 @@ class WorkerRestarts:
       return infos
     truncated |= lost
     infos = dict(infos)
-    restarted = infos.get('worker_restarted', np.zeros(len(lost), bool)) | lost
-    infos['worker_restarted'], infos['_worker_restarted'] = restarted, restarted.copy()
+    restarted = infos.get(INFO_KEY, np.zeros(len(lost), bool)) | lost
+    infos[INFO_KEY], infos['_' + INFO_KEY] = restarted, restarted.copy()
     self._lost = np.zeros(len(lost), bool)
     return infos
 

@@ -28,7 +28,7 @@ because environment state cannot be restored into fresh environments anyway.
 import numpy as np
 import tensorflow as tf
 
-from agents.batch import episode_collectors
+from agents.batch import batch_restarts, episode_collectors
 from agents.batch import space_spec as space_spec_lib
 
 
@@ -77,8 +77,10 @@ class InGraphBatchEnv:
     self._seed = seed
     self._seeded = np.zeros(self._batch_size, bool)
     self.collectors = list(collectors)
-    # Keys the collectors consume (or drop on purpose) are not reported as dropped.
+    # Keys the collectors consume (or drop on purpose) are not reported as dropped, nor
+    # the batch's own restart flag (a restart already ends the episode as truncated).
     self._dropped_info_keys = episode_collectors.handled_info_keys(self.collectors)
+    self._dropped_info_keys.add(batch_restarts.INFO_KEY)
     self._python_error = None
     batch = [self._batch_size]
     with tf.name_scope('environment'):
