@@ -38,6 +38,9 @@ DURATIONS_FILE = os.path.join(_TESTS, 'durations.json')
 _SUFFIX = '_test.py'
 # Modules slower than this (by the recorded durations) run as several shards of classes.
 SHARD_SECONDS = 15.0
+# Modules that must not share a process with another module's Ray session: a driver that
+# ran a local Ray instance earlier cannot start actors on the multi-node test cluster.
+FRESH_PROCESS_MODULES = ('tests.training.ray_training_test',)
 # Each worker holds TensorFlow (over 1 GB): a machine that reports many cores (a container
 # with a CPU quota, say) gets at most this many unless TEST_JOBS or --jobs says otherwise.
 MAX_DEFAULT_JOBS = 8
@@ -218,8 +221,12 @@ def run_parallel(modules, jobs, patterns=None, verbose=False, shard_seconds=SHAR
   context = multiprocessing.get_context('spawn')  # no fork of a process with threads
   # Workers import `tests` (and so its TF_CPP_MIN_LOG_LEVEL) with run_module.
   with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context,
-                                              initializer=import_tensorflow_quietly) as pool:
-    futures = {pool.submit(run_module, module, patterns, False, shard, shards):
+                                              initializer=import_tensorflow_quietly) as pool, \
+       concurrent.futures.ProcessPoolExecutor(1, mp_context=context,
+                                              initializer=import_tensorflow_quietly,
+                                              max_tasks_per_child=1) as fresh:
+    futures = {(fresh if module in FRESH_PROCESS_MODULES else pool).submit(
+                   run_module, module, patterns, False, shard, shards):
                (module, shard, shards) for module, shard, shards, _ in units}
     try:
       for done, future in enumerate(concurrent.futures.as_completed(futures), 1):

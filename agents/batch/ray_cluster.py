@@ -39,6 +39,10 @@ def import_ray():
   return ray
 
 
+# How many times this process has started or joined Ray through `init`.
+sessions_started = 0
+
+
 def init(address=None, num_cpus=None):
   """Connects to the cluster at `address` (or `RAY_ADDRESS`), or starts a local instance.
 
@@ -61,6 +65,8 @@ def init(address=None, num_cpus=None):
   kwargs = dict(include_dashboard=False, log_to_driver=False,
                 runtime_env={'env_vars': env_vars})
   address = address or os.environ.get('RAY_ADDRESS')
+  global sessions_started
+  sessions_started += 1
   if address:
     ray.init(address=address, **kwargs)
   else:

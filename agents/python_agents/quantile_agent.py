@@ -24,6 +24,7 @@ resume; BLE's Dopamine agents write theirs, hundreds of MB per iteration).
 """
 
 import dataclasses
+import functools
 
 import gymnasium
 import numpy as np
@@ -52,6 +53,11 @@ def _kind_keys(kind):
   config = sections.network_kind_config('qrdqn', kind)
   return tuple(field.name for field in dataclasses.fields(config)) if config else ()
 
+
+
+def _begin_episode(qrdqn, rows):
+  """Starts the episodes of `rows` (an op run for its effect; a tf.function returns none)."""
+  qrdqn.begin_episode(rows)
 
 class QuantileAgent(agent_lib.BatchedAgent):
   """QR-DQN for a batch of `num_envs` environments with BLE's (batched) Agent methods."""
@@ -104,13 +110,17 @@ class QuantileAgent(agent_lib.BatchedAgent):
     observations = tf.TensorSpec([None, *self._observation_shape], tf.float32)
     flags = tf.TensorSpec([None], tf.bool)
 
-    def begin(rows):
-      self.qrdqn.begin_episode(rows)  # an op run for its effect; a tf.function returns none
-    self._begin = tf.function(begin, input_signature=(rows,))
-    self._perform = tf.function(self.qrdqn.perform, input_signature=(rows, observations))
-    self._experience = tf.function(self.qrdqn.experience, input_signature=(
-        rows, observations, rows, tf.TensorSpec([None], tf.float32), flags, flags,
-        observations))
+    # Partials, not closures or bound methods: TensorFlow counts the traces of every
+    # function with the same code together, so a process that builds several agents
+    # (tests, searches) would be reported as retracing one function.
+    self._begin = tf.function(functools.partial(_begin_episode, self.qrdqn),
+                              input_signature=(rows,))
+    self._perform = tf.function(functools.partial(type(self.qrdqn).perform, self.qrdqn),
+                                input_signature=(rows, observations))
+    experience_signature = (rows, observations, rows, tf.TensorSpec([None], tf.float32),
+                            flags, flags, observations)
+    self._experience = tf.function(functools.partial(type(self.qrdqn).experience, self.qrdqn),
+                                   input_signature=experience_signature)
     self._checkpoint = tf_checkpoint.AgentCheckpoint(
         'quantile', online=self.qrdqn.online_network, target=self.qrdqn.target_network,
         optimizer=self.qrdqn.optimizer, generator=self.qrdqn.generator,

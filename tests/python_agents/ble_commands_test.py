@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 import gin
 
@@ -112,14 +113,16 @@ class TrainCommandTest(unittest.TestCase):
         '--wind_field=gusty': "--wind_field: invalid choice: 'gusty'",
         '--collectors=nope': "--collectors: unknown collector 'nope'",
         '--env_name=Nope-v0': '--env_name=Nope-v0: ',
-        '--agent=finetune_perciatelli': "'finetune_perciatelli' needs QuantileAgent",
+        # The weights named where there are none: the fetch command, in one line.
+        '--agent=finetune_perciatelli': 'perciatelli44 fetch',
         '--bogus=1': "unknown command line flag '--bogus=1'",
     }
     for flag, message in cases.items():
       with self.subTest(flag=flag):
         base_dir = os.path.join(tempfile.mkdtemp(), 'never')
         argv = [f'--base_dir={base_dir}', '--agent=mlp', *TINY, flag]
-        code, stderr = run(train_command.main, argv)
+        with mock.patch.dict(os.environ, {'AGENTS_PERCIATELLI44': '/nonexistent/p44.pb'}):
+          code, stderr = run(train_command.main, argv)
         self.assertEqual(code, 2, stderr)
         self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
         self.assertRegex(stderr, message)
