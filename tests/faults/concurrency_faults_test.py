@@ -1,10 +1,7 @@
 """Two writers pointed at one directory: the second refuses in one line and touches
 nothing (issue 26, defect 13 and "Concurrency")."""
 
-import contextlib
-import io
 import json
-import logging
 import os
 import signal
 import subprocess
@@ -14,7 +11,7 @@ import time
 import unittest
 
 from agents.scripts import train as train_script
-from tests.helpers import tiny_run
+from tests.helpers import commands, tiny_run
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _TIMEOUT = 180
@@ -51,16 +48,11 @@ class TrainingRunConcurrencyTest(unittest.TestCase):
     before = _stamp(config_path)
 
     # The second writer runs in this process: it refuses before it trains anything.
-    # main() configures the root logger (to the redirected stderr); undo it afterwards.
-    root = logging.getLogger()
-    self.addCleanup(setattr, root, 'handlers', root.handlers[:])
-    self.addCleanup(root.setLevel, root.level)
-    stderr = io.StringIO()
-    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-      code = train_script.main([f'--logdir={logdir}'] + _ENDLESS_RUN)
-    self.assertEqual(code, 2, stderr.getvalue())
-    lines = stderr.getvalue().strip().splitlines()
-    self.assertEqual(len(lines), 1, stderr.getvalue())
+    code, stderr = commands.run_main(self, train_script.main,
+                                     [f'--logdir={logdir}'] + _ENDLESS_RUN)
+    self.assertEqual(code, 2, stderr)
+    lines = stderr.strip().splitlines()
+    self.assertEqual(len(lines), 1, stderr)
     self.assertRegex(lines[0], rf'error: Training run {run_dir} is in use by another '
                                rf'process \(pid {first.pid}: ')
     self.assertEqual(_stamp(config_path), before)

@@ -1,15 +1,14 @@
 """An environment that fails during `train`: one message, the environment's own code, no
 run folder left behind (issue 26, defect 2)."""
 
-import contextlib
-import io
-import logging
 import os
 import subprocess
 import sys
 import tempfile
 import textwrap
 import unittest
+
+from tests.helpers import commands
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -68,16 +67,11 @@ class EnvironmentFaultsTest(unittest.TestCase):
     sys.path.insert(0, self.directory)
     self.addCleanup(sys.path.remove, self.directory)
     self.addCleanup(sys.modules.pop, 'failing_cartpole', None)
-    # main() configures the root logger (to the redirected stderr); undo it afterwards.
-    root = logging.getLogger()
-    self.addCleanup(setattr, root, 'handlers', root.handlers[:])
-    self.addCleanup(root.setLevel, root.level)
-    stderr = io.StringIO()
-    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-      code = train_script.main(self.flags('nan', processes=False))
-    self.assertEqual(code, 1, stderr.getvalue())
-    self.assertNotIn('Traceback', stderr.getvalue())
-    self.assertRegex(stderr.getvalue(), r'agents.scripts.train: error: the environment failed '
+    code, stderr = commands.run_main(self, train_script.main,
+                                     self.flags('nan', processes=False))
+    self.assertEqual(code, 1, stderr)
+    self.assertNotIn('Traceback', stderr)
+    self.assertRegex(stderr, r'agents.scripts.train: error: the environment failed '
                                         r'during training\. Non-finite observation from '
                                         r'environment \d')
     self.assertFalse(os.path.exists(os.path.join(self.logdir, 't-cartpole')))

@@ -5,10 +5,7 @@ copied into a temporary package that only the child processes (and, for
 export and evaluation, this process) can import.
 """
 
-import contextlib
-import io
 import json
-import logging
 import os
 import shutil
 import subprocess
@@ -22,6 +19,7 @@ import tensorflow as tf
 from agents.evaluation import play
 from agents.scripts import export
 from agents.scripts import train as train_script
+from tests.helpers import commands
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGE = 'user_algorithms_for_test'
@@ -44,14 +42,7 @@ def _train(package_dir, logdir, *flags):
 def _train_here(test, logdir, *flags):
   """`agents.scripts.train` in this process (for a refusal, which trains nothing); returns
   its exit code and stderr."""
-  # main() configures the root logger (to the redirected stderr); undo it afterwards.
-  root = logging.getLogger()
-  test.addCleanup(setattr, root, 'handlers', root.handlers[:])
-  test.addCleanup(root.setLevel, root.level)
-  stderr = io.StringIO()
-  with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-    code = train_script.main(_flags(logdir, *flags))
-  return code, stderr.getvalue()
+  return commands.run_main(test, train_script.main, _flags(logdir, *flags))
 
 
 class UserAlgorithmTest(unittest.TestCase):
