@@ -21,7 +21,7 @@ the BLE-style scripts of `agents.python_agents` (this repository's root on PYTHO
 
 Trained so (920k steps, 6-8 minutes on a loaded 2-core machine), it flew `small_eval` at
 TWR50 0.30 and 0.28 (two seeds), against random's 0.07 and the station seeker's 0.31
-(`python -m bench.dqn_example`; docs/python_agents.md, "A worked example").
+(`python -m bench.ble_agent_training`; docs/python_agents.md, "A worked example").
 
 The agent, top to bottom:
 - The Q-network (`network='column'`, the default) reads BLE's 1099 features as they are

@@ -29,6 +29,7 @@ import importlib
 
 from agents import plugins
 from agents.algorithms.qrdqn import config as qrdqn_config
+from agents.configs import sections
 from agents.evaluation import environments
 from agents.python_agents import agent as agent_lib
 from agents.python_agents import mlp_agent, policy_agents
@@ -44,6 +45,19 @@ _GIN_FILES = {'mlp': f'{CONFIG_DIR}/mlp.gin', 'dqn': f'{CONFIG_DIR}/dqn.gin',
 _QUANTILE_KEYS = ('num_envs', 'seed') + tuple(
     field.name for config in (qrdqn_config.QRDQNConfig, qrdqn_config.NetworkConfig)
     for field in dataclasses.fields(config))
+
+
+def _quantile_keys():
+  """The keyword arguments gin may bind on `QuantileAgent`: QR-DQN's and the network's
+  fields, and the keys of every registered quantile network kind (the balloon's `column`:
+  `column_layers`, `column_stride`)."""
+  kind_keys = []
+  for kind in plugins.QUANTILE_NETWORKS.names():
+    kind_config = sections.network_kind_config('qrdqn', kind)
+    if kind_config is not None:
+      kind_keys += [field.name for field in dataclasses.fields(kind_config)
+                    if field.name not in kind_keys]
+  return list(_QUANTILE_KEYS) + kind_keys
 
 
 class UnknownAgentError(ValueError):
@@ -97,7 +111,7 @@ _LEARNERS = {
     'mlp': _configurable(mlp_agent.MLPAgent, 'MLPAgent', 'agents.python_agents.mlp_agent'),
     'dqn': _configurable(_dqn, 'DQNAgent', 'examples.dqn_agent'),
     'quantile': _configurable(_quantile, 'QuantileAgent',
-                              'agents.python_agents.quantile_agent', list(_QUANTILE_KEYS)),
+                              'agents.python_agents.quantile_agent', _quantile_keys()),
     'finetune_perciatelli': _finetune_perciatelli,
 }
 

@@ -95,6 +95,10 @@ class ProvidedAgentTest(unittest.TestCase):
                      (51, 0.993, 5))
     self.assertEqual((config.learning_rate, config.batch_size, config.update_every),
                      (1e-4, 32, 4))
+    # The wind-column quantile network of the balloon_qrdqn config, its keys bound by gin.
+    network = agent.batched_agent.qrdqn.online_network
+    self.assertEqual(type(network).__name__, 'ColumnQuantileNetwork')
+    self.assertEqual(network._stride, 4)
     # BLE's single-balloon methods.
     self.assertIn(agent.begin_episode(observation), (0, 1, 2))
     self.assertIn(agent.step(0.0, observation), (0, 1, 2))
