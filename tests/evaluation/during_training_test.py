@@ -10,23 +10,35 @@ from agents import plugins
 from agents.evaluation import during_training
 from tests.helpers import tiny_run
 
+_EVAL_SUITE = 'custom:seeds=0-3,episode_length=40'
+_SELECT_SUITE = 'custom:seeds=100-103,episode_length=40'
+
+
+def _config():
+  """A CartPole run of 96 steps with an eval phase every 32, flying both suites."""
+  return tiny_run.tiny_config('cartpole', **{
+      'loop.eval_every': 32, 'loop.eval_steps': 16, 'loop.steps': 96,
+      'loop.eval_suite': _EVAL_SUITE, 'loop.select_suite': _SELECT_SUITE})
+
 
 class SuiteEvaluatorTest(unittest.TestCase):
+  """One run with `loop.eval_suite` and `loop.select_suite`, read by several tests."""
+
+  @classmethod
+  def setUpClass(cls):
+    from agents.training import trainer
+    cls.run_dir = tempfile.mkdtemp()
+    trainer.train(_config(), cls.run_dir, quiet=True)
 
   def test_training_finds_it_in_the_registry(self):
     self.assertIs(plugins.TRAINING_EVALUATORS.get('suite'), during_training.SuiteEvaluator)
 
   def test_a_cartpole_run_logs_its_mean_return_with_an_interval(self):
-    from agents.training import trainer
-    config = tiny_run.tiny_config('cartpole', **{
-        'loop.eval_every': 64, 'loop.eval_steps': 16,
-        'loop.eval_suite': 'custom:seeds=0-3,episode_length=40'})
+    config, run_dir = _config(), self.run_dir
     self.assertEqual(during_training.check(config).episode_length, 40)
-    run_dir = tempfile.mkdtemp()
-    trainer.train(config, run_dir, quiet=True)
     with open(os.path.join(run_dir, 'metrics.jsonl')) as file:
       rows = [json.loads(line) for line in file if '"eval_suite"' in line]
-    self.assertEqual(len(rows), 2)  # two eval phases in 128 training steps, one every 64
+    self.assertEqual(len(rows), 3)  # three eval phases in 96 training steps, one every 32
     for row in rows:
       self.assertEqual(row['episodes'], 4)
       self.assertTrue(row['cumulative_reward_ci95_low'] <= row['cumulative_reward']
@@ -52,20 +64,16 @@ class SuiteEvaluatorTest(unittest.TestCase):
     # bootstrap intervals).
     from agents.evaluation import suite_runs
     self.assertEqual(summary, json.loads(json.dumps(suite_runs.summarize_dir(last))))
-    evaluate('random', during_training.check(config), os.path.join(run_dir, 'random'),
+    random_dir = os.path.join(tempfile.mkdtemp(), 'random')
+    evaluate('random', during_training.check(config), random_dir,
              workers=0, env_id=config['environment']['id'], progress=False, artifacts=False)
-    pairs = compare([os.path.join(run_dir, 'random'), last])['pairs']
+    pairs = compare([random_dir, last])['pairs']
     self.assertEqual(len(pairs), 1)
 
   def test_select_suite_exports_the_weights_that_scored_best_on_it(self):
     from agents.evaluation import evaluate
     from agents.training import trainer
-    select = 'custom:seeds=100-103,episode_length=40'
-    config = tiny_run.tiny_config('cartpole', **{
-        'loop.eval_every': 32, 'loop.eval_steps': 16, 'loop.steps': 96,
-        'loop.eval_suite': 'custom:seeds=0-3,episode_length=40', 'loop.select_suite': select})
-    run_dir = tempfile.mkdtemp()
-    trainer.train(config, run_dir, quiet=True)
+    config, run_dir, select = _config(), self.run_dir, _SELECT_SUITE
     with open(os.path.join(run_dir, 'metrics.jsonl')) as file:
       rows = [json.loads(line) for line in file]
     eval_steps = [row['step'] for row in rows if row['phase'] == 'eval']
@@ -85,7 +93,7 @@ class SuiteEvaluatorTest(unittest.TestCase):
     best_policy = os.path.join(run_dir, 'best_policy')
     outcome = evaluate(f'savedmodel:{best_policy}', during_training.check(config,
                                                                            'select_suite'),
-                       os.path.join(run_dir, 'again'), workers=0,
+                       os.path.join(tempfile.mkdtemp(), 'again'), workers=0,
                        env_id=config['environment']['id'], progress=False, artifacts=False)
     self.assertAlmostEqual(outcome['summary']['cumulative_reward']['mean'],
                            best['cumulative_reward'])

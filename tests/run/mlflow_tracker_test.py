@@ -1,8 +1,9 @@
 """Tests of agents/run/mlflow_tracker.py against MLflow's file store (no server, no network).
 
-A tiny CartPole run with `loop.track: [mlflow]` is read back with `MlflowClient`: its
-params, its metrics (the rows of metrics.jsonl), its artifacts; a resume reopens the
-same MLflow run; a refused connection costs one line and leaves the local logs whole.
+A tiny CartPole run with `loop.track: [mlflow]`, trained in two sessions (64 steps, then
+resumed to 128), is read back with `MlflowClient`: its params, its metrics (the rows of
+metrics.jsonl), its artifacts, and the one MLflow run both sessions logged to; a refused
+connection costs one line and leaves the local logs whole.
 """
 
 import glob
@@ -11,7 +12,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from agents.run import metrics_writer, run_manifest
+from agents.run import metrics_writer, run_manifest, tracking
 from agents.training import trainer
 from tests.helpers import tiny_run
 
@@ -37,7 +38,9 @@ class MLflowTrackerTest(unittest.TestCase):
     cls.store = tempfile.mkdtemp(prefix='mlruns-')
     cls.uri = f'file:{cls.store}'
     cls.run_dir = os.path.join(tempfile.mkdtemp(), 'run')
-    _train(cls.run_dir, cls.uri, run_name='tiny-fit00', run_group='tiny')
+    _train(cls.run_dir, cls.uri, steps=64, run_name='tiny-fit00', run_group='tiny')
+    cls.first_run_id = run_manifest.read(cls.run_dir)['trackers']['mlflow']['run_id']
+    _train(cls.run_dir, cls.uri, steps=128, run_name='tiny-fit00', run_group='tiny')  # resumed
     cls.client = MlflowClient(cls.uri)
     cls.run_id = run_manifest.read(cls.run_dir)['trackers']['mlflow']['run_id']
 
@@ -75,19 +78,29 @@ class MLflowTrackerTest(unittest.TestCase):
     self.assertLessEqual({'policy/policy.yaml', 'policy/MODEL_CARD.md'}, policy)
 
   def test_a_resumed_run_reopens_its_mlflow_run(self):
-    run_dir = os.path.join(tempfile.mkdtemp(), 'run')
-    _train(run_dir, self.uri, steps=64)
-    first = run_manifest.read(run_dir)['trackers']['mlflow']['run_id']
-    _train(run_dir, self.uri, steps=128)
-    manifest = run_manifest.read(run_dir)
-    self.assertEqual(manifest['trackers']['mlflow']['run_id'], first)
+    manifest = run_manifest.read(self.run_dir)
+    self.assertEqual(manifest['trackers']['mlflow']['run_id'], self.first_run_id)
     self.assertEqual(len(manifest['sessions']), 2)
-    run = self.client.get_run(first)
+    run = self.client.get_run(self.first_run_id)
     self.assertEqual(run.info.status, 'FINISHED')
+    steps = {metric.step
+             for metric in self.client.get_metric_history(self.first_run_id, 'train/mean_score')}
+    self.assertEqual(steps, {64, 128})
+
+  def test_an_unnamed_run_is_named_after_its_directory_in_the_default_experiment(self):
+    # The trackers as training starts them, without the training.
+    run_dir = os.path.join(tempfile.mkdtemp(), 'run')
+    os.makedirs(run_dir)
+    environment = {'MLFLOW_TRACKING_URI': self.uri, 'MLFLOW_ALLOW_FILE_STORE': 'true'}
+    with mock.patch.dict(os.environ, environment):
+      trackers = trainer.start_trackers(tiny_run.tiny_config(track=['mlflow']), run_dir,
+                                        None, None)
+      for tracker in trackers:
+        tracker.finish(tracking.FINISHED)
+    run = self.client.get_run(run_manifest.read(run_dir)['trackers']['mlflow']['run_id'])
     self.assertEqual(run.info.run_name, 'run')  # The run directory's name.
     self.assertEqual(self.client.get_experiment(run.info.experiment_id).name, 'Default')
-    steps = {metric.step for metric in self.client.get_metric_history(first, 'train/mean_score')}
-    self.assertEqual(steps, {64, 128})
+    self.assertEqual(run.info.status, 'FINISHED')
 
   def test_a_refused_connection_is_one_line_and_the_local_logs_are_whole(self):
     run_dir = os.path.join(tempfile.mkdtemp(), 'run')
@@ -107,7 +120,7 @@ class MLflowTrackerTest(unittest.TestCase):
     run_dir = os.path.join(tempfile.mkdtemp(), 'run')
     with mock.patch.dict('sys.modules', {'mlflow': None}), \
         self.assertLogs('agents.run.tracking', 'WARNING') as logs:
-      result = _train(run_dir, self.uri, steps=64)
+      result = _train(run_dir, self.uri, steps=64, export_policy=False)
     self.assertEqual(result['step'], 64)
     self.assertEqual(len(logs.output), 1)
     self.assertIn("mlflow is not installed: pip install 'batchppo-agents[mlflow]'",

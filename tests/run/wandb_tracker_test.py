@@ -126,7 +126,7 @@ class WandbTrackerTest(unittest.TestCase):
         mock.patch.dict(os.environ, _OFFLINE), \
         self.assertLogs('agents.run.tracking', 'WARNING') as logs:
       result = trainer.train(tiny_run.tiny_config(steps=64, track=['wandb']), run_dir,
-                              quiet=True)
+                              quiet=True, export_policy=False)
     self.assertEqual(result['step'], 64)
     self.assertEqual(len(logs.output), 1)
     self.assertIn("wandb is not installed: pip install 'batchppo-agents[wandb]'",

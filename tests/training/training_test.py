@@ -1,6 +1,5 @@
 """Tests of agents/training/trainer.py: the run directory, resume, Ctrl-C."""
 
-import functools
 import json
 import os
 import shutil
@@ -20,20 +19,10 @@ def _rows(run_dir):
     return [json.loads(line) for line in file]
 
 
-@functools.cache
-def _short_run():
-  """Trains the tiny config for 64 steps once; returns (run_dir, result). Tests that resume
-  it resume a copy (`_copy_of_short_run`)."""
+def _copy_of_tiny_run():
+  """A fresh copy of the shared tiny run (finished at step 128, checkpoints at 64 and 128)."""
   run_dir = os.path.join(tempfile.mkdtemp(), 'run')
-  result = trainer.train(tiny_run.tiny_config(steps=64), run_dir, quiet=True,
-                          export_policy=False)
-  return run_dir, result
-
-
-def _copy_of_short_run():
-  """A fresh copy of the 64-step run (config, metrics, checkpoint at step 64)."""
-  run_dir = os.path.join(tempfile.mkdtemp(), 'run')
-  shutil.copytree(_short_run()[0], run_dir)
+  shutil.copytree(tiny_run.tiny_run()[0], run_dir)
   return run_dir
 
 
@@ -65,32 +54,12 @@ class TrainTest(unittest.TestCase):
     self.assertEqual(session['environments']['rule'],
                      'auto' if processes == 'auto' else 'config')
 
-  def test_resume_continues_from_checkpoint(self):
-    self.assertEqual(_short_run()[1]['step'], 64)
-    run_dir = _copy_of_short_run()
-    # A finished run extended by more steps (and another log cadence) continues.
-    longer = tiny_run.tiny_config(steps=128, log_every=32)
-    second = trainer.train(longer, run_dir, quiet=True)
-    self.assertEqual(second['step'], 128)
-    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')), longer)
-    steps = [row['step'] for row in _rows(run_dir) if row['phase'] == 'train']
-    self.assertEqual(steps, [64, 96, 128])
-    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
-    self.assertEqual(int(algorithm.num_updates.numpy()), 4)
-
-  def test_resume_refuses_other_changes_before_writing(self):
-    run_dir = _copy_of_short_run()
-    path = os.path.join(run_dir, 'config.yaml')
-    with open(path, encoding='utf-8') as file:
-      before = file.read()
-    with self.assertRaisesRegex(configs.ConfigError, 'algorithm.learning_rate'):
-      trainer.train(tiny_run.tiny_config(steps=128, learning_rate=1e-2), run_dir, quiet=True)
-    with open(path, encoding='utf-8') as file:
-      self.assertEqual(file.read(), before)
-
-  def test_ctrl_c_saves_checkpoint_and_stops(self):
+  def test_a_finished_run_extended_continues_until_ctrl_c_saves_a_checkpoint(self):
+    # One run checks two facts: a finished run extended by more steps (and another log
+    # cadence) continues from its checkpoint; Ctrl-C saves a checkpoint and stops.
+    self.assertEqual(tiny_run.tiny_run()[1]['step'], 128)
+    run_dir = _copy_of_tiny_run()
     handler_before = signal.getsignal(signal.SIGINT)  # SIG_IGN when run in the background
-    run_dir = tempfile.mkdtemp()
     original = trainer._ProgressReporter.__call__
     calls = []
 
@@ -100,14 +69,32 @@ class TrainTest(unittest.TestCase):
         signal.raise_signal(signal.SIGINT)
       return original(reporter, row)
 
+    longer = tiny_run.tiny_config(steps=10_000, log_every=32)
     with mock.patch.object(trainer._ProgressReporter, '__call__', interrupting_call):
-      result = trainer.train(tiny_run.tiny_config(steps=10_000), run_dir, quiet=True)
+      result = trainer.train(longer, run_dir, quiet=True)
+    # The finished run continued from its checkpoint at 128, with the new cadence.
+    self.assertEqual(calls, [160, 192])
+    self.assertEqual(configs.load_yaml(os.path.join(run_dir, 'config.yaml')), longer)
+    steps = [row['step'] for row in _rows(run_dir) if row['phase'] == 'train']
+    self.assertEqual(steps, [64, 128, 160, 192])
+    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
+    self.assertEqual(int(algorithm.num_updates.numpy()), 6)  # 192 / (2 agents * 16 steps)
+    # Ctrl-C saved a checkpoint at the step it stopped, and put the handler back.
     self.assertTrue(result['interrupted'])
     self.assertEqual(result['step'], calls[-1])
     checkpoints = os.listdir(os.path.join(run_dir, 'checkpoints'))
     self.assertIn(f"ckpt-{result['step']}.index", checkpoints)
     self.assertIs(signal.getsignal(signal.SIGINT), handler_before)  # restored
 
+  def test_resume_refuses_other_changes_before_writing(self):
+    run_dir = _copy_of_tiny_run()
+    path = os.path.join(run_dir, 'config.yaml')
+    with open(path, encoding='utf-8') as file:
+      before = file.read()
+    with self.assertRaisesRegex(configs.ConfigError, 'algorithm.learning_rate'):
+      trainer.train(tiny_run.tiny_config(steps=192, learning_rate=1e-2), run_dir, quiet=True)
+    with open(path, encoding='utf-8') as file:
+      self.assertEqual(file.read(), before)
 
 
 class _EpisodeCounter:
@@ -208,18 +195,12 @@ class BestPolicyTest(unittest.TestCase):
 class PluggedInTest(unittest.TestCase):
   """Training takes the environment's collectors and the suite evaluator from the registries."""
 
-  def test_collectors_registered_for_the_environment_join_every_row(self):
+  def test_collectors_join_every_row_and_the_suite_evaluator_flies_after_each_eval(self):
+    # One run checks both registries: the collectors registered for the environment, and
+    # the suite evaluator.
     plugins.COLLECTORS.register('CartPole-v1',
                                 lambda environment, batch_size: [_EpisodeCounter(batch_size)])
     self.addCleanup(plugins.COLLECTORS.unregister, 'CartPole-v1')
-    run_dir = tempfile.mkdtemp()
-    trainer.train(tiny_run.tiny_config(steps=64, log_every=32), run_dir, quiet=True,
-                   export_policy=False)
-    rows = [row for row in _rows(run_dir) if row['phase'] == 'train']
-    self.assertEqual(len(rows), 2)
-    self.assertTrue(all('episodes_seen' in row for row in rows), rows)
-
-  def test_the_suite_evaluator_flies_after_each_eval_phase(self):
     real_get = plugins.TRAINING_EVALUATORS.get
 
     def fake_get(name):
@@ -227,14 +208,18 @@ class PluggedInTest(unittest.TestCase):
 
     _RecordingEvaluator.steps = []
     run_dir = os.path.join(tempfile.mkdtemp(), 'run')
+    suite = dict(steps=64, log_every=32, eval_every=32, eval_steps=32)
     with mock.patch.object(plugins.TRAINING_EVALUATORS, 'get', side_effect=fake_get):
       with self.assertRaisesRegex(configs.ConfigError, "'loop.eval_suite' = 'other'"):
-        trainer.train(tiny_run.tiny_config(steps=64, eval_every=32, eval_steps=32,
-                                            eval_suite='other'), run_dir, quiet=True)
+        trainer.train(tiny_run.tiny_config(eval_suite='other', **suite), run_dir, quiet=True)
       self.assertFalse(os.path.exists(run_dir))  # refused before anything is written
-      trainer.train(tiny_run.tiny_config(steps=64, eval_every=32, eval_steps=32,
-                                          eval_suite='recorded'), run_dir, quiet=True,
-                     export_policy=False)
+      trainer.train(tiny_run.tiny_config(eval_suite='recorded', **suite), run_dir,
+                    quiet=True, export_policy=False)
+    # The collectors registered for the environment join every row.
+    rows = [row for row in _rows(run_dir) if row['phase'] == 'train']
+    self.assertEqual(len(rows), 2)
+    self.assertTrue(all('episodes_seen' in row for row in rows), rows)
+    # The suite evaluator flies after each eval phase.
     suite_rows = [row for row in _rows(run_dir) if row['phase'] == 'eval_suite']
     eval_steps = [row['step'] for row in _rows(run_dir) if row['phase'] == 'eval']
     self.assertEqual(_RecordingEvaluator.steps, eval_steps)

@@ -4,8 +4,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import unittest
 from unittest import mock
@@ -16,10 +14,9 @@ import tensorflow as tf
 from agents import configs
 from agents.evaluation import play
 from agents.scripts import export
+from agents.scripts import train as train_script
 from agents.training import builders, trainer
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+from tests.helpers import commands
 
 TINY = {'environment.num_agents': 2, 'algorithm.replay_capacity': 512,
         'algorithm.learning_starts': 32, 'algorithm.batch_size': 16,
@@ -32,26 +29,41 @@ def _tiny(**overrides):
   return configs.resolve('cartpole_qrdqn', dict(TINY, **overrides))
 
 
-def _train_cli(logdir, *flags):
-  env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL='3')
-  command = [sys.executable, '-m', 'agents.scripts.train', '--config=cartpole_qrdqn',
-             f'--logdir={logdir}', '--timestamp=t', '--quiet', *flags]
-  return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+def _train_cli(test, logdir, *flags):
+  """`agents.scripts.train` on QR-DQN's CartPole config, in this process: (code, stderr)."""
+  return commands.run_main(test, train_script.main, [
+      '--config=cartpole_qrdqn', f'--logdir={logdir}', '--timestamp=t', '--quiet', *flags])
 
 
 class RunTest(unittest.TestCase):
 
-  def test_trains_resumes_with_its_replay_memory_and_exports_the_greedy_policy(self):
+  def test_ctrl_c_saves_the_replay_memory_the_resumed_run_goes_on_and_exports_greedily(self):
+    # One run checks three facts in turn: Ctrl-C saves a checkpoint with the replay memory;
+    # the interrupted run resumes with it; the finished run exports the greedy policy.
     run_dir = tempfile.mkdtemp(prefix='qrdqn-run-')
     self.addCleanup(shutil.rmtree, run_dir)
-    self.assertEqual(trainer.train(_tiny(**{'loop.steps': 64}), run_dir, quiet=True)['step'],
-                     64)
+    original = trainer._ProgressReporter.__call__  # pylint: disable=protected-access
+    calls = []
+
+    def interrupting_call(reporter, row):
+      calls.append(row['step'])
+      if len(calls) == 2:
+        signal.raise_signal(signal.SIGINT)
+      return original(reporter, row)
+
+    # Ctrl-C saves a checkpoint with the replay memory.
+    with mock.patch.object(trainer._ProgressReporter, '__call__', interrupting_call):
+      interrupted = trainer.train(_tiny(**{'loop.steps': 10_000}), run_dir, quiet=True)
+    self.assertTrue(interrupted['interrupted'])
+    self.assertLess(interrupted['step'], 128)
     _, first, _, _ = builders.restore_algorithm(run_dir)
-    self.assertEqual(int(first.env_steps.numpy()), 64)
+    self.assertEqual(int(first.env_steps.numpy()), interrupted['step'])
     self.assertGreater(int(first.num_updates.numpy()), 0)
+    # The run resumes with its replay memory.
     result = trainer.train(_tiny(), run_dir, quiet=True)
+    self.assertFalse(result['interrupted'])
     self.assertEqual(result['step'], 128)
-    _, algorithm, observation_space, _ = builders.restore_algorithm(run_dir)
+    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
     # The memory came back with the checkpoint: the cursors count every transition.
     self.assertEqual(int(algorithm.env_steps.numpy()), 128)
     self.assertGreaterEqual(int(np.sum(algorithm.memory.cursor.numpy())), 128)
@@ -61,6 +73,7 @@ class RunTest(unittest.TestCase):
     for key in ('loss', 'q_mean', 'epsilon', 'replay_size'):
       self.assertIn(key, update)
 
+    # The finished run exports the greedy policy.
     outdir = os.path.join(tempfile.mkdtemp(), 'policy')
     self.addCleanup(shutil.rmtree, os.path.dirname(outdir))
     self.assertEqual(export.main(['--logdir', run_dir, '--outdir', outdir]), 0)
@@ -75,25 +88,6 @@ class RunTest(unittest.TestCase):
     steps = list(play.play_episode(env, policy, seed=0))
     env.close()
     self.assertGreater(len(steps), 0)
-    del observation_space
-
-  def test_ctrl_c_saves_a_checkpoint_with_the_replay_memory(self):
-    run_dir = tempfile.mkdtemp(prefix='qrdqn-interrupt-')
-    self.addCleanup(shutil.rmtree, run_dir)
-    original = trainer._ProgressReporter.__call__  # pylint: disable=protected-access
-    calls = []
-
-    def interrupting_call(reporter, row):
-      calls.append(row['step'])
-      if len(calls) == 3:
-        signal.raise_signal(signal.SIGINT)
-      return original(reporter, row)
-
-    with mock.patch.object(trainer._ProgressReporter, '__call__', interrupting_call):
-      result = trainer.train(_tiny(**{'loop.steps': 10_000}), run_dir, quiet=True)
-    self.assertTrue(result['interrupted'])
-    _, algorithm, _, _ = builders.restore_algorithm(run_dir)
-    self.assertEqual(int(algorithm.env_steps.numpy()), result['step'])
 
   def test_bad_inputs_exit_2_with_one_line_and_write_nothing(self):
     cases = {
@@ -106,18 +100,18 @@ class RunTest(unittest.TestCase):
       with self.subTest(override):
         logdir = tempfile.mkdtemp(prefix='qrdqn-bad-')
         self.addCleanup(shutil.rmtree, logdir)
-        result = _train_cli(logdir, '--set', override)
-        self.assertEqual(result.returncode, 2, result.stderr[-2000:])
-        self.assertIn(culprit, result.stderr)
-        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        code, stderr = _train_cli(self, logdir, '--set', override)
+        self.assertEqual(code, 2, stderr[-2000:])
+        self.assertIn(culprit, stderr)
+        self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
         self.assertEqual(os.listdir(logdir), [])
 
   def test_continuous_action_space_is_refused_at_build_time(self):
     logdir = tempfile.mkdtemp(prefix='qrdqn-box-')
     self.addCleanup(shutil.rmtree, logdir)
-    result = _train_cli(logdir, '--set', 'environment.id=Pendulum-v1')
-    self.assertEqual(result.returncode, 2, result.stderr[-2000:])
-    self.assertIn('QR-DQN needs a discrete action space', result.stderr)
+    code, stderr = _train_cli(self, logdir, '--set', 'environment.id=Pendulum-v1')
+    self.assertEqual(code, 2, stderr[-2000:])
+    self.assertIn('QR-DQN needs a discrete action space', stderr)
     self.assertEqual(os.listdir(logdir), [])
 
 
@@ -140,7 +134,9 @@ class ExperimentTest(unittest.TestCase):
     experiment.fit()
     frame = experiment.get_writer_data()
     self.assertIn('loss', set(frame['tag']))
-    best = experiment.optimize_hyperparams(n_trials=2, n_fit=1, fit_fraction=1.0)
+    # One trial draws from QR-DQN's declared space and fits it; the search over several
+    # trials is the manager's own (tests/experiment/search_test.py).
+    best = experiment.optimize_hyperparams(n_trials=1, n_fit=1, fit_fraction=1.0)
     self.assertIn('algorithm.n_step', best)
 
 
