@@ -31,6 +31,7 @@ class RayFitTest(unittest.TestCase):
 
   @classmethod
   def setUpClass(cls):
+    # A fit declares its threads as CPUs: a trial's lone fit, all of this 2-core machine's.
     ray_instance.start(num_cpus=2)
 
   @classmethod

@@ -1,7 +1,8 @@
 """Training runs whose environments step in Ray actors on a local two-node cluster.
 
-One `ray.cluster_utils.Cluster` serves the module: a head and a second node of one CPU
-each, so the two slabs of a run (one CPU per actor, spread) land one on each node.
+One `ray.cluster_utils.Cluster` serves `RayTrainingTest`: a head and a second node of one
+CPU each, so the two slabs of a run (one CPU per actor, spread) land one on each node.
+`HeadLossTest` starts a cluster of its own, whose head it kills.
 """
 
 import contextlib
@@ -15,57 +16,21 @@ import sys
 import tempfile
 import time
 import unittest
+import unittest.mock
 
 import numpy as np
 import tensorflow as tf
 
 from agents.run import checkpoints, run_manifest
 from agents.training import trainer
-from tests.helpers import processes, tiny_run
+from tests.helpers import processes, ray_instance, tiny_run
 
 try:
   import ray
-  from ray import cluster_utils
 except ImportError:
   ray = None
 
-_CLUSTER = None
-_SAVED_ENVIRON = {}
-
-
-def setUpModule():
-  global _CLUSTER
-  if ray is None:
-    return
-  from agents.batch import ray_cluster
-  if ray_cluster.sessions_started:
-    # Seen with Ray 2.x: after a local Ray session in this process, actors on this test's
-    # multi-node cluster die as they start. tests.run_all runs this module in a process
-    # of its own; a single-process run (unittest discover) skips it, saying why.
-    raise unittest.SkipTest('Ray already ran in this process; run this module alone '
-                            '(python -m unittest tests.training.ray_training_test).')
-  # Every node's raylet, and so every actor, inherits this process's environment.
-  for key, value in (('PYTHONPATH', processes.ROOT), ('RAY_worker_niceness', '0'),
-                     ('OPENBLAS_NUM_THREADS', '1'), ('OMP_NUM_THREADS', '1')):
-    _SAVED_ENVIRON[key] = os.environ.get(key)
-    os.environ[key] = value
-  _CLUSTER = cluster_utils.Cluster(
-      initialize_head=True, head_node_args={'num_cpus': 1, 'include_dashboard': False})
-  _CLUSTER.add_node(num_cpus=1)
-  _CLUSTER.wait_for_nodes()
-  ray_cluster.init(_CLUSTER.address)
-
-
-def tearDownModule():
-  if _CLUSTER is None:
-    return
-  ray.shutdown()
-  _CLUSTER.shutdown()
-  for key, value in _SAVED_ENVIRON.items():
-    if value is None:
-      os.environ.pop(key, None)
-    else:
-      os.environ[key] = value
+_CLUSTER = None  # RayTrainingTest's cluster, which its driver (this process) joins.
 
 
 def _ray_overrides(**overrides):
@@ -101,13 +66,34 @@ def _rows(run_dir):
 @unittest.skipIf(ray is None, "Ray is not installed (pip install -e '.[ray]')")
 class RayTrainingTest(unittest.TestCase):
 
+  @classmethod
+  def setUpClass(cls):
+    global _CLUSTER
+    from agents.batch import ray_cluster
+    if ray_cluster.sessions_started:
+      # Seen with Ray 2.x: after a local Ray session in this process, actors on this test's
+      # multi-node cluster die as they start. tests.run_all runs this module in a process
+      # of its own; a single-process run (unittest discover) skips it, saying why.
+      raise unittest.SkipTest('Ray already ran in this process; run this module alone '
+                              '(python -m unittest tests.training.ray_training_test).')
+    # The driver's session passes PYTHONPATH and the thread limits on to its workers too.
+    environ = unittest.mock.patch.dict(os.environ, ray_instance.cluster_environ())
+    environ.start()
+    cls.addClassCleanup(environ.stop)
+    _CLUSTER = ray_instance.start_cluster(num_nodes=2)
+    cls.addClassCleanup(_CLUSTER.shutdown)
+    ray_cluster.init(_CLUSTER.address)
+    cls.addClassCleanup(ray.shutdown)
+
   def _train(self, config, run_dir=None):
     run_dir = run_dir or tempfile.mkdtemp(prefix='ray-run-')
     return run_dir, trainer.train(config, run_dir, quiet=True, export_policy=False)
 
-  def _check_resumes_on_both_nodes(self, config, more_steps):
+  def _check_resumes_on_both_nodes(self, config, more_steps, compare_with=None):
     run_dir, result = self._train(config)
     self.assertEqual(result['step'], config['loop']['steps'])
+    if compare_with is not None:
+      self._check_same_run(self._train(compare_with)[0], run_dir)
     steps = config['loop']['steps'] + more_steps
     _, resumed = self._train(dict(config, loop=dict(config['loop'], steps=steps)), run_dir)
     self.assertEqual(resumed['step'], steps)
@@ -118,9 +104,31 @@ class RayTrainingTest(unittest.TestCase):
     self.assertEqual(_alive_slab_actors(), [])
     return run_dir
 
-  def test_cartpole_trains_and_resumes_with_actors_on_both_nodes(self):
-    config = tiny_run.tiny_config(**_ray_overrides(**{'loop.steps': 64}))
-    self._check_resumes_on_both_nodes(config, 64)
+  def _check_same_run(self, *run_dirs):
+    """The runs wrote the same rows (losses, scores, episodes) and the same checkpoint."""
+    tensors, scores = [], []
+    for run_dir in run_dirs:
+      reader = tf.train.load_checkpoint(
+          checkpoints.newest_readable(os.path.join(run_dir, 'checkpoints')))
+      tensors.append({name: reader.get_tensor(name)
+                      for name in reader.get_variable_to_shape_map()
+                      if name != '_CHECKPOINTABLE_OBJECT_GRAPH'})
+      scores.append([{key: value for key, value in row.items()
+                      if key not in ('steps_per_second', 'wall_time')}
+                     for row in _rows(run_dir)])
+    self.assertEqual(scores[0], scores[1])
+    self.assertTrue(any('mean_score' in row for row in scores[0]), scores[0])
+    self.assertEqual(sorted(tensors[0]), sorted(tensors[1]))
+    differing = [name for name in tensors[0]
+                 if not np.array_equal(tensors[0][name], tensors[1][name])]
+    self.assertEqual(differing, [])
+
+  def test_cartpole_runs_as_in_processes_then_resumes_with_actors_on_both_nodes(self):
+    # One Ray run checks two facts: its first session is the same run as with worker
+    # processes (same seed), and it resumes with its actors spread over both nodes.
+    config = tiny_run.tiny_config(**_ray_overrides(seed=3))
+    self._check_resumes_on_both_nodes(config, 64, compare_with=tiny_run.tiny_config(
+        seed=3, **{'environment.processes': True, 'environment.envs_per_process': 1}))
 
   def test_balloon_trains_and_resumes_with_actors_on_both_nodes(self):
     config = tiny_run.tiny_config('balloon', **_ray_overrides(**{
@@ -147,27 +155,6 @@ class RayTrainingTest(unittest.TestCase):
     # The restart flag is the batch's own info key: the in-graph environment drops it quietly.
     self.assertNotIn('worker_restarted', text)
     self.assertEqual(_alive_slab_actors(), [])
-
-  def test_the_same_seed_gives_the_same_run_with_processes_and_with_ray(self):
-    tensors, scores = [], []
-    for overrides in ({'environment.processes': True, 'environment.envs_per_process': 1},
-                      _ray_overrides()):
-      config = tiny_run.tiny_config(**{'seed': 3, **overrides})
-      run_dir, _ = self._train(config)
-      reader = tf.train.load_checkpoint(
-          checkpoints.newest_readable(os.path.join(run_dir, 'checkpoints')))
-      tensors.append({name: reader.get_tensor(name)
-                      for name in reader.get_variable_to_shape_map()
-                      if name != '_CHECKPOINTABLE_OBJECT_GRAPH'})
-      scores.append([{key: value for key, value in row.items()
-                      if key not in ('steps_per_second', 'wall_time')}
-                     for row in _rows(run_dir)])
-    self.assertEqual(scores[0], scores[1])  # Losses, scores, episodes: every row.
-    self.assertTrue(any('mean_score' in row for row in scores[0]), scores[0])
-    self.assertEqual(sorted(tensors[0]), sorted(tensors[1]))
-    differing = [name for name in tensors[0]
-                 if not np.array_equal(tensors[0][name], tensors[1][name])]
-    self.assertEqual(differing, [])
 
   def test_python_agents_batch_on_ray_steps_as_in_processes(self):
     from agents.python_agents import train_lib
@@ -259,13 +246,10 @@ class HeadLossTest(unittest.TestCase):
   """A cluster of its own, whose head the test kills under a running learner."""
 
   def test_losing_the_head_ends_the_run_with_a_checkpoint_and_one_line(self):
-    cluster = cluster_utils.Cluster(
-        initialize_head=True, head_node_args={'num_cpus': 1, 'include_dashboard': False})
+    cluster = ray_instance.start_cluster(num_nodes=2)
     agents = []  # Without their GCS, the nodes' agents outlive a shutdown: killed last.
     self.addCleanup(_kill_all, agents)
     self.addCleanup(cluster.shutdown)
-    cluster.add_node(num_cpus=1)
-    cluster.wait_for_nodes()
     for node in cluster.list_all_nodes():
       agents.extend(_descendants(node.all_processes['raylet'][0].process.pid))
     logdir = tempfile.mkdtemp(prefix='ray-head-loss-')
