@@ -203,9 +203,9 @@ class CheckpointFaultsTest(unittest.TestCase):
 
   @classmethod
   def setUpClass(cls):
-    # One tiny run with checkpoints at steps 64 and 128; each test damages a copy.
-    cls._trained = os.path.join(tempfile.mkdtemp(), 't-cartpole')
-    trainer.train(tiny_run.tiny_config(), cls._trained, quiet=True, export_policy=False)
+    # The tiny run shared by the script tests (its checkpoints at steps 64 and 128); each
+    # test damages a copy.
+    cls._trained = tiny_run.tiny_run()[0]
 
   def _copy(self):
     logdir = tempfile.mkdtemp()
