@@ -16,6 +16,20 @@ import time
 from tests.helpers import commands
 
 
+def _start_helper_processes():
+  """Starts multiprocessing's resource tracker and the workers' forkserver, unless they
+  run: started while the file descriptor 2 is captured, they (and every worker forked
+  later) would keep the capture file as their stderr for the rest of this process."""
+  from multiprocessing import forkserver, resource_tracker
+
+  from agents.batch.transport import launch
+  resource_tracker.ensure_running()
+  if launch.default_context() == 'forkserver':
+    launch.get_context('forkserver')  # Sets the workers' preload.
+    with launch.main_module_hidden():
+      forkserver.ensure_running()
+
+
 def run_and_signal(test, main, argv, ready, signum=signal.SIGTERM, meanwhile=None,
                    timeout=180, stdout=None):
   """Runs `main(argv)` here; once `ready()` is true, `meanwhile()`, then `signum` to us.
@@ -55,6 +69,7 @@ def run_and_signal(test, main, argv, ready, signum=signal.SIGTERM, meanwhile=Non
       if not done.is_set():
         os.kill(os.getpid(), signum)
 
+  _start_helper_processes()
   # A signal that arrives after `main` put back the handlers it found must not end the
   # test process: the handler it finds ignores it.
   previous = signal.signal(signum, lambda *_: None)
