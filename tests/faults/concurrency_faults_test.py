@@ -7,11 +7,11 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
+from agents.scripts import experiment as experiment_script
 from agents.scripts import train as train_script
-from tests.helpers import commands, tiny_run
+from tests.helpers import commands, signal_self, tiny_run
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _TIMEOUT = 180
@@ -31,38 +31,37 @@ def _stamp(path):
 class TrainingRunConcurrencyTest(unittest.TestCase):
 
   def test_a_second_train_on_a_running_run_refuses_and_touches_nothing(self):
+    # The first writer trains in this process (`main`, as `python -m` runs it); once it has
+    # logged a row, a second `train` process on the same run refuses. SIGTERM then stops
+    # the first.
     logdir = tempfile.mkdtemp()
     run_dir = os.path.join(logdir, 't-cartpole')
-    command = [sys.executable, '-m', 'agents.scripts.train', f'--logdir={logdir}']
-    first = subprocess.Popen(command + _ENDLESS_RUN, env=_environment(),
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    self.addCleanup(first.wait)
-    self.addCleanup(first.kill)
     metrics = os.path.join(run_dir, 'metrics.jsonl')
-    deadline = time.monotonic() + _TIMEOUT
-    while not (os.path.exists(metrics) and os.path.getsize(metrics)):
-      self.assertLess(time.monotonic(), deadline, 'the first run never logged a row')
-      self.assertIsNone(first.poll(), 'the first run ended early')
-      time.sleep(0.2)
     config_path = os.path.join(run_dir, 'config.yaml')
-    before = _stamp(config_path)
 
-    # The second writer runs in this process: it refuses before it trains anything.
-    code, stderr = commands.run_main(self, train_script.main,
-                                     [f'--logdir={logdir}'] + _ENDLESS_RUN)
-    self.assertEqual(code, 2, stderr)
-    lines = stderr.strip().splitlines()
-    self.assertEqual(len(lines), 1, stderr)
+    def second_writer():
+      before = _stamp(config_path)
+      result = subprocess.run(
+          [sys.executable, '-m', 'agents.scripts.train', f'--logdir={logdir}'] + _ENDLESS_RUN,
+          env=_environment(), capture_output=True, text=True, timeout=_TIMEOUT)
+      return before, result, _stamp(config_path)
+
+    code, stderr, (before, second, after) = signal_self.run_and_signal(
+        self, train_script.main, [f'--logdir={logdir}'] + _ENDLESS_RUN,
+        ready=lambda: os.path.exists(metrics) and os.path.getsize(metrics),
+        meanwhile=second_writer)
+    self.assertEqual(second.returncode, 2, second.stderr)
+    lines = second.stderr.strip().splitlines()
+    self.assertEqual(len(lines), 1, second.stderr)
     self.assertRegex(lines[0], rf'error: Training run {run_dir} is in use by another '
-                               rf'process \(pid {first.pid}: ')
-    self.assertEqual(_stamp(config_path), before)
-    self.assertIsNone(first.poll(), 'the first run was disturbed')
-    first.send_signal(signal.SIGTERM)
-    self.assertEqual(first.wait(_TIMEOUT), 128 + signal.SIGTERM)
+                               rf'process \(pid {os.getpid()}: ')
+    self.assertEqual(after, before)
+    # The first run was not disturbed: it trained on until SIGTERM, then stopped with a
+    # checkpoint.
+    self.assertEqual(code, 128 + signal.SIGTERM, stderr)
     with open(metrics) as file:
       steps = [json.loads(line)['step'] for line in file if '"train"' in line]
     self.assertEqual(steps, sorted(set(steps)))
-
 
 
 class ExperimentConcurrencyTest(unittest.TestCase):
@@ -79,14 +78,13 @@ class ExperimentConcurrencyTest(unittest.TestCase):
     self.addCleanup(holder.wait)
     self.addCleanup(holder.kill)
     self.assertEqual(holder.stdout.readline().strip(), 'held')
-    result = subprocess.run(
-        [sys.executable, '-m', 'agents.scripts.experiment', 'fit', '--config=cartpole',
-         f'--output_dir={output_dir}', '--budget=64', '--n_fit=1'],
-        env=_environment(), capture_output=True, text=True, timeout=_TIMEOUT)
-    self.assertEqual(result.returncode, 2, result.stderr)
-    self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+    # The second manager runs in this process: it refuses before it fits anything.
+    code, stderr = commands.run_main(self, experiment_script.main, [
+        'fit', '--config=cartpole', f'--output_dir={output_dir}', '--budget=64', '--n_fit=1'])
+    self.assertEqual(code, 2, stderr)
+    self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
     self.assertIn(f'Experiment {experiment_dir} is in use by another process (pid '
-                  f'{holder.pid}', result.stderr)
+                  f'{holder.pid}', stderr)
     self.assertEqual(os.listdir(experiment_dir), [])
 
 

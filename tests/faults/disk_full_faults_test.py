@@ -1,105 +1,96 @@
-"""A write that fails for lack of space (simulated by a file-size limit in a child
-process) leaves the previous checkpoint or results intact and says what failed."""
+"""A write that fails for lack of space (simulated by a file-size limit) leaves the
+previous checkpoint or results intact and says what failed.
+
+The limit is this process's soft RLIMIT_FSIZE, lowered for the failing write only and
+put back after it; with SIGXFSZ ignored, a write past it fails with EFBIG ("File too
+large"), as a write to a full disk fails with ENOSPC.
+"""
 
 import contextlib
-import io
 import json
-import logging
 import os
-import subprocess
-import sys
+import resource
+import signal
 import tempfile
-import textwrap
 import unittest
 
+from agents import configs
+from agents.evaluation import errors, results
 from agents.scripts import train as train_script
-
-_REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-_LIMITED = textwrap.dedent('''
-    import resource, signal, sys
-    # Writes past the limit fail with EFBIG, as on a full disk, instead of killing us.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    limit = int(sys.argv[1])
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-    sys.argv = sys.argv[1:]
-    exec(compile(sys.argv[1], '<test>', 'exec'))
-''')
+from agents.training import trainer
+from tests.helpers import commands
 
 
-def _run_limited(limit, code, *args):
-  """Runs `code` in a child whose files may not grow beyond `limit` bytes."""
-  return subprocess.run([sys.executable, '-c', _LIMITED, str(limit), code, *args],
-                        capture_output=True, text=True, timeout=300,
-                        env=dict(os.environ, PYTHONPATH=_REPOSITORY, TF_CPP_MIN_LOG_LEVEL='3'))
+@contextlib.contextmanager
+def _file_size_limit(limit):
+  """Within the block, this process's files may not grow beyond `limit` bytes."""
+  soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+  previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of death
+  resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+  try:
+    yield
+  finally:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    signal.signal(signal.SIGXFSZ, previous)
 
 
-def _train_flags(logdir, steps):
-  """`agents.scripts.train` flags of a CartPole run whose checkpoint (weights and Adam's
-  slots) is about 1 MB; short updates, since what is trained does not matter here."""
-  return ['--config=cartpole', '--logdir', logdir, '--timestamp=t', '--quiet',
-          '--num_agents=2', '--set', f'loop.steps={steps}',
-          '--set', 'network.policy_layers=[256, 256]', '--set', 'network.value_layers=[256, 256]',
-          '--set', 'algorithm.segment_length=16', '--set', 'algorithm.num_minibatches=2',
-          '--set', 'algorithm.update_epochs=1',
-          '--set', 'loop.checkpoint_every=128', '--set', 'loop.log_every=128']
+# A CartPole run whose checkpoint (weights and Adam's slots) is about 1 MB, larger than
+# anything else the run writes; short updates, since what is trained does not matter here.
+_OVERRIDES = {
+    'environment.num_agents': 2, 'network.policy_layers': [256, 256],
+    'network.value_layers': [256, 256], 'algorithm.segment_length': 16,
+    'algorithm.num_minibatches': 2, 'algorithm.update_epochs': 1,
+    'loop.checkpoint_every': 64, 'loop.log_every': 64,
+}
 
 
-# The run in a child whose files may not grow: the flags come after the limit and the code.
-_TRAIN = textwrap.dedent('''
-    from agents.scripts import train
-    sys.exit(train.main(sys.argv[2:]))
-''')
+def _train(run_dir, steps):
+  """Trains (or resumes) that run to `steps` through the API, without exporting it."""
+  config = configs.resolve('cartpole', dict(_OVERRIDES, **{'loop.steps': steps}))
+  return trainer.train(config, run_dir, quiet=True, export_policy=False)
 
 
-def _train_here(test, logdir, steps):
-  """Runs `agents.scripts.train` in this process (no limit); returns its exit code and the
-  INFO lines the run logged."""
-  # main() configures the root logger; undo it afterwards.
-  root = logging.getLogger()
-  test.addCleanup(setattr, root, 'handlers', root.handlers[:])
-  test.addCleanup(root.setLevel, root.level)
-  with test.assertLogs('agents', 'INFO') as logs, contextlib.redirect_stdout(io.StringIO()):
-    code = train_script.main(_train_flags(logdir, steps))
-  return code, logs.output
+def _train_command(test, logdir, steps):
+  """Runs `agents.scripts.train` on that run in this process; returns its exit code and
+  stderr."""
+  flags = [flag for key, value in _OVERRIDES.items() for flag in ('--set', f'{key}={value}')]
+  return commands.run_main(test, train_script.main, [
+      '--config=cartpole', '--logdir', logdir, '--timestamp=t', '--quiet', *flags,
+      '--set', f'loop.steps={steps}'])
 
 
 class DiskFullTest(unittest.TestCase):
 
   def test_a_checkpoint_that_cannot_be_written_keeps_the_one_before(self):
     logdir = tempfile.mkdtemp()
-    # The runs before and after the full disk need no limit: they run in this process.
-    self.assertEqual(_train_here(self, logdir, 128)[0], 0)
-    directory = os.path.join(logdir, 't-cartpole', 'checkpoints')
+    run_dir = os.path.join(logdir, 't-cartpole')
+    self.assertEqual(_train(run_dir, 64)['step'], 64)
+    directory = os.path.join(run_dir, 'checkpoints')
     before = sorted(os.listdir(directory))
-    data = os.path.getsize(os.path.join(directory, 'ckpt-128.data-00000-of-00001'))
-    # The next checkpoint is as large as the first: it cannot be written.
-    second = _run_limited(data // 2, _TRAIN, *_train_flags(logdir, 512))
-    self.assertEqual(second.returncode, 1, second.stderr[-2000:])
-    self.assertNotIn('Traceback', second.stderr)
-    self.assertIn('agents.scripts.train: error: Saving checkpoint ckpt-256 into '
-                  f'{directory} failed (File too large); the previous checkpoint ckpt-128 '
-                  'is intact and a resume starts from it.', second.stderr)
+    data = os.path.getsize(os.path.join(directory, 'ckpt-64.data-00000-of-00001'))
+    # The command resumes the run; its next checkpoint is as large as the first: it cannot
+    # be written.
+    with _file_size_limit(data // 2):
+      code, stderr = _train_command(self, logdir, 512)
+    self.assertEqual(code, 1, stderr[-2000:])
+    self.assertNotIn('Traceback', stderr)
+    self.assertIn('agents.scripts.train: error: Saving checkpoint ckpt-128 into '
+                  f'{directory} failed (File too large); the previous checkpoint ckpt-64 '
+                  'is intact and a resume starts from it.', stderr)
     self.assertEqual(sorted(os.listdir(directory)), before)
-    code, logged = _train_here(self, logdir, 256)
-    self.assertEqual(code, 0, logged)
-    self.assertIn('Restored', '\n'.join(logged))
-    self.assertIn('ckpt-128 at global step 128', '\n'.join(logged))
+    with self.assertLogs('agents', 'INFO') as logs:
+      self.assertEqual(_train(run_dir, 128)['step'], 128)
+    self.assertIn('Restored', '\n'.join(logs.output))
+    self.assertIn('ckpt-64 at global step 64', '\n'.join(logs.output))
 
   def test_results_that_cannot_be_written_keep_the_file_before(self):
     path = os.path.join(tempfile.mkdtemp(), 'results.json')
     with open(path, 'w') as file:
       json.dump({'results': [1, 2, 3]}, file)
-    code = textwrap.dedent('''
-        from agents.evaluation import errors, results
-        try:
-          results.write_json(sys.argv[2], {'results': list(range(100_000))})
-        except errors.EvaluationError as error:
-          print(error)
-    ''')
-    child = _run_limited(4096, code, path)
+    with self.assertRaises(errors.EvaluationError) as raised, _file_size_limit(4096):
+      results.write_json(path, {'results': list(range(100_000))})
     self.assertIn(f'cannot write {path} (File too large); the previous one is intact.',
-                  child.stdout, child.stderr[-2000:])
+                  str(raised.exception))
     with open(path) as file:
       self.assertEqual(json.load(file), {'results': [1, 2, 3]})
     self.assertEqual(os.listdir(os.path.dirname(path)), ['results.json'])

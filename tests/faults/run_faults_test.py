@@ -5,8 +5,9 @@ user gets: a resume from the newest checkpoint that reads, with a line naming
 the skipped one; no leftovers of a killed save; a checkpoint and a clean exit
 on SIGTERM; one line and no traceback when Ctrl-C is pressed twice at
 start-up. The signal tests drive `python -m agents.scripts.train` in a
-subprocess and wait for what it writes (a line, a metrics row, its signal
-mask), never for a fixed time.
+subprocess (a resumed run signalled alone runs its `main` in this process,
+signalled by a thread) and wait for what it writes (a line, a metrics row, its
+signal mask), never for a fixed time.
 """
 
 import contextlib
@@ -28,7 +29,7 @@ import unittest
 from agents.run import checkpoints
 from agents.scripts import train as train_script
 from agents.training import trainer
-from tests.helpers import loop_child, tiny_run
+from tests.helpers import loop_child, signal_self, tiny_run
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Generous: the machine is shared, and start-up (TensorFlow, tracing) takes seconds.
@@ -140,8 +141,9 @@ class SignalFaultsTest(unittest.TestCase):
 
   def test_sigterm_saves_a_checkpoint_and_the_run_resumes_from_it(self):
     # One run signalled both ways: first its whole process group (a terminal's or a job
-    # scheduler's SIGTERM, which reaches the environment workers too), then, resumed, its
-    # main process alone; each time it saves a checkpoint and exits 128 + SIGTERM.
+    # scheduler's SIGTERM, which reaches the environment workers too; a subprocess), then,
+    # resumed, its main process alone; each time it saves a checkpoint and exits (returns)
+    # 128 + SIGTERM.
     logdir = tempfile.mkdtemp()
     run_dir = os.path.join(logdir, 't-cartpole')
     child = _Child(['--logdir', logdir, '--env_processes'] + _ENDLESS_RUN, new_session=True)
@@ -156,18 +158,21 @@ class SignalFaultsTest(unittest.TestCase):
     self.assertEqual(_checkpoint_steps(run_dir)[-1], step)
     self.assertFalse(os.path.exists(os.path.join(run_dir, 'policy')))
 
-    # Resume: it restores that checkpoint, trains on from it, and stops again on SIGTERM.
-    child = _Child(['--logdir', logdir, '--timestamp=t', '--config=cartpole', '--quiet',
-                    '--env_processes'])
-    child.wait_for_line(rf'Restored .*ckpt-{step} at global step {step}\.')
-    child.wait_until(lambda: [row for row in _rows(run_dir) if row['step'] > step],
-                     f'a metrics row after step {step}')
-    child.process.send_signal(signal.SIGTERM)
-    code, stdout, stderr = child.finish()
+    # Resume, in this process (`main` as `python -m` runs it): it restores that checkpoint,
+    # trains on from it, and stops again on SIGTERM sent to this (its main) process alone.
+    stdout = io.StringIO()
+    with self.assertLogs('agents', 'INFO') as logs:
+      code, stderr, _ = signal_self.run_and_signal(
+          self, train_script.main, ['--logdir', logdir, '--timestamp=t', '--config=cartpole',
+                                    '--quiet', '--env_processes'],
+          ready=lambda: [row for row in _rows(run_dir) if row['step'] > step],
+          signum=signal.SIGTERM, stdout=stdout)
+    self.assertIn(f"INFO:agents.training.loop:Restored {os.path.join(run_dir, 'checkpoints')}"
+                  f'/ckpt-{step} at global step {step}.', logs.output)
     self.assertEqual(code, 128 + signal.SIGTERM, stderr)
-    self.assertNotIn('Traceback', stderr)
+    self.assertNotIn('Traceback', stderr + '\n'.join(logs.output))
     self.assertIn('SIGTERM: stopping at the next report with a checkpoint', stderr)
-    resumed = int(re.search(r'Run interrupted\D* at step (\d+)', stdout).group(1))
+    resumed = int(re.search(r'Run interrupted\D* at step (\d+)', stdout.getvalue()).group(1))
     self.assertGreater(resumed, step)
     self.assertEqual(_checkpoint_steps(run_dir)[-2:], [step, resumed])
     steps = [row['step'] for row in _rows(run_dir)]
@@ -198,9 +203,9 @@ class CheckpointFaultsTest(unittest.TestCase):
 
   @classmethod
   def setUpClass(cls):
-    # One tiny run with checkpoints at steps 64 and 128; each test damages a copy.
-    cls._trained = os.path.join(tempfile.mkdtemp(), 't-cartpole')
-    trainer.train(tiny_run.tiny_config(), cls._trained, quiet=True, export_policy=False)
+    # The tiny run shared by the script tests (its checkpoints at steps 64 and 128); each
+    # test damages a copy.
+    cls._trained = tiny_run.tiny_run()[0]
 
   def _copy(self):
     logdir = tempfile.mkdtemp()

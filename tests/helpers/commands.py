@@ -5,17 +5,18 @@ import io
 import logging
 
 
-def run_main(test, main, argv):
+def run_main(test, main, argv, stdout=None):
   """`main(argv)` with stdout and stderr captured; returns (exit code, stderr).
 
-  A `SystemExit` (argparse's refusals) gives its code. The commands configure the root
+  A `SystemExit` (argparse's refusals) gives its code. What the command prints goes to
+  `stdout` (a `StringIO`, say), if given, else nowhere. The commands configure the root
   logger (to the captured stderr): `test` restores it when it ends.
   """
   root = logging.getLogger()
   test.addCleanup(setattr, root, 'handlers', root.handlers[:])
   test.addCleanup(root.setLevel, root.level)
   stderr = io.StringIO()
-  with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+  with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout or io.StringIO()):
     try:
       code = main(argv)
     except SystemExit as exit_:

@@ -1,14 +1,15 @@
 """A user's algorithm in its own package trains, resumes, exports and evaluates via the CLI.
 
 The algorithm is the worked example of docs/usage.md, `examples/linear_softmax.py`,
-copied into a temporary package that only the child processes (and, for
-export and evaluation, this process) can import.
+copied into a temporary package outside this project, which the test puts on
+`sys.path`. The commands run their `main` in this process, as the shell would run
+them with that package on PYTHONPATH.
 """
 
+import io
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -32,17 +33,11 @@ def _flags(logdir, *flags):
           '--set', 'algorithm.learning_rate=0.05', *flags]
 
 
-def _train(package_dir, logdir, *flags):
-  env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, package_dir]),
-             TF_CPP_MIN_LOG_LEVEL='3', OPENBLAS_NUM_THREADS='1')
-  command = [sys.executable, '-m', 'agents.scripts.train', *_flags(logdir, *flags)]
-  return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
-
-
-def _train_here(test, logdir, *flags):
-  """`agents.scripts.train` in this process (for a refusal, which trains nothing); returns
-  its exit code and stderr."""
-  return commands.run_main(test, train_script.main, _flags(logdir, *flags))
+def _train(test, logdir, *flags):
+  """`agents.scripts.train` in this process; returns its exit code, stdout and stderr."""
+  stdout = io.StringIO()
+  code, stderr = commands.run_main(test, train_script.main, _flags(logdir, *flags), stdout)
+  return code, stdout.getvalue(), stderr
 
 
 class UserAlgorithmTest(unittest.TestCase):
@@ -56,22 +51,24 @@ class UserAlgorithmTest(unittest.TestCase):
     shutil.copy(os.path.join(ROOT, 'examples', 'linear_softmax.py'), package)
     sys.path.insert(0, self.package_dir)
     self.addCleanup(sys.path.remove, self.package_dir)
+    for name in (PACKAGE, f'{PACKAGE}.linear_softmax'):
+      self.addCleanup(sys.modules.pop, name, None)
 
   def test_trains_resumes_exports_and_evaluates_through_the_cli(self):
     logdir = tempfile.mkdtemp(prefix='user-runs-')
     self.addCleanup(shutil.rmtree, logdir)
-    first = _train(self.package_dir, logdir, '--set', 'loop.steps=128')
-    self.assertEqual(first.returncode, 0, first.stderr[-3000:])
+    code, stdout, stderr = _train(self, logdir, '--set', 'loop.steps=128')
+    self.assertEqual(code, 0, stderr[-3000:])
     run_dir = os.path.join(logdir, 't-cartpole')
-    self.assertIn('Run finished at step 128', first.stdout)
+    self.assertIn('Run finished at step 128', stdout)
     # A finished run gets more steps; a change of its hyperparameters is refused.
-    code, stderr = _train_here(self, logdir, '--set', 'loop.steps=256',
-                               '--set', 'algorithm.learning_rate=0.5')
+    code, _, stderr = _train(self, logdir, '--set', 'loop.steps=256',
+                             '--set', 'algorithm.learning_rate=0.5')
     self.assertEqual(code, 2, stderr)
     self.assertIn('algorithm.learning_rate', stderr)
-    second = _train(self.package_dir, logdir, '--set', 'loop.steps=256')
-    self.assertEqual(second.returncode, 0, second.stderr[-3000:])
-    self.assertIn('Run finished at step 256', second.stdout)
+    code, stdout, stderr = _train(self, logdir, '--set', 'loop.steps=256')
+    self.assertEqual(code, 0, stderr[-3000:])
+    self.assertIn('Run finished at step 256', stdout)
     with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
       steps = [json.loads(line)['step'] for line in file]
     self.assertEqual(steps, [64, 128, 192, 256])
