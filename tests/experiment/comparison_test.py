@@ -19,7 +19,7 @@ class CompareTest(unittest.TestCase):
   def test_every_method_finds_the_clear_difference(self):
     for method in comparison.METHODS:
       with self.subTest(method=method):
-        result = comparison.compare_scores(_SCORES, method, n_resamples=2000, reps=500)
+        result = comparison.compare_scores(_SCORES, method, n_resamples=500, reps=200)
         pairs = result.pairs.set_index(['a', 'b'])
         self.assertEqual(len(pairs), 3)
         self.assertEqual(pairs.loc[('kl_penalty', 'clipped'), 'decision'], 'larger')
@@ -41,7 +41,7 @@ class CompareTest(unittest.TestCase):
     np.testing.assert_allclose(result.pairs['p_adjusted'], adjusted)
 
   def test_iqm_with_interval(self):
-    result = comparison.compare_scores(_SCORES, 'tukey', reps=500)
+    result = comparison.compare_scores(_SCORES, 'tukey', reps=200)
     row = result.experiments.set_index('name').loc['kl_penalty']
     self.assertEqual(row['fits'], 4)
     self.assertAlmostEqual(row['iqm'], -152.5)  # The middle two of four.

@@ -54,24 +54,62 @@ class EvalAgentsTest(unittest.TestCase):
     self.assertTrue(((frame['twr50'] >= 0) & (frame['twr50'] <= 1)).all())
     self.assertEqual(experiment.default_objective().__name__,
                      'twr50_on_tiny_eval')
-    # Trained further (as a search's next chunk), the fits fly their newest checkpoint,
-    # whose results replace the earlier checkpoint's.
-    experiment.fit(128)
-    again = experiment.eval_agents(_SHORT_BALLOON_SUITE, workers=0)
-    self.assertEqual(list(again['fit']), [0, 1])
-    for index in range(2):
-      eval_dir = os.path.join(experiment.run_dir(index), f'eval-{_SHORT_BALLOON_SUITE}')
-      self.assertEqual(results.run_checkpoints(eval_dir, experiment.run_dir(index)),
-                       {'ckpt-128'})
+    # (Trained further, the fits fly their newest checkpoint: checked on CartPole by
+    # test_results_of_an_earlier_checkpoint_go_when_a_phase_flew_the_newest.)
 
   @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
-  def test_the_last_training_phase_on_the_suite_is_not_flown_again(self):
-    from agents import evaluation
-    suite = 'custom:seeds=0-3,episode_length=40'
-    experiment = _cartpole_experiment(fit_budget=128, **{
-        'loop.eval_every': 64, 'loop.eval_steps': 16, 'loop.eval_suite': suite})
+  def test_results_of_an_earlier_checkpoint_go_when_a_phase_flew_the_newest(self):
+    from agents.evaluation import policies
+    suite, other = 'custom:seeds=0-1,episode_length=30', 'custom:seeds=2,episode_length=30'
+    experiment = _cartpole_experiment(**{
+        'loop.eval_every': 128, 'loop.eval_steps': 16, 'loop.eval_suite': suite})
     experiment.fit()
     run_dir = experiment.run_dir(0)
+    eval_dir, other_dir = (os.path.join(run_dir, f'eval-{name}') for name in (suite, other))
+    experiment.eval_agents(suite, workers=0)  # no phase has flown ckpt-64: flown here
+    self.assertEqual(results.run_checkpoints(eval_dir, run_dir), {'ckpt-64'})
+    experiment.eval_agents(other, workers=0)  # a suite no phase flies
+    self.assertEqual(results.run_checkpoints(other_dir, run_dir), {'ckpt-64'})
+    experiment.fit(128)  # its phase at 128 flies the newest checkpoint
+    frame = experiment.eval_agents(suite, workers=0)
+    self.assertEqual(list(frame['seed']), [0, 1])
+    self.assertFalse(os.path.exists(eval_dir))
+    # Trained further (as a search's next chunk), a fit flies its newest checkpoint on a
+    # suite no phase flew, whose results replace the earlier checkpoint's.
+    self.assertEqual(list(experiment.eval_agents(other, workers=0)['seed']), [2])
+    newest = policies.describe_agent(f'run:{run_dir}')['checkpoint']
+    self.assertNotEqual(newest, 'ckpt-64')
+    self.assertEqual(results.run_checkpoints(other_dir, run_dir), {newest})
+
+
+# The suite of the training evaluation phases, and another one.
+_PHASE_SUITE = 'custom:seeds=0-3,episode_length=40'
+_OTHER_SUITE = 'custom:seeds=0-1,episode_length=30'
+_PHASE_OVERRIDES = {
+    'loop.eval_every': 32, 'loop.eval_steps': 16, 'loop.eval_suite': _PHASE_SUITE,
+    'loop.select_suite': 'custom:seeds=100-103,episode_length=40'}
+
+
+@unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
+class TrainingPhasesTest(unittest.TestCase):
+  """A fit whose training flew `_PHASE_SUITE` every 32 steps and chose its best weights on
+  a selection suite, fitted once for the class's tests (which only read it, each on its own
+  suite or weights)."""
+
+  @classmethod
+  def setUpClass(cls):
+    cls.experiment = _cartpole_experiment(fit_budget=128, **_PHASE_OVERRIDES)
+    cls.experiment.fit()
+    cls.run_dir = cls.experiment.run_dir(0)
+
+  def test_weights_other_than_newest_or_best_are_refused_before_any_fit(self):
+    unfitted = _cartpole_experiment(fit_budget=128, **_PHASE_OVERRIDES)
+    with self.assertRaisesRegex(ExperimentError, "weights must be 'newest' or 'best'"):
+      unfitted.eval_agents(_PHASE_SUITE, weights='last')
+
+  def test_the_last_training_phase_on_the_suite_is_not_flown_again(self):
+    from agents import evaluation
+    experiment, run_dir, suite = self.experiment, self.run_dir, _PHASE_SUITE
     frame = experiment.eval_agents(suite, workers=0)
     self.assertFalse(os.path.exists(os.path.join(run_dir, f'eval-{suite}')))
     self.assertEqual(list(frame['seed']), [0, 1, 2, 3])
@@ -83,37 +121,15 @@ class EvalAgentsTest(unittest.TestCase):
     for column in ('cumulative_reward', 'final_timestep'):
       self.assertEqual(list(frame[column]), [getattr(result, column) for result in flown])
     # Another suite is flown.
-    other = 'custom:seeds=0-1,episode_length=30'
+    other = _OTHER_SUITE
     self.assertEqual(list(experiment.eval_agents(other, workers=0)['seed']), [0, 1])
     self.assertTrue(os.path.exists(os.path.join(run_dir, f'eval-{other}')))
 
-  @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
-  def test_results_of_an_earlier_checkpoint_go_when_a_phase_flew_the_newest(self):
-    suite = 'custom:seeds=0-1,episode_length=30'
-    experiment = _cartpole_experiment(**{
-        'loop.eval_every': 128, 'loop.eval_steps': 16, 'loop.eval_suite': suite})
-    experiment.fit()
-    run_dir = experiment.run_dir(0)
-    eval_dir = os.path.join(run_dir, f'eval-{suite}')
-    experiment.eval_agents(suite, workers=0)  # no phase has flown ckpt-64: flown here
-    self.assertEqual(results.run_checkpoints(eval_dir, run_dir), {'ckpt-64'})
-    experiment.fit(128)  # its phase at 128 flies the newest checkpoint
-    frame = experiment.eval_agents(suite, workers=0)
-    self.assertEqual(list(frame['seed']), [0, 1])
-    self.assertFalse(os.path.exists(eval_dir))
-
-  @unittest.skipUnless(_HAS_EVALUATION, 'agents.evaluation (issue 11) is not in this tree')
   def test_best_weights_are_those_that_scored_best_on_the_selection_suite(self):
     from agents import evaluation
     from agents.training import trainer
-    suite, other = 'custom:seeds=0-3,episode_length=40', 'custom:seeds=0-1,episode_length=30'
-    experiment = _cartpole_experiment(fit_budget=128, **{
-        'loop.eval_every': 32, 'loop.eval_steps': 16, 'loop.eval_suite': suite,
-        'loop.select_suite': 'custom:seeds=100-103,episode_length=40'})
-    with self.assertRaisesRegex(ExperimentError, "weights must be 'newest' or 'best'"):
-      experiment.eval_agents(suite, weights='last')
-    experiment.fit()
-    run_dir = experiment.run_dir(0)
+    experiment, run_dir = self.experiment, self.run_dir
+    suite, other = _PHASE_SUITE, _OTHER_SUITE
     step = trainer.BestPolicy.read(run_dir)['step']
     # The training phase of the chosen step flew these weights on `suite`: its rows.
     frame = experiment.eval_agents(suite, workers=0, weights='best')

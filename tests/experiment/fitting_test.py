@@ -82,6 +82,10 @@ class ProcessFitTest(unittest.TestCase):
     # The saved state is on disk: a new manager resumes fit 0 from its checkpoint.
     resumed = ConfigExperiment.load(experiment.directory, quiet=True)
     self.assertEqual(resumed.fits[0]['status'], fitting.INTERRUPTED)
+    self.assertEqual(resumed.parallelization, 'process')
+    # The resumed fits run in this process: what is resumed is on disk, and two more
+    # worker processes (TensorFlow imported in each) would check nothing more.
+    resumed.parallelization = 'inline'
     with self.assertLogs(_FIT_LOGGER, 'ERROR'):  # Fit 1 crashes again.
       summary = resumed.fit(budget=stopped_at + 128)
     self.assertEqual(summary.loc[0, 'status'], fitting.FINISHED)

@@ -167,24 +167,7 @@ class FitTest(unittest.TestCase):
       manifest.read(directory)
     self.assertTrue(any('written by batchppo-agents 0.0.1' in str(w.message) for w in caught))
 
-  def test_fit_again_extends_the_budget_and_keeps_the_first_steps(self):
-    output_dir = tempfile.mkdtemp()
-    first = _tiny_manager(output_dir, n_fit=1)
-    first.fit()
-    rows_before = first.get_writer_data()
-    # A new manager on the same directory picks up the finished fit.
-    again = _tiny_manager(output_dir, n_fit=1)
-    self.assertEqual(again.fits[0]['status'], fitting.FINISHED)
-    summary = again.fit(budget=2 * tiny_experiment.TINY_BUDGET)
-    self.assertEqual(list(summary['step']), [2 * tiny_experiment.TINY_BUDGET])
-    rows_after = again.get_writer_data()
-    steps = sorted(set(rows_after.loc[rows_after['phase'] == 'train', 'step']))
-    self.assertEqual(steps, [64, 128, 192, 256, 320, 384, 448, 512])
-    before = rows_before[rows_before['phase'] == 'train'].reset_index(drop=True)
-    after = rows_after[(rows_after['phase'] == 'train') & (rows_after['step'] <= 256)]
-    np.testing.assert_array_equal(before['value'], after.reset_index(drop=True)['value'])
-
-  def test_a_crashing_fit_is_reported_with_its_index_and_the_others_finish(self):
+  def test_a_crashing_fit_is_reported_with_its_index_and_the_others_finish_and_extend(self):
     output_dir = tempfile.mkdtemp()
     bad = [{}, crashing_env.CRASHING_OVERRIDES]
     crashing = _tiny_manager(output_dir, overrides_per_fit=bad)
@@ -198,8 +181,26 @@ class FitTest(unittest.TestCase):
     self.assertRegex(logs.output[0], r'Fit 1 of pendulum failed:\nTraceback(.|\n)*'
                      + crashing_env.MESSAGE)
     # The failed fit is tried again by the next fit(); the finished one is kept.
+    rows_before = crashing.get_writer_data()
     with self.assertLogs('agents.experiment.experiment_base', 'ERROR'):
       self.assertEqual(list(crashing.fit()['status']), [fitting.FINISHED, fitting.FAILED])
+    self.assertTrue(rows_before.equals(crashing.get_writer_data()))
+    # Fit again extends the budget and keeps the first steps (checked here on the finished
+    # fit 0, rather than on an experiment of its own that would train one more fit).
+    rows_before = rows_before[rows_before['fit'] == 0]
+    # A new manager on the same directory picks up the finished fit.
+    again = _tiny_manager(output_dir, overrides_per_fit=bad)
+    self.assertEqual(again.fits[0]['status'], fitting.FINISHED)
+    with self.assertLogs('agents.experiment.experiment_base', 'ERROR'):  # Fit 1 again.
+      summary = again.fit(budget=2 * tiny_experiment.TINY_BUDGET)
+    self.assertEqual(list(summary['step'])[0], 2 * tiny_experiment.TINY_BUDGET)
+    rows_after = again.get_writer_data()
+    rows_after = rows_after[rows_after['fit'] == 0]
+    steps = sorted(set(rows_after.loc[rows_after['phase'] == 'train', 'step']))
+    self.assertEqual(steps, [64, 128, 192, 256, 320, 384, 448, 512])
+    before = rows_before[rows_before['phase'] == 'train'].reset_index(drop=True)
+    after = rows_after[(rows_after['phase'] == 'train') & (rows_after['step'] <= 256)]
+    np.testing.assert_array_equal(before['value'], after.reset_index(drop=True)['value'])
 
   def test_profile(self):
     printed = io.StringIO()
