@@ -123,9 +123,20 @@ def _redirect_output(run_dir):
   os.close(log)
 
 
+def accept_stop_requests():
+  """Lets SIGINT stop this fit, even if the experiment was started where SIGINT is ignored.
+
+  The parent asks its fits to stop with SIGINT. A process started with SIGINT ignored (a
+  shell's `cmd &` without job control, `nohup`) passes the disposition on to the fits it
+  spawns, which would then train on through every request to stop.
+  """
+  signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _worker_main(spec, results):
   """Entry point of a fit's process: own process group, output to fit.log, then the fit."""
   os.setpgid(0, 0)
+  accept_stop_requests()
   # If the experiment process dies (even by SIGKILL), the fit saves and stops as after a
   # Ctrl-C instead of training on as an orphan nobody collects.
   parent_watch.ParentWatch(os.getppid(), lambda: os.kill(os.getpid(), signal.SIGINT)).start()

@@ -28,6 +28,17 @@ class ThreadsTest(unittest.TestCase):
       threads.environment(0)
 
 
+class StopRequestTest(unittest.TestCase):
+
+  def test_a_fit_started_with_sigint_ignored_still_stops_on_sigint(self):
+    # An experiment started by `cmd &` in a script inherits SIGINT ignored, and so would
+    # its fits: the parent's request to stop (a SIGINT) must still reach them.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    self.addCleanup(signal.signal, signal.SIGINT, previous)
+    fitting.accept_stop_requests()
+    self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+
+
 class ProcessFitTest(unittest.TestCase):
   """Worker processes (spawn): one test, since each worker imports TensorFlow anew.
 
