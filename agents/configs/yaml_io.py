@@ -33,6 +33,13 @@ def dump_yaml(config, width=None):
   return stream.getvalue()
 
 
+def _umask():
+  """This process's file-creation mask (read by setting it and setting it back)."""
+  mask = os.umask(0o022)
+  os.umask(mask)
+  return mask
+
+
 def save_yaml(config, path, width=None):
   """Writes the config to `path` as YAML: a temporary file, then an atomic rename.
 
@@ -46,6 +53,8 @@ def save_yaml(config, path, width=None):
   try:
     with os.fdopen(handle, 'w', encoding='utf-8') as file:
       file.write(dump_yaml(config, width))
+    # mkstemp makes the file private (0600); give it the mode a plain open() would.
+    os.chmod(temporary, 0o666 & ~_umask())
     os.replace(temporary, path)
   except BaseException:
     if os.path.exists(temporary):

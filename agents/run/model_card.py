@@ -31,15 +31,19 @@ def write(directory, record):
   return path
 
 
+# How the built-in algorithms' names are written; another algorithm's in capitals.
+_ALGORITHM_NAMES = {'ppo': 'PPO', 'qrdqn': 'QR-DQN'}
+
+
 def render(record):
   """The Markdown text of a record's card."""
   training = record['training']
   network = record['config'].get('network', {}).get('kind', 'unknown')
-  algorithm = record['algorithm'].upper()
+  algorithm = _ALGORITHM_NAMES.get(record['algorithm'], record['algorithm'].upper())
   exporter = record['exported']['project_version']
   sections = [
       f'# {record["name"]}: a {algorithm} policy for {record["env_id"]}',
-      f'The deterministic policy (the mode of the trained policy) of a {algorithm} run with '
+      f'The deterministic policy of a trained {algorithm} run with '
       f'the `{network}` network, exported as a TensorFlow SavedModel'
       + (f' by agents {exporter}' if exporter else '') + '. Its machine-readable record, '
       'with the full config, is `policy.yaml` beside this card.',
@@ -118,6 +122,7 @@ def _limitations(record):
   return '\n'.join([
       f'- It takes the observations of {record["env_id"]} as this version of agents makes '
       f'them ([N, {shape}] float32); another observation layout flies wrongly or not at all.',
-      '- It is deterministic (the mode of the policy) and does not learn further.',
+      '- It is deterministic (PPO: the mode of its action distribution; QR-DQN: the '
+      'greedy action) and does not learn further.',
       f'- {measured}; other seeds, episode lengths or environment settings may differ.',
   ])

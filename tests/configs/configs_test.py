@@ -116,6 +116,15 @@ class YamlFilesTest(unittest.TestCase):
     self.assertEqual(configs.load_yaml(path), config)
     self.assertEqual(configs.resolve(path), config)
 
+  def test_a_saved_file_has_the_mode_a_plain_open_gives(self):
+    # Written through a private temporary file, it must not stay private (a shared
+    # policy.yaml, a run's config.yaml read by another user).
+    previous = os.umask(0o022)
+    self.addCleanup(os.umask, previous)
+    path = os.path.join(tempfile.mkdtemp(), 'config.yaml')
+    configs.save_yaml({'seed': 1}, path)
+    self.assertEqual(os.stat(path).st_mode & 0o777, 0o644)
+
   def test_a_partial_file_merges_onto_default(self):
     path = _write('environment: {id: CartPole-v1}\nalgorithm: {learning_rate: 0.001}\n')
     config = configs.resolve(path)

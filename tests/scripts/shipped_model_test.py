@@ -92,5 +92,23 @@ class ShippedTwoStageModelTest(ShippedModelTest):
   TRAINING_COMMAND = 'python -m agents.scripts.train --config=balloon_two_stage'
 
 
+class ShippedQRDQNModelTest(ShippedModelTest):
+  """`models/balloon_qrdqn`: the best of three from-scratch fits of `balloon_qrdqn`,
+  flying greedily on BLE's observation."""
+
+  MODEL_DIR = os.path.join(MODELS, 'balloon_qrdqn')
+  STEPS, SEED, TWR50 = 4_300_800, 1878776328, 0.330
+
+  def test_it_is_the_qrdqn_greedy_policy(self):
+    import tensorflow as tf
+    model = tf.saved_model.load(self.MODEL_DIR)
+    observations = np.random.default_rng(1).uniform(
+        0, 1, (8, self.OBSERVATION_SIZE)).astype(np.float32)
+    self.assertEqual(model.quantiles(observations).shape, (8, 3, 51))
+    q_values = model.q_values(observations).numpy()
+    self.assertEqual(model.action(observations).numpy().tolist(),
+                     q_values.argmax(axis=1).tolist())
+
+
 if __name__ == '__main__':
   unittest.main()
