@@ -47,3 +47,25 @@ def policy_copy():
   path = os.path.join(tempfile.mkdtemp(prefix='tiny-policy-'), 'policy')
   shutil.copytree(os.path.join(tiny_run()[0], 'policy'), path)
   return path
+
+
+def ctrl_c_at_row(row_number):
+  """A patch of the training progress reporter that raises SIGINT (a user's Ctrl-C) as it
+  reports its `row_number`-th row; use it as a context manager. Its `steps` attribute lists
+  the steps of the rows reported under it."""
+  import signal
+  from unittest import mock
+
+  from agents.training import trainer
+  original = trainer._ProgressReporter.__call__  # pylint: disable=protected-access
+  steps = []
+
+  def interrupting_call(reporter, row):
+    steps.append(row['step'])
+    if len(steps) == row_number:
+      signal.raise_signal(signal.SIGINT)
+    return original(reporter, row)
+
+  patch = mock.patch.object(trainer._ProgressReporter, '__call__', interrupting_call)
+  patch.steps = steps
+  return patch

@@ -60,17 +60,10 @@ class TrainTest(unittest.TestCase):
     self.assertEqual(tiny_run.tiny_run()[1]['step'], 128)
     run_dir = _copy_of_tiny_run()
     handler_before = signal.getsignal(signal.SIGINT)  # SIG_IGN when run in the background
-    original = trainer._ProgressReporter.__call__
-    calls = []
-
-    def interrupting_call(reporter, row):
-      calls.append(row['step'])
-      if len(calls) == 2:
-        signal.raise_signal(signal.SIGINT)
-      return original(reporter, row)
-
     longer = tiny_run.tiny_config(steps=10_000, log_every=32)
-    with mock.patch.object(trainer._ProgressReporter, '__call__', interrupting_call):
+    ctrl_c = tiny_run.ctrl_c_at_row(2)
+    calls = ctrl_c.steps
+    with ctrl_c:
       result = trainer.train(longer, run_dir, quiet=True)
     # The finished run continued from its checkpoint at 128, with the new cadence.
     self.assertEqual(calls, [160, 192])

@@ -11,6 +11,17 @@ from agents.env.balloon.constants import BALLOON_COLUMN_INDEX
 from agents.env.balloon.observation.lookahead import check_lookahead
 
 
+def check_stride(config, reader):
+  """`network.column_stride` of `config`, refused (naming `reader`, what reads the column)
+  unless it divides the balloon's own level's index, so that level is read."""
+  stride = config['network']['column_stride']
+  if BALLOON_COLUMN_INDEX % stride:
+    raise ConfigError(f"Config key 'network.column_stride' = {stride} must divide "
+                      f"{BALLOON_COLUMN_INDEX}, so that {reader} reads the balloon's own "
+                      'level.')
+  return stride
+
+
 @dataclasses.dataclass(frozen=True)
 class ColumnNetworkConfig:
   """The wind-column policy's own keys of the `network` section."""
@@ -23,12 +34,9 @@ class ColumnNetworkConfig:
 
   @staticmethod
   def check_run(config):
-    """Refuses a `column_stride` that would skip the balloon's own level."""
-    stride = config['network']['column_stride']
-    if BALLOON_COLUMN_INDEX % stride:
-      raise ConfigError(f"Config key 'network.column_stride' = {stride} must divide "
-                        f'{BALLOON_COLUMN_INDEX}, so that the column policy reads the '
-                        "balloon's own level.")
+    """Refuses a `column_stride` that would skip the balloon's own level, or levels
+    without lookahead features."""
+    stride = check_stride(config, 'the column policy')
     option = ((config.get('environment') or {}).get('kwargs') or {}).get('lookahead')
     try:
       lookahead = check_lookahead(option)
@@ -52,8 +60,4 @@ class ColumnQuantileConfig:
   @staticmethod
   def check_run(config):
     """Refuses a `column_stride` that would skip the balloon's own level."""
-    stride = config['network']['column_stride']
-    if BALLOON_COLUMN_INDEX % stride:
-      raise ConfigError(f"Config key 'network.column_stride' = {stride} must divide "
-                        f'{BALLOON_COLUMN_INDEX}, so that the network reads the balloon\'s '
-                        'own level.')
+    check_stride(config, 'the network')

@@ -3,10 +3,8 @@
 import json
 import os
 import shutil
-import signal
 import tempfile
 import unittest
-from unittest import mock
 
 import numpy as np
 import tensorflow as tf
@@ -16,7 +14,7 @@ from agents.evaluation import play
 from agents.scripts import export
 from agents.scripts import train as train_script
 from agents.training import builders, trainer
-from tests.helpers import commands
+from tests.helpers import commands, tiny_run
 
 TINY = {'environment.num_agents': 2, 'algorithm.replay_capacity': 512,
         'algorithm.learning_starts': 32, 'algorithm.batch_size': 16,
@@ -42,17 +40,8 @@ class RunTest(unittest.TestCase):
     # the interrupted run resumes with it; the finished run exports the greedy policy.
     run_dir = tempfile.mkdtemp(prefix='qrdqn-run-')
     self.addCleanup(shutil.rmtree, run_dir)
-    original = trainer._ProgressReporter.__call__  # pylint: disable=protected-access
-    calls = []
-
-    def interrupting_call(reporter, row):
-      calls.append(row['step'])
-      if len(calls) == 2:
-        signal.raise_signal(signal.SIGINT)
-      return original(reporter, row)
-
     # Ctrl-C saves a checkpoint with the replay memory.
-    with mock.patch.object(trainer._ProgressReporter, '__call__', interrupting_call):
+    with tiny_run.ctrl_c_at_row(2):
       interrupted = trainer.train(_tiny(**{'loop.steps': 10_000}), run_dir, quiet=True)
     self.assertTrue(interrupted['interrupted'])
     self.assertLess(interrupted['step'], 128)
