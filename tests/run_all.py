@@ -198,12 +198,14 @@ def _units(modules, durations, shard_seconds):
 
   A module that took longer than `shard_seconds` is split into shards of its test
   classes, so one slow module does not hold up the end of the run; modules never timed
-  go first, whole.
+  go first, whole, and so do those that need a fresh process (each shard would pay a
+  process and TensorFlow's import of its own, even a shard with no class in it).
   """
   units = []
   for module in modules:
     seconds = durations.get(module, float('inf'))
-    shards = 1 if seconds == float('inf') else max(1, math.ceil(seconds / shard_seconds))
+    whole = seconds == float('inf') or module in FRESH_PROCESS_MODULES
+    shards = 1 if whole else max(1, math.ceil(seconds / shard_seconds))
     units += [(module, shard, shards, seconds / shards) for shard in range(shards)]
   return sorted(units, key=lambda unit: -unit[3])
 

@@ -65,6 +65,11 @@ class RunAllTest(unittest.TestCase):
                      [('new', 0, 1), ('slow', 0, 3), ('slow', 1, 3), ('slow', 2, 3),
                       ('fast', 0, 1)])
 
+  def test_a_module_that_needs_a_fresh_process_stays_whole(self):
+    fresh = run_all.FRESH_PROCESS_MODULES[0]
+    units = run_all._units([fresh, 'slow'], {fresh: 150.0, 'slow': 40.0}, shard_seconds=15.0)
+    self.assertEqual([unit[:3] for unit in units if unit[0] == fresh], [(fresh, 0, 1)])
+
   def test_shards_are_whole_classes_and_cover_the_suite_once(self):
     loader = unittest.TestLoader()
     suite = unittest.TestSuite(loader.loadTestsFromTestCase(case) for case in _sample_cases())
