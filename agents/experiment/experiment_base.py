@@ -84,6 +84,10 @@ class Experiment:
   """`n_fit` seeded fits in one folder: their states, runs, manifest and profile."""
 
   quiet = True
+  # The CPUs this experiment's fits share (None: this machine's cores). A search running
+  # trials at once gives each trial its part, so that its fits' threads (and the CPUs a
+  # Ray task declares) add up to the machine instead of each trial taking all of it.
+  cpu_share = None
 
   def _open(self, seed):
     """Sets the seeds and fits; adopts the same experiment's state found in `directory`."""
@@ -147,7 +151,7 @@ class Experiment:
     if not targets:
       return
     max_workers = min(self.max_workers or (os.cpu_count() or 1), len(targets))
-    threads = threads_lib.threads_per_fit(max_workers)
+    threads = threads_lib.threads_per_fit(max_workers, self.cpu_share)
     specs = [self._fit_spec(index, budget, threads) for index, budget in targets.items()]
     if fit_kwargs:
       for spec in specs:

@@ -193,7 +193,8 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
     continue_previous: continue the last study in the experiment's storage
       (re-running cut-off trials); False starts a new study beside it.
     n_workers: trials running at once (threads, each running its fits in
-      worker processes or Ray tasks).
+      worker processes or Ray tasks); they share the cores, each trial's fits
+      using at most its 1/n_workers part in threads (and Ray CPUs).
     objective: callable(trial_manager) -> float to maximise; defaults to the
       experiment's `default_objective()`.
     search_space: search space (see `search_distributions.py`); None: the experiment's
@@ -262,6 +263,8 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
 
   trials_dir = os.path.join(manager.directory, 'trials')
   per_trial_workers = max(1, (manager.max_workers or os.cpu_count() or 1) // n_workers)
+  # The trials at once share the cores: each trial's fits get its part.
+  per_trial_cpus = max(1, (os.cpu_count() or 1) // n_workers)
 
   def run_trial(trial):
     if space is None:  # The agent class samples its own arguments (rlberry's way).
@@ -270,6 +273,7 @@ def optimize(manager, n_trials=20, timeout=None, n_fit=2, sampler='tpe', pruner=
       params = search_distributions.sample(trial, space)
     child = manager.trial_manager(params, n_fit, budget, trials_dir, per_trial_workers,
                                   trial_name(params))
+    child.cpu_share = per_trial_cpus
     trial.set_user_attr('directory', os.path.relpath(child.directory, manager.directory))
     score = None
     for chunk_budget in budgets:

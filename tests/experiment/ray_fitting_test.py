@@ -1,4 +1,5 @@
-"""Tests of agents/experiment/ray_fitting.py: 2 short fits on a local 2-CPU Ray instance."""
+"""Tests of agents/experiment/ray_fitting.py: short fits on a local Ray instance of this
+machine's CPUs."""
 
 import os
 import tempfile
@@ -6,6 +7,7 @@ import unittest
 from unittest import mock
 
 from agents.experiment import ConfigExperiment, experiment_base, fitting, ray_fitting
+from agents.experiment import threads as threads_lib
 from agents.experiment.search_distributions import LogUniform
 from tests.helpers import ray_instance, tiny_experiment
 
@@ -31,8 +33,11 @@ class RayFitTest(unittest.TestCase):
 
   @classmethod
   def setUpClass(cls):
-    # A fit declares its threads as CPUs: a trial's lone fit, all of this 2-core machine's.
-    ray_instance.start(num_cpus=2)
+    # A fit declares its threads as CPUs, its part of this machine's cores: as many CPUs
+    # here, so that two fits (or two trials' fits) run at once. Tasks of the same thread
+    # count share a runtime environment, so the second test's fits reuse the first's
+    # worker processes (TensorFlow already imported).
+    ray_instance.start(num_cpus=os.cpu_count() or 1)
 
   @classmethod
   def tearDownClass(cls):
@@ -57,10 +62,15 @@ class RayFitTest(unittest.TestCase):
         'pendulum', n_fit=1, fit_budget=_BUDGET,
         output_dir=tempfile.mkdtemp(), seed=0, overrides=tiny_experiment.TINY_OVERRIDES,
         parallelization='ray', quiet=True)
-    # Two trials at once (threads), each fit a Ray task declaring one CPU.
-    experiment.optimize_hyperparams(
-        n_trials=2, n_fit=1, sampler='random', pruner='none', fit_fraction=1.0, n_workers=2,
-        search_space={'algorithm.learning_rate': LogUniform(1e-4, 1e-2)})
+    # Two trials at once (threads), each fit a Ray task declaring its trial's half of the
+    # cores (one CPU here), so that both trials' fits run at once.
+    with mock.patch.object(ray_fitting, 'run_fits_on_ray',
+                           wraps=ray_fitting.run_fits_on_ray) as run_fits:
+      experiment.optimize_hyperparams(
+          n_trials=2, n_fit=1, sampler='random', pruner='none', fit_fraction=1.0,
+          n_workers=2, search_space={'algorithm.learning_rate': LogUniform(1e-4, 1e-2)})
+    threads = [spec.threads for call in run_fits.call_args_list for spec in call.args[0]]
+    self.assertEqual(threads, [threads_lib.threads_per_fit(2)] * 2)
     self.assertEqual(experiment.study['complete'], 2)
     self.assertEqual(len(os.listdir(os.path.join(experiment.directory, 'trials'))), 2)
 

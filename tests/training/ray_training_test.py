@@ -1,8 +1,10 @@
-"""Training runs whose environments step in Ray actors on a local two-node cluster.
+"""Training runs whose environments step in Ray actors on one local two-node cluster.
 
-One `ray.cluster_utils.Cluster` serves `RayTrainingTest`: a head and a second node of one
-CPU each, so the two slabs of a run (one CPU per actor, spread) land one on each node.
-`HeadLossTest` starts a cluster of its own, whose head it kills.
+One `ray.cluster_utils.Cluster` serves the whole module: a head and a second node of one
+CPU each, so the two slabs of a run (one CPU per actor, spread) land one on each node. Its
+last test kills the head under a running learner, so it must run last: `load_tests` puts
+it at the end of the module's suite, its name sorts last in the class, and every other
+test fails at once, saying why, if it ever runs after the head is gone.
 """
 
 import contextlib
@@ -30,7 +32,9 @@ try:
 except ImportError:
   ray = None
 
-_CLUSTER = None  # RayTrainingTest's cluster, which its driver (this process) joins.
+_CLUSTER = None  # The module's cluster, which its driver (this process) joins.
+# The test that kills the cluster's head: `load_tests` runs it after every other test.
+_HEAD_LOSS_TEST = 'test_the_head_lost_last_ends_the_run_with_a_checkpoint_and_one_line'
 
 
 def _ray_overrides(**overrides):
@@ -63,8 +67,23 @@ def _rows(run_dir):
   return rows
 
 
+def load_tests(loader, tests, pattern):  # pylint: disable=unused-argument
+  """The module's tests in their usual order, but with the head-loss test last."""
+  flat, stack = [], [tests]
+  while stack:
+    item = stack.pop(0)
+    if isinstance(item, unittest.TestSuite):
+      stack[:0] = list(item)
+    else:
+      flat.append(item)
+  last = [test for test in flat if getattr(test, '_testMethodName', '') == _HEAD_LOSS_TEST]
+  return unittest.TestSuite([test for test in flat if test not in last] + last)
+
+
 @unittest.skipIf(ray is None, "Ray is not installed (pip install -e '.[ray]')")
 class RayTrainingTest(unittest.TestCase):
+
+  head_lost = False  # Set by the head-loss test, which must be the last.
 
   @classmethod
   def setUpClass(cls):
@@ -81,28 +100,49 @@ class RayTrainingTest(unittest.TestCase):
     environ.start()
     cls.addClassCleanup(environ.stop)
     _CLUSTER = ray_instance.start_cluster(num_nodes=2)
+    # Without their GCS (after the head-loss test), the nodes' agents outlive a shutdown:
+    # killed last, if they are still the same processes.
+    agents = _process_keys(
+        pid for node in _CLUSTER.list_all_nodes()
+        for pid in _descendants(node.all_processes['raylet'][0].process.pid))
+    cls.addClassCleanup(_kill_all, agents)
     cls.addClassCleanup(_CLUSTER.shutdown)
     ray_cluster.init(_CLUSTER.address)
     cls.addClassCleanup(ray.shutdown)
+
+  def setUp(self):
+    if type(self).head_lost:
+      self.fail(f'{self.id()} ran after {_HEAD_LOSS_TEST}, which killed the cluster\'s head; '
+                'run the module (its load_tests puts that test last), not single classes '
+                'in another order')
 
   def _train(self, config, run_dir=None):
     run_dir = run_dir or tempfile.mkdtemp(prefix='ray-run-')
     return run_dir, trainer.train(config, run_dir, quiet=True, export_policy=False)
 
-  def _check_resumes_on_both_nodes(self, config, more_steps, compare_with=None):
+  def _check_resumes_on_both_nodes(self, config, more_steps, compare_with=None, marker=None):
+    """Trains `config`, then resumes it for `more_steps`: both sessions spread their actors
+    over both nodes. With `compare_with`, the first session must be the same run as that
+    config's. With `marker` (a CrashOnceCartPole run's), the marker is removed before the
+    second session, whose warnings are returned."""
     run_dir, result = self._train(config)
     self.assertEqual(result['step'], config['loop']['steps'])
     if compare_with is not None:
       self._check_same_run(self._train(compare_with)[0], run_dir)
     steps = config['loop']['steps'] + more_steps
-    _, resumed = self._train(dict(config, loop=dict(config['loop'], steps=steps)), run_dir)
+    logs = None
+    with contextlib.ExitStack() as stack:
+      if marker is not None:
+        os.remove(marker)
+        logs = stack.enter_context(self.assertLogs('agents', logging.WARNING))
+      _, resumed = self._train(dict(config, loop=dict(config['loop'], steps=steps)), run_dir)
     self.assertEqual(resumed['step'], steps)
     sessions = _nodes_of_sessions(run_dir)
     self.assertEqual(len(sessions), 2)
     for nodes in sessions:
       self.assertEqual(len(set(nodes)), 2, f'the actors were not spread: {nodes}')
     self.assertEqual(_alive_slab_actors(), [])
-    return run_dir
+    return None if logs is None else '\n'.join(logs.output)
 
   def _check_same_run(self, *run_dirs):
     """The runs wrote the same rows (losses, scores, episodes) and the same checkpoint."""
@@ -123,12 +163,30 @@ class RayTrainingTest(unittest.TestCase):
                  if not np.array_equal(tensors[0][name], tensors[1][name])]
     self.assertEqual(differing, [])
 
-  def test_cartpole_runs_as_in_processes_then_resumes_with_actors_on_both_nodes(self):
-    # One Ray run checks two facts: its first session is the same run as with worker
-    # processes (same seed), and it resumes with its actors spread over both nodes.
-    config = tiny_run.tiny_config(**_ray_overrides(seed=3))
-    self._check_resumes_on_both_nodes(config, 64, compare_with=tiny_run.tiny_config(
-        seed=3, **{'environment.processes': True, 'environment.envs_per_process': 1}))
+  def test_cartpole_runs_as_in_processes_then_resumes_through_an_actor_restart(self):
+    # One Ray run checks three facts: its first session is the same run as with worker
+    # processes (same seed); it resumes with its actors spread over both nodes; and in the
+    # second session an actor killed mid-run is restarted and the run finishes. Its
+    # CartPole kills its process once (CrashOnceCartPole), when its marker file is missing:
+    # the marker is there for the first session and the run in processes, not the second.
+    marker = os.path.join(tempfile.mkdtemp(), 'crashed')
+    with open(marker, 'w', encoding='utf-8'):
+      pass
+    crash_once = {'environment.id': 'CrashOnceCartPole-v0',
+                  'environment.imports': ['tests.helpers.crash_once_env'],
+                  'environment.kwargs': {'marker': marker, 'crash_at': 20},
+                  'environment.max_restarts': 1, 'seed': 3}
+    config = tiny_run.tiny_config(**_ray_overrides(**crash_once))
+    text = self._check_resumes_on_both_nodes(
+        config, 64, marker=marker, compare_with=tiny_run.tiny_config(**crash_once, **{
+            'environment.processes': True, 'environment.envs_per_process': 1}))
+    # An actor killed mid-run is restarted and the run finishes (the resume reached its
+    # steps, and no actor is left, as checked above).
+    self.assertTrue(os.path.exists(marker), 'no actor crashed')
+    self.assertRegex(text, r'environment \d on node \S+ died during a (step|reset): \S')
+    self.assertRegex(text, r'environment \d restarted on node \S+')
+    # The restart flag is the batch's own info key: the in-graph environment drops it quietly.
+    self.assertNotIn('worker_restarted', text)
 
   def test_balloon_trains_and_resumes_with_actors_on_both_nodes(self):
     config = tiny_run.tiny_config('balloon', **_ray_overrides(**{
@@ -137,24 +195,6 @@ class RayTrainingTest(unittest.TestCase):
         'loop.checkpoint_every': 32, 'algorithm.segment_length': 8,
         'loop.steps_per_call': 8, 'loop.eval_suite': None}))
     self._check_resumes_on_both_nodes(config, 32)
-
-  def test_an_actor_killed_mid_run_is_restarted_and_the_run_finishes(self):
-    marker = os.path.join(tempfile.mkdtemp(), 'crashed')
-    config = tiny_run.tiny_config(**_ray_overrides(**{
-        'environment.id': 'CrashOnceCartPole-v0',
-        'environment.imports': ['tests.helpers.crash_once_env'],
-        'environment.kwargs': {'marker': marker, 'crash_at': 20},
-        'environment.max_restarts': 1, 'loop.steps': 64}))
-    with self.assertLogs('agents', logging.WARNING) as logs:
-      _, result = self._train(config)
-    self.assertTrue(os.path.exists(marker), 'no actor crashed')
-    self.assertEqual(result['step'], config['loop']['steps'])
-    text = '\n'.join(logs.output)
-    self.assertRegex(text, r'environment \d on node \S+ died during a (step|reset): \S')
-    self.assertRegex(text, r'environment \d restarted on node \S+')
-    # The restart flag is the batch's own info key: the in-graph environment drops it quietly.
-    self.assertNotIn('worker_restarted', text)
-    self.assertEqual(_alive_slab_actors(), [])
 
   def test_python_agents_batch_on_ray_steps_as_in_processes(self):
     from agents.python_agents import train_lib
@@ -205,6 +245,38 @@ class RayTrainingTest(unittest.TestCase):
                       f'actors left alive: {_alive_slab_actors()}')
       time.sleep(0.5)
 
+  def test_the_head_lost_last_ends_the_run_with_a_checkpoint_and_one_line(self):
+    # The module's last test (load_tests): it kills the head of the shared cluster under a
+    # running learner. This process leaves the cluster first, as Ray ends a driver whose
+    # head stays away.
+    type(self).head_lost = True
+    ray.shutdown()
+    logdir = tempfile.mkdtemp(prefix='ray-head-loss-')
+    run_dir = os.path.join(logdir, 't-cartpole')
+    child = _learner(logdir, _CLUSTER.address, '--set', 'environment.envs_per_process=1')
+    self.addCleanup(child.wait)
+    self.addCleanup(child.kill)
+    deadline = time.monotonic() + 180
+    while not _rows(run_dir):
+      self.assertLess(time.monotonic(), deadline, 'the learner did not start training')
+      self.assertIsNone(child.poll(), child.stderr.read() if child.poll() else '')
+      time.sleep(0.5)
+    # The head machine goes: its raylet, GCS and the agents the raylet started.
+    head = _CLUSTER.head_node
+    descendants = _process_keys(_descendants(head.all_processes['raylet'][0].process.pid))
+    head.kill_all_processes(check_alive=False, allow_graceful=False)
+    _kill_all(descendants)
+    _, stderr = child.communicate(timeout=120)
+    self.assertEqual(child.returncode, 1, stderr[-3000:])
+    lines = [line for line in stderr.splitlines() if 'train: error:' in line]
+    self.assertEqual(len(lines), 1, stderr[-3000:])
+    self.assertRegex(lines[0], r"the Ray cluster's head at \S+ was lost; the run stopped at "
+                     r'step \d+ with checkpoint \S+; resume it with --resume=')
+    self.assertNotIn('Traceback', stderr)
+    step = int(re.search(r'stopped at step (\d+)', lines[0]).group(1))
+    saved = checkpoints.newest_readable(os.path.join(run_dir, 'checkpoints'))
+    self.assertTrue(saved.endswith(f'-{step}'), (saved, step))
+
 
 def _descendants(pid):
   """The pids of every process under `pid` (read from /proc)."""
@@ -225,10 +297,27 @@ def _descendants(pid):
   return found
 
 
-def _kill_all(pids):
-  for pid in pids:
-    with contextlib.suppress(ProcessLookupError):
-      os.kill(pid, signal.SIGKILL)
+def _start_time(pid):
+  """The start time of process `pid` (clock ticks after boot), or None if it is gone."""
+  try:
+    with open(f'/proc/{pid}/stat', encoding='utf-8') as file:
+      return int(file.read().rsplit(')', 1)[1].split()[19])
+  except (OSError, ValueError, IndexError):
+    return None
+
+
+def _process_keys(pids):
+  """(pid, start time) of each process: what `_kill_all` checks before it kills."""
+  return [(pid, _start_time(pid)) for pid in pids]
+
+
+def _kill_all(keys):
+  """SIGKILLs the processes of `_process_keys` still running (not a later one that took a
+  recycled pid)."""
+  for pid, started in keys:
+    if started is not None and _start_time(pid) == started:
+      with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _learner(logdir, address, *extra):
@@ -241,42 +330,6 @@ def _learner(logdir, address, *extra):
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-@unittest.skipIf(ray is None, "Ray is not installed (pip install -e '.[ray]')")
-class HeadLossTest(unittest.TestCase):
-  """A cluster of its own, whose head the test kills under a running learner."""
-
-  def test_losing_the_head_ends_the_run_with_a_checkpoint_and_one_line(self):
-    cluster = ray_instance.start_cluster(num_nodes=2)
-    agents = []  # Without their GCS, the nodes' agents outlive a shutdown: killed last.
-    self.addCleanup(_kill_all, agents)
-    self.addCleanup(cluster.shutdown)
-    for node in cluster.list_all_nodes():
-      agents.extend(_descendants(node.all_processes['raylet'][0].process.pid))
-    logdir = tempfile.mkdtemp(prefix='ray-head-loss-')
-    run_dir = os.path.join(logdir, 't-cartpole')
-    child = _learner(logdir, cluster.address, '--set', 'environment.envs_per_process=1')
-    self.addCleanup(child.wait)
-    self.addCleanup(child.kill)
-    deadline = time.monotonic() + 180
-    while not _rows(run_dir):
-      self.assertLess(time.monotonic(), deadline, 'the learner did not start training')
-      self.assertIsNone(child.poll(), child.stderr.read() if child.poll() else '')
-      time.sleep(0.5)
-    # The head machine goes: its raylet, GCS and the agents the raylet started.
-    raylet = cluster.head_node.all_processes['raylet'][0].process.pid
-    descendants = _descendants(raylet)
-    cluster.head_node.kill_all_processes(check_alive=False, allow_graceful=False)
-    _kill_all(descendants)
-    _, stderr = child.communicate(timeout=120)
-    self.assertEqual(child.returncode, 1, stderr[-3000:])
-    lines = [line for line in stderr.splitlines() if 'train: error:' in line]
-    self.assertEqual(len(lines), 1, stderr[-3000:])
-    self.assertRegex(lines[0], r"the Ray cluster's head at \S+ was lost; the run stopped at "
-                     r'step \d+ with checkpoint \S+; resume it with --resume=')
-    self.assertNotIn('Traceback', stderr)
-    step = int(re.search(r'stopped at step (\d+)', lines[0]).group(1))
-    saved = checkpoints.newest_readable(os.path.join(run_dir, 'checkpoints'))
-    self.assertTrue(saved.endswith(f'-{step}'), (saved, step))
 
 
 if __name__ == '__main__':
