@@ -81,9 +81,13 @@ class LoopTest(unittest.TestCase):
     self.assertEqual(_is_training_per_step(agent), [False, True, True])
     self.assertEqual(_steps_with_begin(agent), [0, 1])
 
-  def test_writes_metrics_rows_and_tensorboard_events_per_phase(self):
-    loop, _ = loop_child.build(self.logdir)
+  def test_metrics_rows_and_events_per_phase_and_an_exact_restore(self):
+    # One run of 60 steps checks two facts: it writes metrics rows and TensorBoard
+    # events per phase; a restore brings back its step, weights and optimizer state
+    # exactly.
+    loop, learner = loop_child.build(self.logdir)
     loop.run(60)
+    # Metrics rows and TensorBoard events per phase.
     rows = metrics_writer.read_metrics(os.path.join(self.logdir, 'metrics.jsonl'))
     self.assertEqual([(row['phase'], row['step']) for row in rows], [
         ('train', 10), ('train', 20), ('eval', 30), ('train', 40), ('train', 50), ('eval', 60)])
@@ -101,20 +105,21 @@ class LoopTest(unittest.TestCase):
     self.assertLessEqual({'mean_score', 'mean_length', 'episodes', 'loss'}, tags['train'])
     self.assertIn('mean_score', tags['eval'])
 
-  def test_restore_brings_back_step_weights_and_optimizer_state_exactly(self):
-    loop, learner = loop_child.build(self.logdir)
-    loop.run(40)
+    # The restore brings back the step, the weights and the optimizer state exactly.
     expected = _all_values(learner)
     self.assertGreater(int(learner.optimizer.iterations.numpy()), 0)
     loop, learner = loop_child.build(self.logdir)
-    self.assertEqual(loop.restore(), 40)
-    self.assertEqual(int(loop.step.numpy()), 40)
+    self.assertEqual(loop.restore(), 60)
+    self.assertEqual(int(loop.step.numpy()), 60)
     restored = _all_values(learner)
     self.assertEqual(set(restored), set(expected))
     for name, value in expected.items():
       np.testing.assert_array_equal(restored[name], value, err_msg=name)
 
-  def test_partially_written_checkpoint_is_never_restored(self):
+  def test_what_a_kill_leaves_half_written_is_never_restored(self):
+    # One run checks two facts of a process killed after its checkpoint at step 20:
+    # a checkpoint it was still writing is never restored, and the metrics rows written
+    # after the restored step (the last one cut off) are dropped.
     loop, _ = loop_child.build(self.logdir)
     loop.run(20)
     # What a process killed while saving step 30 leaves behind: data and index
@@ -123,18 +128,15 @@ class LoopTest(unittest.TestCase):
     for name in ('ckpt-30.index', 'ckpt-30.data-00000-of-00001'):
       with open(os.path.join(folder, name), 'wb') as file:
         file.write(b'\x00partial')
-    loop, _ = loop_child.build(self.logdir)
-    self.assertEqual(loop.restore(), 20)
-
-  def test_metrics_after_the_restored_step_are_dropped(self):
-    loop, _ = loop_child.build(self.logdir)
-    loop.run(20)
+    # And rows past the checkpoint, the last one cut off by the kill.
     path = os.path.join(self.logdir, 'metrics.jsonl')
     metrics_writer.MetricsWriter(path).write({'step': 25, 'phase': 'eval'})
     with open(path, 'a') as file:
       file.write('{"step": 26, "pha')  # A line cut off by a kill.
     loop, _ = loop_child.build(self.logdir)
-    loop.restore()
+    # The partially written checkpoint is never restored.
+    self.assertEqual(loop.restore(), 20)
+    # The metrics after the restored step are dropped.
     self.assertEqual([row['step'] for row in metrics_writer.read_metrics(path)], [10, 20])
 
   def test_bad_phases_are_rejected_with_their_name(self):

@@ -189,12 +189,15 @@ class QRDQN(algorithm.InGraphAlgorithm):
     # The network scores actions 0..n-1; the space's actions start at `start`.
     self._action_start = int(action_space.start)
 
+    # The initial weights are read first: a missing file fails at once, before two
+    # networks (7 x 600 units for Perciatelli44) are built and initialised for nothing.
+    weights = (load_initial_weights(network_config) if network_config.initial_weights
+               else None)
     self.online_network, self.target_network = (
         build_network(network_config, dict(network_options or {}), self._observ_size,
                       self._num_actions, config.num_quantiles, seed, network_name)
         for network_name in ('online', 'target'))
-    if network_config.initial_weights:
-      weights = load_initial_weights(network_config)
+    if weights is not None:
       for network in (self.online_network, self.target_network):
         network.set_layer_weights(weights)
     self.memory = replay.ReplayMemory(

@@ -3,6 +3,7 @@
 import os
 import tempfile
 import unittest
+import weakref
 
 import gymnasium
 import numpy as np
@@ -24,13 +25,23 @@ def _make(action_space=BOX, batch_size=4, network='feed_forward', seed=0, **kwar
   return ppo.PPO(batch_size, OBSERVATION_SPACE, action_space, net, **options)
 
 
+_FUNCTIONS = weakref.WeakKeyDictionary()
+
+
+def _functions(algorithm):
+  """The algorithm's `perform` and `experience` as `tf.function`s, traced once per
+  algorithm however often it is driven."""
+  if algorithm not in _FUNCTIONS:
+    _FUNCTIONS[algorithm] = (tf.function(algorithm.perform), tf.function(algorithm.experience))
+  return _FUNCTIONS[algorithm]
+
+
 def _drive(algorithm, steps, batch_size=4, seed=0, truncate_at=None):
   """Runs perform/experience on a toy stream; returns the actions performed."""
   rng = np.random.default_rng(seed)
   indices = tf.range(batch_size)
   algorithm.begin_episode(indices)
-  perform = tf.function(algorithm.perform)
-  experience = tf.function(algorithm.experience)
+  perform, experience = _functions(algorithm)
   observ = rng.normal(size=(batch_size, 3)).astype(np.float32)
   actions = []
   for step in range(steps):

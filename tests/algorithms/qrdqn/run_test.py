@@ -48,8 +48,8 @@ class RunTest(unittest.TestCase):
     _, first, _, _ = builders.restore_algorithm(run_dir)
     self.assertEqual(int(first.env_steps.numpy()), interrupted['step'])
     self.assertGreater(int(first.num_updates.numpy()), 0)
-    # The run resumes with its replay memory.
-    result = trainer.train(_tiny(), run_dir, quiet=True)
+    # The run resumes with its replay memory (exported below by the export command).
+    result = trainer.train(_tiny(), run_dir, quiet=True, export_policy=False)
     self.assertFalse(result['interrupted'])
     self.assertEqual(result['step'], 128)
     _, algorithm, _, _ = builders.restore_algorithm(run_dir)

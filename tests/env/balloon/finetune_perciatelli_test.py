@@ -30,14 +30,15 @@ def _fixed_batch():
                          np.full((1, SIZE), 0.5, np.float32), draws])
 
 
-def _released_weights_or_skip(test):
+def _released_weights_or_skip():
+  """The released weights' path; skips the test (or class) on a machine without them."""
   try:
     path = perciatelli44.find_weights()
   except perciatelli44.WeightsError:
-    test.skipTest('no Perciatelli44 weights on this machine (python -m '
-                  'agents.env.balloon.controllers.perciatelli44 fetch)')
+    raise unittest.SkipTest('no Perciatelli44 weights on this machine (python -m '
+                            'agents.env.balloon.controllers.perciatelli44 fetch)') from None
   if perciatelli44.sha256_of(path) != perciatelli44.SHA256:
-    test.skipTest(f'{path} is not the weights BLE 1.0.1 ships')
+    raise unittest.SkipTest(f'{path} is not the weights BLE 1.0.1 ships')
   return path
 
 
@@ -52,11 +53,17 @@ def _finetune_qrdqn(**overrides):
 class ReleasedWeightsTest(unittest.TestCase):
   """QR-DQN's network with the released weights gives the frozen graph's Q-values."""
 
+  @classmethod
+  def setUpClass(cls):
+    # The frozen graph is loaded once; its Q-values of the fixed batch are what each
+    # network built from the weights must give.
+    cls.path = _released_weights_or_skip()
+    cls.batch = _fixed_batch()
+    cls.frozen = perciatelli44.load(cls.path).q_values(cls.batch)
+
   def test_same_q_values_and_actions_as_the_frozen_graph(self):
-    path = _released_weights_or_skip(self)
     algorithm = _finetune_qrdqn()
-    batch = _fixed_batch()
-    frozen = perciatelli44.load(path).q_values(batch)
+    batch, frozen = self.batch, self.frozen
     for network in (algorithm.online_network, algorithm.target_network):
       np.testing.assert_allclose(algorithm.q_values(batch, network).numpy(), frozen,
                                  rtol=1e-5, atol=2e-4)
@@ -65,18 +72,16 @@ class ReleasedWeightsTest(unittest.TestCase):
     self.assertEqual(tuple(algorithm.quantiles(batch).shape), (8, 3, 51))
 
   def test_the_layers_read_from_the_graph(self):
-    path = _released_weights_or_skip(self)
-    layers = perciatelli44.layer_weights(path)
+    layers = perciatelli44.layer_weights(self.path)
     self.assertEqual([kernel.shape for kernel, _ in layers],
                      [(SIZE, 600)] + [(600, 600)] * 6 + [(600, 153)])
 
   def test_the_agent_starts_from_them(self):
-    _released_weights_or_skip(self)
+    # The agent finds the weights itself, where `find_weights` found them.
     agent = run_helpers.create_agent('finetune_perciatelli', 3, (SIZE,), num_envs=2,
                                      matmul_dtype='float32', replay_capacity=512)
-    batch = _fixed_batch()
-    np.testing.assert_allclose(agent.batched_agent.qrdqn.q_values(batch).numpy(),
-                               perciatelli44.load().q_values(batch), rtol=1e-5, atol=2e-4)
+    np.testing.assert_allclose(agent.batched_agent.qrdqn.q_values(self.batch).numpy(),
+                               self.frozen, rtol=1e-5, atol=2e-4)
 
 
 class MissingWeightsTest(unittest.TestCase):
