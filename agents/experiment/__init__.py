@@ -10,23 +10,33 @@ line runs. Both share `experiment_base.py`; `search.py` and `search_distribution
 hold the Optuna search, `comparison.py` the statistics.
 """
 
-from agents.experiment.agent_base import Agent, AgentWithSimplePolicy, Seeder
-from agents.experiment.comparison import compare, compare_scores
-from agents.experiment.config_experiment import ConfigExperiment
-from agents.experiment.errors import ExperimentError
-from agents.experiment.manager import ExperimentManager
-from agents.experiment.manifest import NotAnExperimentError
-from agents.experiment.search_distributions import (
-    Categorical,
-    Int,
-    LogUniform,
-    SearchSpaceError,
-    Uniform,
-)
-from agents.experiment.writer import DefaultWriter
+import importlib
 
-__all__ = [
-    'Agent', 'AgentWithSimplePolicy', 'Categorical', 'ConfigExperiment', 'DefaultWriter',
-    'ExperimentError', 'ExperimentManager', 'Int', 'LogUniform', 'NotAnExperimentError',
-    'SearchSpaceError', 'Seeder', 'Uniform', 'compare', 'compare_scores',
-]
+# Each public name and the module that defines it, imported when first asked for: a fit's
+# worker process (which imports `agents.experiment.fitting`, hence this package) then
+# pays for what it runs, not for pandas, SciPy and the rest of the experiment API.
+_EXPORTS = {
+    'Agent': 'agent_base', 'AgentWithSimplePolicy': 'agent_base', 'Seeder': 'agent_base',
+    'compare': 'comparison', 'compare_scores': 'comparison',
+    'ConfigExperiment': 'config_experiment', 'ExperimentError': 'errors',
+    'ExperimentManager': 'manager', 'NotAnExperimentError': 'manifest',
+    'Categorical': 'search_distributions', 'Int': 'search_distributions',
+    'LogUniform': 'search_distributions', 'SearchSpaceError': 'search_distributions',
+    'Uniform': 'search_distributions', 'DefaultWriter': 'writer',
+}
+
+__all__ = sorted(_EXPORTS, key=lambda name: (name[0].islower(), name))
+
+
+def __getattr__(name):
+  """`agents.experiment.<name>`: the public name, imported from its module on first use."""
+  module = _EXPORTS.get(name)
+  if module is None:
+    raise AttributeError(f"module 'agents.experiment' has no attribute {name!r}")
+  value = getattr(importlib.import_module(f'agents.experiment.{module}'), name)
+  globals()[name] = value
+  return value
+
+
+def __dir__():
+  return sorted(set(globals()) | set(_EXPORTS))

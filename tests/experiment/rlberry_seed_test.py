@@ -201,16 +201,13 @@ class WriterTest(unittest.TestCase):
     self.assertGreater(len(manager.get_writer_data()), 0)
 
 
-def _pole_manager(parallelization):
+def _pole_manager(parallelization, n_fit=2):
   return ExperimentManager(
-      rlberry_agents.PoleAgent, ('CartPole-v1', {}), fit_budget=200, n_fit=2, seed=4,
+      rlberry_agents.PoleAgent, ('CartPole-v1', {}), fit_budget=200, n_fit=n_fit, seed=4,
       output_dir=tempfile.mkdtemp(), parallelization=parallelization, max_workers=2)
 
 
 class ManagerMethodsTest(unittest.TestCase):
-
-  def setUp(self):
-    self.manager = _pole_manager('process')
 
   def test_optimize_hyperparams_with_rlberrys_arguments(self):
     # The trials' fits in threads: this test is of the search's arguments; the fits of an
@@ -232,6 +229,9 @@ class ManagerMethodsTest(unittest.TestCase):
       self.manager.optimize_hyperparams(n_trials=1, optuna_parallelization='process')
 
   def test_clear_handlers_build_eval_env_and_profile(self):
+    # One fit in one worker process (each imports the package anew): its saved agent is
+    # what clear_handlers deletes, as it would every fit's.
+    self.manager = _pole_manager('process', n_fit=1)
     self.manager.fit()
     saved = [os.path.join(self.manager.directory, fit['saved_agent'])
              for fit in self.manager.fits]
