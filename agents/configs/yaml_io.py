@@ -7,7 +7,7 @@ is refused, and so is a file that is not text or not a mapping, each with a
 
 import io
 import os
-import tempfile
+import uuid
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
@@ -33,13 +33,6 @@ def dump_yaml(config, width=None):
   return stream.getvalue()
 
 
-def _umask():
-  """This process's file-creation mask (read by setting it and setting it back)."""
-  mask = os.umask(0o022)
-  os.umask(mask)
-  return mask
-
-
 def save_yaml(config, path, width=None):
   """Writes the config to `path` as YAML: a temporary file, then an atomic rename.
 
@@ -49,12 +42,12 @@ def save_yaml(config, path, width=None):
     width: the line length at which long strings fold (None: 80).
   """
   folder = os.path.dirname(os.path.abspath(path))
-  handle, temporary = tempfile.mkstemp(prefix='.config-', suffix='.yaml', dir=folder)
+  # A fresh name created exclusively (as mkstemp would), but with the mode a plain open()
+  # gives (mkstemp's files are private, 0600).
+  temporary = os.path.join(folder, f'.config-{uuid.uuid4().hex}.yaml')
   try:
-    with os.fdopen(handle, 'w', encoding='utf-8') as file:
+    with open(temporary, 'x', encoding='utf-8') as file:
       file.write(dump_yaml(config, width))
-    # mkstemp makes the file private (0600); give it the mode a plain open() would.
-    os.chmod(temporary, 0o666 & ~_umask())
     os.replace(temporary, path)
   except BaseException:
     if os.path.exists(temporary):
