@@ -33,6 +33,9 @@ def write(directory, record):
 
 # How the built-in algorithms' names are written; another algorithm's in capitals.
 _ALGORITHM_NAMES = {'ppo': 'PPO', 'qrdqn': 'QR-DQN'}
+# What the exported policy's determinism is, per built-in algorithm.
+_DETERMINISTIC_ACTIONS = {'ppo': 'the mode of its action distribution',
+                          'qrdqn': 'the greedy action'}
 
 
 def render(record):
@@ -119,10 +122,10 @@ def _limitations(record):
   measured = (f'Its results hold for the suites measured ({", ".join(suites)}) only'
               if suites else 'It has not been evaluated')
   shape = ', '.join(str(size) for size in record['observation_shape'])
+  action = _DETERMINISTIC_ACTIONS.get(record['algorithm'], 'the mode of the policy')
   return '\n'.join([
       f'- It takes the observations of {record["env_id"]} as this version of agents makes '
       f'them ([N, {shape}] float32); another observation layout flies wrongly or not at all.',
-      '- It is deterministic (PPO: the mode of its action distribution; QR-DQN: the '
-      'greedy action) and does not learn further.',
+      f'- It is deterministic ({action}) and does not learn further.',
       f'- {measured}; other seeds, episode lengths or environment settings may differ.',
   ])

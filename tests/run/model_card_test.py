@@ -29,6 +29,15 @@ class ModelCardTest(unittest.TestCase):
     self.assertIn('    python -m agents.scripts.evaluate X', card)
     self.assertIn('for the suites measured (tiny_eval) only', card)
 
+  def test_each_algorithm_says_what_its_deterministic_action_is(self):
+    _, record = written_record()
+    self.assertIn('deterministic (the mode of its action distribution)',
+                  model_card.render(record))
+    card = model_card.render(dict(record, algorithm='qrdqn'))
+    self.assertIn('a QR-DQN policy', card)
+    self.assertIn('deterministic (the greedy action)', card)
+    self.assertNotIn('action distribution', card)
+
 
 if __name__ == '__main__':
   unittest.main()
