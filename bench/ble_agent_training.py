@@ -3,6 +3,7 @@
     python -m bench.ble_agent_training [--agent=dqn_example] [--iterations=15] [--batch=64] \
         [--suite=small_eval] [--seed=0] [--set NAME=VALUE ...]
     python -m bench.ble_agent_training --agent=quantile --iterations=80 [--gin_bindings=...]
+    python -m bench.ble_agent_training --agent=finetune_perciatelli --iterations=33
     python -m bench.ble_agent_training --quick    # 2 iterations of 48 steps on 8 balloons, 5 seeds
 
 The agent (`--agent`):
@@ -14,7 +15,12 @@ The agent (`--agent`):
   The gin file is written for one balloon (a gradient step of 32 every 4 steps); for a
   batch the bench binds `balloon_qrdqn`'s replay ratio first (`BATCH_BINDINGS`: a step of
   256 every batch step, 100,000 transitions, learning from 25,600), which
-  `--gin_bindings` may override.
+  `--gin_bindings` may override;
+- `finetune_perciatelli`: `create_agent('finetune_perciatelli', 3, (1099,),
+  num_envs=--batch)`, QR-DQN started from Perciatelli44's released weights with the
+  `balloon_finetune_perciatelli` config's hyperparameters (the weights must be fetched:
+  `python -m agents.env.balloon.controllers.perciatelli44 fetch`); Perciatelli44 as
+  released flies the suite too, as a third baseline.
 
 It is trained by `run_training_loop` on `--batch` balloons stepped in worker processes
 (`make_batch_env`), for `--iterations` iterations of one 960-step episode per balloon, in
@@ -37,7 +43,7 @@ import sys
 import tempfile
 import time
 
-AGENTS = ('dqn_example', 'quantile')
+AGENTS = ('dqn_example', 'quantile', 'finetune_perciatelli')
 # `quantile` on a batch of balloons: balloon_qrdqn's replay ratio (4 samples per transition
 # for 64 balloons) in place of the gin file's single-balloon one.
 BATCH_BINDINGS = ('QuantileAgent.batch_size = 256', 'QuantileAgent.update_every = 1',
@@ -85,10 +91,10 @@ def main(argv=None):
   if args.quick:
     iterations, episode_length, batch_size = 2, 48, 8
     suite = eval_lib.EvaluationSuite(suite.seeds[:5], 48, name=f'{args.suite}[:5]')
-  if args.agent == 'quantile' and args.set:
-    parser.error('--set is for dqn_example; give quantile --gin_bindings.')
-  if args.agent == 'dqn_example' and args.gin_bindings:
-    parser.error('--gin_bindings is for quantile; give dqn_example --set.')
+  if args.agent != 'dqn_example' and args.set:
+    parser.error(f'--set is for dqn_example, not {args.agent}.')
+  if args.agent != 'quantile' and args.gin_bindings:
+    parser.error(f'--gin_bindings is for quantile, not {args.agent}.')
   try:
     agent, hyperparameters = _make_agent(args, batch_size, hyperparameters)
     env = train_lib.make_batch_env(constants.BALLOON_ENV_ID, batch_size,
@@ -112,7 +118,9 @@ def main(argv=None):
   results = {args.agent: [EvaluationResult(result.seed, result.cumulative_reward,
                                       result.final_timestep, result.metrics)
                      for result in flown]}
-  for name in ('random', 'station_seeker'):
+  baselines = ('random', 'station_seeker') + (
+      ('perciatelli44',) if args.agent == 'finetune_perciatelli' else ())
+  for name in baselines:
     results[name] = runner.fly(name, suite, suite.seeds, workers=0)
   agents = {}
   for name, per_seed in results.items():
@@ -122,7 +130,7 @@ def main(argv=None):
                     'return_mean': round(sum(result.cumulative_reward for result in per_seed)
                                          / len(per_seed), 2)}
   paired = {}
-  for baseline in ('random', 'station_seeker'):
+  for baseline in baselines:
     comparison = statistics.compare_paired(results[args.agent], results[baseline], 'twr50',
                                            names=(args.agent, baseline))
     paired[f'{args.agent}_minus_{baseline}'] = {
@@ -158,6 +166,11 @@ def _make_agent(args, batch_size, hyperparameters):
     return BatchedDQNAgent(3, (constants.OBSERVATION_SIZE,), batch_size,
                            **hyperparameters), hyperparameters
   from agents.python_agents import run_helpers
+  if args.agent == 'finetune_perciatelli':
+    quick = {'learning_starts': 64, 'epsilon_decay_steps': 400} if args.quick else {}
+    agent = run_helpers.create_agent('finetune_perciatelli', 3, (constants.OBSERVATION_SIZE,),
+                                     num_envs=batch_size, seed=args.seed, **quick)
+    return agent, quick
   bindings = list(BATCH_BINDINGS) + args.gin_bindings
   if args.quick:
     bindings += ['QuantileAgent.learning_starts = 64',
