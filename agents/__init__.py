@@ -21,11 +21,12 @@ package and must stay free of TensorFlow):
 
 import importlib
 
-from agents import keras_deferral
+from agents import tensorflow_start
 
 # TensorFlow's import without its eager import of Keras (unused here): 2.2 s of CPU less
 # in every process that imports TensorFlow; `tf.keras` still loads Keras when first used.
-keras_deferral.install()
+# Its start-up notices go too when TF_CPP_MIN_LOG_LEVEL asks for no INFO lines.
+tensorflow_start.install()
 
 # The package's version: setup.py reads it from this line (the one place it is written),
 # and run manifests (run.yaml) and experiment manifests record it.

@@ -1,7 +1,7 @@
 """What a process pays to start TensorFlow, with the package's Keras deferral and without.
 
 Each round starts two fresh interpreters, in turn: one imports TensorFlow through the
-package (`import agents, tensorflow`: agents/keras_deferral.py keeps TensorFlow from
+package (`import agents, tensorflow`: agents/tensorflow_start.py keeps TensorFlow from
 importing Keras eagerly), one imports TensorFlow alone (what every command, fit and
 worker process paid before). Both then trace and run one `tf.function`. Reported: the
 CPU seconds (user + system) and wall seconds of each, medians over the rounds, and their

@@ -17,7 +17,7 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 
 # The package first, so that TensorFlow, wherever a test imports it, starts without its
-# eager import of Keras (agents/keras_deferral.py).
+# eager import of Keras and its start-up notices (agents/tensorflow_start.py).
 import agents  # noqa: E402,F401 -- imported for that side effect
 
 _TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

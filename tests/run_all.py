@@ -13,8 +13,8 @@ durations of an earlier run (`tests/durations.json`, rewritten by
 `--record_durations`). Modules are independent (each test makes its own
 temporary directories and picks free ports), so the order does not matter;
 `--jobs=1` runs everything in this process, in discovery order, as plain
-`unittest` would. Failures and errors are printed in full at the end,
-before the tally.
+`unittest` would. What a test prints is held (unittest's `buffer`) and shown only with
+its failure; failures and errors are printed in full at the end, before the tally.
 """
 
 import argparse
@@ -25,9 +25,7 @@ import json
 import math
 import multiprocessing
 import os
-import re
 import sys
-import tempfile
 import time
 import traceback
 import unittest
@@ -61,29 +59,11 @@ def test_modules(root=_TESTS, top=_TOP):
   return modules
 
 
-# TensorFlow's start-up notices, written to the stderr file descriptor by its C++ libraries
-# while `import tensorflow` runs, whatever TF_CPP_MIN_LOG_LEVEL says: absl's line about
-# logging before its initialisation, and oneDNN's note that it is on (twice, once per
-# library). They are not about any test; anything else written during the import is kept.
-_START_UP_NOTICES = re.compile(r'All log messages before absl::InitializeLog\(\) is called'
-                               r'|\] oneDNN custom operations are on\.')
-
-
-def import_tensorflow_quietly():
-  """Imports TensorFlow in this process without its start-up notices on stderr."""
-  sys.stderr.flush()
-  saved = os.dup(2)
-  with tempfile.TemporaryFile() as held:
-    os.dup2(held.fileno(), 2)
-    try:
-      import tensorflow  # noqa: F401 -- imported for its side effect, once per process
-    finally:
-      os.dup2(saved, 2)
-      os.close(saved)
-    held.seek(0)
-    lines = held.read().decode(errors='replace').splitlines(keepends=True)
-  sys.stderr.write(''.join(line for line in lines if not _START_UP_NOTICES.search(line)))
-  sys.stderr.flush()
+def import_tensorflow():
+  """Imports TensorFlow in this process, once, before its first test module. Quietly: the
+  `tests` package sets TF_CPP_MIN_LOG_LEVEL and imports `agents` first, whose
+  `tensorflow_start` drops TensorFlow's start-up notices."""
+  import tensorflow  # noqa: F401 -- imported for its side effect, once per process
 
 
 def _loader(patterns):
@@ -180,8 +160,9 @@ def run_module(module, patterns=None, verbose=False, shard=0, num_shards=1):
                           time.perf_counter() - start)
   if num_shards > 1:
     suite = _shard(suite, shard, num_shards)
+  # buffer: what a test prints (stdout, stderr) is held and shown only with its failure.
   runner = unittest.TextTestRunner(stream=stream, verbosity=2 if verbose else 0,
-                                   resultclass=_TimedResult)
+                                   resultclass=_TimedResult, buffer=True)
   return _outcome(runner.run(suite), time.perf_counter() - start)
 
 
@@ -223,9 +204,9 @@ def run_parallel(modules, jobs, patterns=None, verbose=False, shard_seconds=SHAR
   context = multiprocessing.get_context('spawn')  # no fork of a process with threads
   # Workers import `tests` (and so its TF_CPP_MIN_LOG_LEVEL) with run_module.
   with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context,
-                                              initializer=import_tensorflow_quietly) as pool, \
+                                              initializer=import_tensorflow) as pool, \
        concurrent.futures.ProcessPoolExecutor(1, mp_context=context,
-                                              initializer=import_tensorflow_quietly,
+                                              initializer=import_tensorflow,
                                               max_tasks_per_child=1) as fresh:
     futures = {(fresh if module in FRESH_PROCESS_MODULES else pool).submit(
                    run_module, module, patterns, False, shard, shards):
@@ -294,7 +275,7 @@ def main(argv=None):
   modules = test_modules()
   start = time.perf_counter()
   if jobs == 1:
-    import_tensorflow_quietly()
+    import_tensorflow()
     tally, durations = run_serial(modules, args.patterns, args.verbose)
   else:
     tally, durations = run_parallel(modules, jobs, args.patterns, args.verbose)

@@ -150,6 +150,9 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
   can_render = 'rgb_array' in render_modes
   if can_render:
     env_kwargs['render_mode'] = 'rgb_array'
+    # Frames are drawn off screen: pygame (Gymnasium's classic-control renderer) then
+    # looks for no display server, which on a machine without one prints an error line.
+    os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
   env = builders.make_env(config, **env_kwargs)
   fps = env.metadata.get('render_fps') or 30
   horizon = max_steps or (env.spec.max_episode_steps if env.spec else None) or 500

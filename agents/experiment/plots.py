@@ -48,10 +48,10 @@ def mean_and_band(table, ci=0.95):
   mean = np.nanmean(values, axis=1)
   if not ci:
     return mean, mean, mean
-  with np.errstate(invalid='ignore', divide='ignore'):
-    sem = np.nanstd(values, axis=1, ddof=1) / np.sqrt(counts)
-    half = scipy.stats.t.ppf(0.5 + ci / 2, np.maximum(counts - 1, 1)) * sem
-  half = np.where(counts > 1, half, np.nan)
+  sem = np.full(len(values), np.nan)  # No band where fewer than two fits have a value.
+  several = counts > 1
+  sem[several] = np.nanstd(values[several], axis=1, ddof=1) / np.sqrt(counts[several])
+  half = scipy.stats.t.ppf(0.5 + ci / 2, np.maximum(counts - 1, 1)) * sem
   return mean, mean - half, mean + half
 
 

@@ -194,7 +194,6 @@ def main(argv=None):
   logging.basicConfig(level=logging.INFO, format='%(message)s')
   for name in ('tensorflow', 'absl'):
     logging.getLogger(name).setLevel(logging.WARNING)
-  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
   from agents.configs import ConfigError
   from agents.experiment import (
     ExperimentError,

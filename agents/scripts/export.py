@@ -126,7 +126,6 @@ def main(argv=None):
   parser.add_argument('--workers', type=int, default=2,
                       help='With --eval_suite: worker processes (0: in-process).')
   args = parser.parse_args(argv)
-  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
   import tensorflow as tf
   outdir = args.outdir or os.path.join(args.logdir, 'policy')
   command = 'python -m agents.scripts.export ' + shlex.join(argv)

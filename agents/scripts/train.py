@@ -178,7 +178,6 @@ def main(argv=None):
 
 def _main(argv):
   args = parse_args(sys.argv[1:] if argv is None else argv)
-  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
   # The run directory is held from before its config is written until training ends.
   with contextlib.ExitStack() as held_directories:
     return _train(args, held_directories)

@@ -51,7 +51,6 @@ def main(argv=None):
                       help='Video frame every K steps; default picks by episode length.')
   parser.add_argument('--seed', type=int, default=0)
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
   from agents import configs
   from agents.evaluation import recording
   try:

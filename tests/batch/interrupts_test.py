@@ -1,12 +1,11 @@
 """Tests of agents/batch/interrupts.py: first signal requests a stop, second aborts."""
 
-import os
 import signal
-import tempfile
 import threading
 import unittest
 
 from agents.batch import interrupts
+from tests.helpers import processes
 
 
 def _previous_handler(signum, frame):
@@ -71,17 +70,10 @@ class StopRequestTest(unittest.TestCase):
 
   def test_notice_is_written_once(self):
     # The notice goes to file descriptor 2 with os.write; capture it there.
-    with tempfile.TemporaryFile() as capture:
-      saved_fd = os.dup(2)
-      os.dup2(capture.fileno(), 2)
-      try:
-        with interrupts.StopRequest() as stop:
-          signal.raise_signal(signal.SIGTERM)
-      finally:
-        os.dup2(saved_fd, 2)
-        os.close(saved_fd)
-      capture.seek(0)
-      text = capture.read().decode()
+    with processes.captured_fd2() as captured:
+      with interrupts.StopRequest() as stop:
+        signal.raise_signal(signal.SIGTERM)
+    text = captured[0]
     self.assertTrue(stop.requested)
     self.assertEqual(text.strip(), 'SIGTERM: stopping at the next report with a checkpoint; '
                                    'SIGTERM again aborts without saving.')

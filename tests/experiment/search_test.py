@@ -87,6 +87,9 @@ class SearchTest(unittest.TestCase):
   def test_cut_off_trials_are_queued_again_with_their_values(self):
     directory = tempfile.mkdtemp()
     storage = search.storage_url(directory)
+    verbosity = optuna.logging.get_verbosity()  # Without Optuna's line "A new study created".
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    self.addCleanup(optuna.logging.set_verbosity, verbosity)
     study = optuna.create_study(storage=storage, study_name='s', direction='maximize')
     running = study.ask()
     running.suggest_float('x', 0, 1)

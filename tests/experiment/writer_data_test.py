@@ -4,6 +4,7 @@ import json
 import os
 import tempfile
 import unittest
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -58,6 +59,14 @@ class PlotTest(unittest.TestCase):
     np.testing.assert_allclose(mean, [2.0, 4.0, 5.0])
     expected = scipy.stats.t.interval(0.95, 2, loc=2.0, scale=scipy.stats.sem([1.0, 3.0, 2.0]))
     np.testing.assert_allclose([low[0], high[0]], expected)
+
+  def test_one_fit_has_its_mean_and_no_band_without_a_warning(self):
+    table = plots.curves(_frame('a', [[1.0, 2.0, 3.0]]), 'mean_score')
+    with warnings.catch_warnings():
+      warnings.simplefilter('error')
+      mean, low, high = plots.mean_and_band(table, 0.95)
+    np.testing.assert_allclose(mean, [1.0, 2.0, 3.0])
+    self.assertTrue(np.isnan(low).all() and np.isnan(high).all())
 
   def test_smoothing_and_interpolation(self):
     frame = _frame('a', [[0.0, 2.0, 4.0]])

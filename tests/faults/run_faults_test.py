@@ -42,8 +42,9 @@ class _Child:
   """`python -m agents.scripts.train ...` in a subprocess, its stderr read by a thread."""
 
   def __init__(self, argv, new_session=False):
-    env = dict(os.environ, PYTHONPATH=_REPOSITORY, OPENBLAS_NUM_THREADS='1',
-               TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
+    # TF_CPP_MIN_LOG_LEVEL unset, as in a user's shell: the command chooses it.
+    env = {key: value for key, value in os.environ.items() if key != 'TF_CPP_MIN_LOG_LEVEL'}
+    env.update(PYTHONPATH=_REPOSITORY, OPENBLAS_NUM_THREADS='1', PYTHONUNBUFFERED='1')
     self.process = subprocess.Popen(
         [sys.executable, '-m', 'agents.scripts.train'] + argv, cwd=_REPOSITORY, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -152,6 +153,9 @@ class SignalFaultsTest(unittest.TestCase):
     code, stdout, stderr = child.finish()
     self.assertEqual(code, 128 + signal.SIGTERM, stderr)
     self.assertNotIn('Traceback', stderr)
+    # Nor TensorFlow's start-up notices, nor oneDNN's line about a boolean transpose.
+    self.assertNotIn('oneDNN', stderr)
+    self.assertNotIn('absl::InitializeLog', stderr)
     self.assertIn('SIGTERM: stopping at the next report with a checkpoint', stderr)
     step = int(re.search(r'Run interrupted\D* at step (\d+)', stdout).group(1))
     self.assertGreaterEqual(step, _rows(run_dir)[0]['step'])

@@ -85,3 +85,11 @@ def start_cluster(num_nodes=2):
       cluster.add_node(**NODE_ARGS)
     cluster.wait_for_nodes()
   return cluster
+
+
+def join(address):
+  """Connects this process to the test cluster at `address` as the package does
+  (`ray_cluster.init`), without Ray's lines about connecting."""
+  from agents.batch import ray_cluster
+  with _start_up_lines_held():
+    ray_cluster.init(address)

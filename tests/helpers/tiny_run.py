@@ -57,13 +57,15 @@ def ctrl_c_at_row(row_number):
   from unittest import mock
 
   from agents.training import trainer
+  from tests.helpers import processes
   original = trainer._ProgressReporter.__call__  # pylint: disable=protected-access
   steps = []
 
   def interrupting_call(reporter, row):
     steps.append(row['step'])
     if len(steps) == row_number:
-      signal.raise_signal(signal.SIGINT)
+      with processes.captured_fd2():  # The handler's notice (raise_signal runs it).
+        signal.raise_signal(signal.SIGINT)
     return original(reporter, row)
 
   patch = mock.patch.object(trainer._ProgressReporter, '__call__', interrupting_call)

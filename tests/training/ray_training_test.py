@@ -107,7 +107,7 @@ class RayTrainingTest(unittest.TestCase):
         for pid in _descendants(node.all_processes['raylet'][0].process.pid))
     cls.addClassCleanup(_kill_all, agents)
     cls.addClassCleanup(_CLUSTER.shutdown)
-    ray_cluster.init(_CLUSTER.address)
+    ray_instance.join(_CLUSTER.address)
     cls.addClassCleanup(ray.shutdown)
 
   def setUp(self):

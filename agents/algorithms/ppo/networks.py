@@ -23,7 +23,7 @@ import tensorflow as tf
 
 from agents import plugins
 from agents.algorithms.ppo import config as config_lib
-from agents.algorithms.ppo import distributions
+from agents.algorithms.ppo import distributions, utility
 
 _ACTIVATIONS = {'tanh': tf.tanh, 'relu': tf.nn.relu, 'elu': tf.nn.elu}
 assert tuple(_ACTIVATIONS) == config_lib.ACTIVATIONS
@@ -219,7 +219,7 @@ class RecurrentPolicy(PolicyValueNetwork):
       previous = tf.where(reset_t[:, None], tf.zeros_like(previous), previous)
       return self.cell(feature, previous)
 
-    time_major = (tf.transpose(features, [1, 0, 2]), tf.transpose(reset, [1, 0]))
+    time_major = (tf.transpose(features, [1, 0, 2]), utility.transpose(reset, [1, 0]))
     states = tf.scan(step, time_major, initializer=state)
     head = apply_over_leading_axes(self.head, tf.transpose(states, [1, 0, 2]))
     return self._head_to_params(head)

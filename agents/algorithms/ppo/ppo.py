@@ -341,8 +341,8 @@ class PPO(algorithm.InGraphAlgorithm):
     if self.config.normalize_reward:
       # Reward scaling by the running std of the return, applied at update time.
       reward = self.reward_scale.transform(reward)
-    time_major = [tf.transpose(x) for x in (reward, data['value'], data['next_value'],
-                                              data['terminated'], data['truncated'])]
+    time_major = [utility.transpose(x) for x in (reward, data['value'], data['next_value'],
+                                                  data['terminated'], data['truncated'])]
     # GAE(lambda), bootstrapping on truncation and at the segment end.
     advantage = tf.transpose(utility.lambda_advantage(
         *time_major, self.config.discount, self.config.gae_lambda))

@@ -20,6 +20,15 @@ def _reverse_scan(fn, elems, initial):
   return tf.scan(fn, elems, initializer=initial, reverse=True)
 
 
+def transpose(tensor, perm=None):
+  """`tf.transpose`, with booleans moved as floats: TensorFlow's oneDNN build transposes
+  booleans only on CPUs with AVX-512 and otherwise logs an error line (then falls back to
+  Eigen). The result is the same."""
+  if tensor.dtype != tf.bool:
+    return tf.transpose(tensor, perm)
+  return tf.cast(tf.transpose(tf.cast(tensor, tf.float32), perm), tf.bool)
+
+
 def lambda_advantage(reward, value, next_value, terminated, truncated, discount, lambda_):
   """Generalised advantage estimation, GAE(lambda).
 

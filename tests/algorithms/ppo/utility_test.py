@@ -72,6 +72,13 @@ class LambdaAdvantageTest(unittest.TestCase):
                                          gamma, lam)
     np.testing.assert_allclose(advantage.numpy()[:, 0], expected, rtol=1e-6)
 
+  def test_transpose_of_booleans_is_tf_transpose(self):
+    flags = tf.constant([[True, False, False], [False, True, True]])
+    for perm in (None, [1, 0]):
+      transposed = utility.transpose(flags, perm)
+      self.assertEqual(transposed.dtype, tf.bool)
+      np.testing.assert_array_equal(transposed, tf.transpose(flags, perm))
+
   def test_explained_variance(self):
     target = tf.constant([1.0, 2.0, 3.0, 4.0])
     self.assertAlmostEqual(float(utility.explained_variance(target, target)), 1.0)

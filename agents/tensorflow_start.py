@@ -1,0 +1,122 @@
+"""TensorFlow's start-up without what this package has no use for: Keras and the notices.
+
+`install()` (run by `agents/__init__.py`, before anything here imports TensorFlow) puts
+one meta path finder in front of the import system; it changes two things about
+`import tensorflow`, and nothing else:
+
+- Keras is not imported. `import tensorflow` ends by importing `keras.src.optimizers` so
+  that Keras registers its optimizers for SavedModels. With Keras 3 installed
+  (TensorFlow's wheel requires it) that loads all of Keras, and with it scikit-learn and
+  matplotlib's pyplot: 2.2 s of the 4.9 s of CPU the import takes on a 2-core machine,
+  paid by every command, fit and worker process. The finder makes that one import fail
+  as TensorFlow allows (it catches the ImportError and goes on). `tf.keras` and
+  `import keras` still load Keras when first used, its optimizers' registration included.
+- Its start-up notices are dropped when `TF_CPP_MIN_LOG_LEVEL` asks for no INFO lines (1
+  or more; every command sets 2 unless the user chose). TensorFlow's C++ libraries write
+  them to the stderr descriptor during the import, whatever that variable says: absl's
+  line about logging before its initialisation and oneDNN's note that it is on, each
+  twice. Anything else written during the import is kept and shown after it.
+
+If TensorFlow was imported before this package, its import already ran and `install()`
+does nothing.
+"""
+
+import contextlib
+import os
+import re
+import sys
+import tempfile
+
+# The import TensorFlow's __init__ makes eagerly, through importlib.import_module.
+_EAGER_IMPORTS = ('keras.src.optimizers', 'tf_keras.src.optimizers')
+_TENSORFLOW_INIT = os.path.join('tensorflow', '__init__.py')
+# The start-up notices (see the module's docstring): one line each.
+START_UP_NOTICES = re.compile(r'All log messages before absl::InitializeLog\(\) is called'
+                              r'|\] oneDNN custom operations are on\.')
+
+
+class _TensorFlowStart:
+  """A meta path finder that imports TensorFlow with its notices held (when asked) and
+  refuses Keras to TensorFlow's eager import (and only to it), then steps aside."""
+
+  def find_spec(self, name, path=None, target=None):
+    if name == 'tensorflow' and _notices_unwanted():
+      return self._held_spec(name, path, target)
+    if name in ('keras', 'tf_keras') and _eager_import_by_tensorflow():
+      _remove(self)
+      raise ImportError(f'{name} is imported when first used (agents.tensorflow_start)')
+    return None  # Any other import: the usual finders.
+
+  def _held_spec(self, name, path, target):
+    """TensorFlow's own spec, whose loader runs the import with the notices held."""
+    for finder in sys.meta_path:
+      spec = None if finder is self else finder.find_spec(name, path, target)
+      if spec is not None:
+        break
+    else:
+      return None
+    exec_module = spec.loader.exec_module
+
+    def exec_module_held(module):
+      with held_start_up_notices():
+        exec_module(module)
+
+    spec.loader.exec_module = exec_module_held
+    return spec
+
+
+def _notices_unwanted():
+  try:
+    return int(os.environ.get('TF_CPP_MIN_LOG_LEVEL', '0')) >= 1
+  except ValueError:
+    return False
+
+
+def _eager_import_by_tensorflow():
+  """Whether TensorFlow's __init__ is importing Keras's optimizers right now."""
+  frame = sys._getframe(1)  # pylint: disable=protected-access
+  while frame is not None:
+    caller = frame.f_back
+    if (frame.f_code.co_name == 'import_module' and caller is not None
+        and frame.f_locals.get('name') in _EAGER_IMPORTS
+        and caller.f_code.co_filename.endswith(_TENSORFLOW_INIT)):
+      return True
+    frame = caller
+  return False
+
+
+def _remove(finder):
+  if finder in sys.meta_path:
+    sys.meta_path.remove(finder)
+
+
+@contextlib.contextmanager
+def held_start_up_notices():
+  """Holds what is written to the stderr descriptor inside the block, then writes it out
+  without TensorFlow's start-up notices (`START_UP_NOTICES`)."""
+  sys.stderr.flush()
+  try:
+    saved = os.dup(2)
+  except OSError:  # No stderr descriptor to hold.
+    yield
+    return
+  with tempfile.TemporaryFile() as held:
+    os.dup2(held.fileno(), 2)
+    try:
+      yield
+    finally:
+      sys.stderr.flush()
+      os.dup2(saved, 2)
+      os.close(saved)
+      held.seek(0)
+      lines = held.read().decode(errors='replace').splitlines(keepends=True)
+      sys.stderr.write(''.join(line for line in lines if not START_UP_NOTICES.search(line)))
+      sys.stderr.flush()
+
+
+def install():
+  """Puts the finder in front, unless TensorFlow or Keras is imported already."""
+  if 'tensorflow' in sys.modules or 'keras' in sys.modules:
+    return
+  if not any(isinstance(finder, _TensorFlowStart) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _TensorFlowStart())
