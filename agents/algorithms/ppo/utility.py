@@ -23,10 +23,11 @@ def _reverse_scan(fn, elems, initial):
 def transpose(tensor, perm=None):
   """`tf.transpose`, with booleans moved as floats: TensorFlow's oneDNN build transposes
   booleans only on CPUs with AVX-512 and otherwise logs an error line (then falls back to
-  Eigen). The result is the same."""
+  Eigen). The result is the same. (`tf.where`, not `tf.cast`: grappler moves a cast to
+  the far side of a transpose, which would transpose the booleans again.)"""
   if tensor.dtype != tf.bool:
     return tf.transpose(tensor, perm)
-  return tf.cast(tf.transpose(tf.cast(tensor, tf.float32), perm), tf.bool)
+  return tf.transpose(tf.where(tensor, 1.0, 0.0), perm) > 0.5
 
 
 def lambda_advantage(reward, value, next_value, terminated, truncated, discount, lambda_):
