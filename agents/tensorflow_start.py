@@ -50,7 +50,8 @@ class _TensorFlowStart:
   def _held_spec(self, name, path, target):
     """TensorFlow's own spec, whose loader runs the import with the notices held."""
     for finder in sys.meta_path:
-      spec = None if finder is self else finder.find_spec(name, path, target)
+      find_spec = None if finder is self else getattr(finder, 'find_spec', None)
+      spec = find_spec(name, path, target) if find_spec else None
       if spec is not None:
         break
     else:
@@ -91,27 +92,41 @@ def _remove(finder):
 
 
 @contextlib.contextmanager
+def captured_stderr_descriptor():
+  """Captures what is written to file descriptor 2 inside the block (by C++ libraries, or
+  by signal handlers with `os.write`: below `sys.stderr`); yields a list that then holds
+  the text (an empty string if the process has no descriptor 2)."""
+  captured = []
+  sys.stderr.flush()
+  with tempfile.TemporaryFile() as capture:
+    try:
+      saved = os.dup(2)
+    except OSError:  # No stderr descriptor to capture.
+      saved = None
+    else:
+      os.dup2(capture.fileno(), 2)
+    try:
+      yield captured
+    finally:
+      if saved is not None:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+      capture.seek(0)
+      captured.append(capture.read().decode(errors='replace'))
+
+@contextlib.contextmanager
 def held_start_up_notices():
   """Holds what is written to the stderr descriptor inside the block, then writes it out
   without TensorFlow's start-up notices (`START_UP_NOTICES`)."""
-  sys.stderr.flush()
+  captured = ['']
   try:
-    saved = os.dup(2)
-  except OSError:  # No stderr descriptor to hold.
-    yield
-    return
-  with tempfile.TemporaryFile() as held:
-    os.dup2(held.fileno(), 2)
-    try:
+    with captured_stderr_descriptor() as captured:
       yield
-    finally:
-      sys.stderr.flush()
-      os.dup2(saved, 2)
-      os.close(saved)
-      held.seek(0)
-      lines = held.read().decode(errors='replace').splitlines(keepends=True)
-      sys.stderr.write(''.join(line for line in lines if not START_UP_NOTICES.search(line)))
-      sys.stderr.flush()
+  finally:
+    lines = captured[0].splitlines(keepends=True)
+    sys.stderr.write(''.join(line for line in lines if not START_UP_NOTICES.search(line)))
+    sys.stderr.flush()
 
 
 def install():

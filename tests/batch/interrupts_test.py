@@ -4,8 +4,8 @@ import signal
 import threading
 import unittest
 
+from agents import tensorflow_start
 from agents.batch import interrupts
-from tests.helpers import processes
 
 
 def _previous_handler(signum, frame):
@@ -70,7 +70,7 @@ class StopRequestTest(unittest.TestCase):
 
   def test_notice_is_written_once(self):
     # The notice goes to file descriptor 2 with os.write; capture it there.
-    with processes.captured_fd2() as captured:
+    with tensorflow_start.captured_stderr_descriptor() as captured:
       with interrupts.StopRequest() as stop:
         signal.raise_signal(signal.SIGTERM)
     text = captured[0]

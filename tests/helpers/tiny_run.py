@@ -56,15 +56,16 @@ def ctrl_c_at_row(row_number):
   import signal
   from unittest import mock
 
+  from agents import tensorflow_start
   from agents.training import trainer
-  from tests.helpers import processes
   original = trainer._ProgressReporter.__call__  # pylint: disable=protected-access
   steps = []
 
   def interrupting_call(reporter, row):
     steps.append(row['step'])
     if len(steps) == row_number:
-      with processes.captured_fd2():  # The handler's notice (raise_signal runs it).
+      # The handler's notice (raise_signal runs the handler), written to descriptor 2.
+      with tensorflow_start.captured_stderr_descriptor():
         signal.raise_signal(signal.SIGINT)
     return original(reporter, row)
 
