@@ -33,11 +33,11 @@ class RayFitTest(unittest.TestCase):
 
   @classmethod
   def setUpClass(cls):
-    # A fit declares its threads as CPUs, its part of this machine's cores: as many CPUs
-    # here, so that two fits (or two trials' fits) run at once. Tasks of the same thread
-    # count share a runtime environment, so the second test's fits reuse the first's
-    # worker processes (TensorFlow already imported).
-    ray_instance.start(num_cpus=os.cpu_count() or 1)
+    # A fit declares its threads as CPUs, its part of this machine's cores: here as many
+    # CPUs as one fit declares, so the fits run one after another in one worker process,
+    # which imports TensorFlow once for the module (tasks of the same thread count share a
+    # runtime environment, so the second test's fits reuse the first's worker).
+    ray_instance.start(num_cpus=threads_lib.threads_per_fit(2))
 
   @classmethod
   def tearDownClass(cls):
@@ -63,7 +63,7 @@ class RayFitTest(unittest.TestCase):
         output_dir=tempfile.mkdtemp(), seed=0, overrides=tiny_experiment.TINY_OVERRIDES,
         parallelization='ray', quiet=True)
     # Two trials at once (threads), each fit a Ray task declaring its trial's half of the
-    # cores (one CPU here), so that both trials' fits run at once.
+    # cores.
     with mock.patch.object(ray_fitting, 'run_fits_on_ray',
                            wraps=ray_fitting.run_fits_on_ray) as run_fits:
       experiment.optimize_hyperparams(
