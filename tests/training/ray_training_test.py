@@ -226,18 +226,25 @@ class RayTrainingTest(unittest.TestCase):
   def test_a_driver_killed_leaves_no_actor_alive(self):
     # A driver that stepped a batch on the cluster dies by SIGKILL, with no chance to close
     # it: Ray ends the actors it owned. (A learner's Ctrl-C is checked on the balloon.)
-    driver = subprocess.Popen(
-        [sys.executable, '-c', _STEPPING_DRIVER, _CLUSTER.address], cwd=processes.ROOT,
-        env=dict(os.environ, PYTHONPATH=processes.ROOT), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
-    self.addCleanup(driver.wait)
-    self.addCleanup(driver.kill)
-    line = driver.stdout.readline()
-    self.assertEqual(line.strip(), 'stepping', driver.stderr.read() if not line else line)
+    folder = tempfile.mkdtemp(prefix='ray-driver-')
+    stepping = os.path.join(folder, 'stepping')
+    with open(os.path.join(folder, 'stderr'), 'w+', encoding='utf-8') as stderr:
+      driver = subprocess.Popen(
+          [sys.executable, '-c', _STEPPING_DRIVER, _CLUSTER.address, stepping],
+          cwd=processes.ROOT, env=dict(os.environ, PYTHONPATH=processes.ROOT),
+          stdout=subprocess.DEVNULL, stderr=stderr)
+      self.addCleanup(driver.wait)
+      self.addCleanup(driver.kill)
+      deadline = time.monotonic() + 180
+      while not os.path.exists(stepping):
+        if driver.poll() is not None or time.monotonic() > deadline:
+          stderr.seek(0)
+          self.fail(f'the driver did not step (exit code {driver.poll()}):\n{stderr.read()}')
+        time.sleep(0.2)
     pids = [actor['Pid'] for actor in _alive_slab_actors()]
     self.assertEqual(len(pids), 1)
     driver.kill()
-    driver.communicate(timeout=60)
+    driver.wait(timeout=60)
     deadline = time.monotonic() + 60
     while _alive_slab_actors() or any(processes.pid_exists(pid) for pid in pids):
       self.assertLess(time.monotonic(), deadline,
@@ -320,7 +327,7 @@ def _kill_all(keys):
 
 
 # A driver without TensorFlow that steps CartPole in one actor on the cluster at argv[1]
-# until it is killed, saying 'stepping' once it has stepped.
+# until it is killed, creating the file argv[2] once it has stepped.
 _STEPPING_DRIVER = """
 import sys
 import numpy as np
@@ -328,7 +335,7 @@ from agents.python_agents import train_lib
 batch = train_lib.make_batch_env('CartPole-v1', 2, 1, processes='ray', ray_address=sys.argv[1])
 batch.reset(seeds=[0, 1])
 batch.step(np.zeros(2, np.int64))
-print('stepping', flush=True)
+open(sys.argv[2], 'w').close()
 while True:
   batch.step(np.zeros(2, np.int64))
 """
