@@ -202,7 +202,8 @@ def run_parallel(modules, jobs, patterns=None, verbose=False, shard_seconds=SHAR
   tally, durations = _Tally(), collections.defaultdict(float)
   units = _units(modules, _recorded_durations(), shard_seconds)
   context = multiprocessing.get_context('spawn')  # no fork of a process with threads
-  # Workers import `tests` (and so its TF_CPP_MIN_LOG_LEVEL) with run_module.
+  # A worker imports `tests` (and so its TF_CPP_MIN_LOG_LEVEL and `agents`) as it unpickles
+  # its initializer, a function of tests.run_all, before that imports TensorFlow.
   with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context,
                                               initializer=import_tensorflow) as pool, \
        concurrent.futures.ProcessPoolExecutor(1, mp_context=context,

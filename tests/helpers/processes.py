@@ -12,4 +12,3 @@ def pid_exists(pid):
   except ProcessLookupError:
     return False
   return True
-
