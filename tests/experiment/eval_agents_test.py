@@ -7,21 +7,17 @@ import unittest
 
 from agents.evaluation import results
 from agents.experiment import ConfigExperiment, ExperimentError
+from tests.helpers import tiny_experiment
 
 _HAS_EVALUATION = importlib.util.find_spec('agents.evaluation') is not None
 
-# Two in-process balloons, 64 training steps: a policy to fly, not a good one.
-# A short suite for them: micro_eval's one seed, 32 of its 960 steps.
+# Two in-process balloons and tiny CartPole fits by the worked example of a user's
+# algorithm (a linear softmax policy, greedy when evaluated): policies to fly, trained in
+# a fraction of PPO's time, not good ones.
+# A short suite for the balloon: micro_eval's one seed, 32 of its 960 steps.
 _SHORT_BALLOON_SUITE = 'custom:seeds=0,episode_length=32'
-_TINY_BALLOON = {
-    'environment.num_agents': 2, 'environment.processes': False,
-    'algorithm.segment_length': 16, 'algorithm.num_minibatches': 2,
-    'algorithm.update_epochs': 1, 'loop.steps_per_call': 16, 'loop.log_every': 64,
-    'loop.checkpoint_every': 64, 'network.policy_layers': [8], 'network.value_layers': [8],
-}
-# The same for CartPole, which has no option `processes`.
-_TINY_CARTPOLE = {key: value for key, value in _TINY_BALLOON.items()
-                  if key != 'environment.processes'}
+_TINY_CARTPOLE = tiny_experiment.LINEAR_OVERRIDES
+_TINY_BALLOON = dict(_TINY_CARTPOLE, **{'environment.processes': False})
 
 
 def _cartpole_experiment(n_fit=1, fit_budget=64, **overrides):

@@ -7,13 +7,11 @@ import unittest
 import numpy as np
 
 from agents.experiment import ConfigExperiment, comparison
+from tests.helpers import tiny_experiment
 
 # A budget below the log interval: before, such a fit logged no row at all.
-_SHORT = {'environment.num_agents': 2, 'algorithm.segment_length': 16,
-          'algorithm.num_minibatches': 2, 'algorithm.update_epochs': 1,
-          'loop.steps_per_call': 16, 'loop.log_every': 10_240,
-          'loop.checkpoint_every': 10_240, 'network.policy_layers': [8],
-          'network.value_layers': [8]}
+_SHORT = dict(tiny_experiment.LINEAR_OVERRIDES,
+              **{'loop.log_every': 10_240, 'loop.checkpoint_every': 10_240})
 
 
 def _experiment(output_dir, name, budget, n_fit):

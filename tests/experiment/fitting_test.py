@@ -50,7 +50,7 @@ class ProcessFitTest(unittest.TestCase):
     output_dir = tempfile.mkdtemp()
     experiment = ConfigExperiment(
         'pendulum', n_fit=2, fit_budget=100_000, output_dir=output_dir, seed=0,
-        overrides=tiny_experiment.TINY_OVERRIDES, max_workers=2, quiet=True,
+        overrides=tiny_experiment.RANDOM_OVERRIDES, max_workers=2, quiet=True,
         overrides_per_fit=[{}, crashing_env.CRASHING_OVERRIDES])
     run_dir = experiment.run_dir(0)
     sigterm_missed = []
@@ -113,7 +113,7 @@ from agents.experiment import ConfigExperiment
 from tests.helpers import tiny_experiment
 experiment = ConfigExperiment(
     'pendulum', n_fit=1, fit_budget=10_000_000, output_dir=sys.argv[1], seed=0,
-    overrides=tiny_experiment.TINY_OVERRIDES, max_workers=1, quiet=True)
+    overrides=tiny_experiment.RANDOM_OVERRIDES, max_workers=1, quiet=True)
 experiment.fit()
 """
 

@@ -17,12 +17,13 @@ from tests.helpers import crashing_env, tiny_experiment
 _BUDGET = 128
 
 
-def _tiny_manager(output_dir, **kwargs):
+def _tiny_manager(output_dir, base=tiny_experiment.RANDOM_OVERRIDES, **kwargs):
+  """Tiny Pendulum fits by the random agent; `base` is the overrides they start from."""
   kwargs.setdefault('n_fit', 2)
   kwargs.setdefault('seed', 0)
   kwargs.setdefault('fit_budget', _BUDGET)
   kwargs.setdefault('parallelization', 'inline')
-  overrides = dict(tiny_experiment.TINY_OVERRIDES, **kwargs.pop('overrides', {}))
+  overrides = dict(base, **kwargs.pop('overrides', {}))
   return ConfigExperiment('pendulum', output_dir=output_dir, overrides=overrides,
                                    quiet=True, **kwargs)
 
@@ -48,11 +49,13 @@ class BadInputTest(unittest.TestCase):
     with self.assertRaisesRegex(configs.ConfigError, "Unknown config 'pendulm'"):
       ConfigExperiment('pendulm', output_dir=output_dir)
     with self.assertRaisesRegex(configs.ConfigError, 'learning_rat'):
-      _tiny_manager(output_dir, overrides={'algorithm.learning_rat': 1e-3})
+      _tiny_manager(output_dir, base=tiny_experiment.TINY_OVERRIDES,
+                    overrides={'algorithm.learning_rat': 1e-3})
     with self.assertRaisesRegex(ExperimentError, 'overrides_per_fit has 1 entries'):
       _tiny_manager(output_dir, overrides_per_fit=[{}])
     with self.assertRaisesRegex(configs.ConfigError, 'Fit 1: .*discount'):
-      _tiny_manager(output_dir, overrides_per_fit=[{}, {'algorithm.discount': 'high'}])
+      _tiny_manager(output_dir, base=tiny_experiment.TINY_OVERRIDES,
+                    overrides_per_fit=[{}, {'algorithm.discount': 'high'}])
     with self.assertRaisesRegex(configs.ConfigError, "Fit 0: .*'NoSuchEnv-v0'"):
       _tiny_manager(output_dir, overrides_per_fit=[{'environment.id': 'NoSuchEnv-v0'}, {}])
     with self.assertRaisesRegex(ExperimentError, 'parallelization'):
@@ -84,20 +87,21 @@ class BadInputTest(unittest.TestCase):
     _tiny_manager(output_dir).save()
     with self.assertRaisesRegex(ExperimentError, r'another experiment .*seed_entropy'):
       _tiny_manager(output_dir, seed=1)
-    with self.assertRaisesRegex(ExperimentError, r'config\.(algorithm\.)?learning_rate'):
-      _tiny_manager(output_dir, overrides={'algorithm.learning_rate': 1e-2})
+    with self.assertRaisesRegex(ExperimentError, r'config\.(environment\.)?max_episode_steps'):
+      _tiny_manager(output_dir, overrides={'environment.max_episode_steps': 40})
     # The budget may change: that is how a finished experiment is extended.
     self.assertEqual(_tiny_manager(output_dir, fit_budget=512).fit_budget, 512)
 
   def test_a_key_declared_since_the_experiment_was_saved_resumes_at_its_default(self):
     output_dir = tempfile.mkdtemp()
-    directory = _tiny_manager(output_dir).save().parent
+    ppo = tiny_experiment.TINY_OVERRIDES
+    directory = _tiny_manager(output_dir, base=ppo).save().parent
     data = manifest.read(directory)
     del data['config']['network']['gru_units']  # As written before the key existed.
     configs.save_yaml(data, manifest.path_in(directory))
-    self.assertEqual(_tiny_manager(output_dir).n_fit, 2)
+    self.assertEqual(_tiny_manager(output_dir, base=ppo).n_fit, 2)
     with self.assertRaisesRegex(ExperimentError, r'config\.network\.gru_units'):
-      _tiny_manager(output_dir, overrides={'network.gru_units': 8})
+      _tiny_manager(output_dir, base=ppo, overrides={'network.gru_units': 8})
 
 
 class FitTest(unittest.TestCase):
@@ -127,7 +131,7 @@ class FitTest(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(run_dir, name)), name)
       config = configs.load_yaml(os.path.join(run_dir, 'config.yaml'))
       self.assertEqual(configs.flatten(config)['seed'], seeds[index])
-      self.assertEqual(configs.flatten(config)['network.policy_layers'], [8])
+      self.assertEqual(configs.flatten(config)['environment.max_episode_steps'], 32)
 
   def test_writer_data(self):
     frame = self.manager.get_writer_data()
@@ -136,7 +140,6 @@ class FitTest(unittest.TestCase):
     self.assertEqual(set(frame['name']), {'pendulum'})
     scores = frame[(frame['tag'] == 'mean_score') & (frame['phase'] == 'train')]
     self.assertEqual(sorted(set(scores['step'])), [64, 128])
-    self.assertIn('update', set(frame['phase']))
     final = self.manager.final_scores()
     self.assertEqual(final.shape, (2,))
     np.testing.assert_allclose(final, list(self.first['mean_score']), rtol=1e-6)

@@ -6,7 +6,7 @@ import unittest
 from unittest import mock
 
 from agents.experiment import ConfigExperiment
-from tests.helpers.tiny_experiment import TINY_OVERRIDES
+from tests.helpers.tiny_experiment import RANDOM_OVERRIDES
 
 try:
   from mlflow.tracking import MlflowClient
@@ -17,7 +17,7 @@ except ImportError:  # The `mlflow` extra is not installed.
 def _manager(output_dir, track):
   return ConfigExperiment(
       'pendulum', n_fit=2, fit_budget=64, output_dir=output_dir, parallelization='inline',
-      seed=0, overrides=dict(TINY_OVERRIDES, **{'loop.track': track}), name='tracked',
+      seed=0, overrides=dict(RANDOM_OVERRIDES, **{'loop.track': track}), name='tracked',
       quiet=True)
 
 

@@ -11,7 +11,8 @@ from agents.experiment import threads as threads_lib
 from agents.experiment.search_distributions import LogUniform
 from tests.helpers import ray_instance, tiny_experiment
 
-# One logged row per fit is enough here: Ray's part is to run the fits, not to train.
+# One logged row per fit of the linear softmax policy is enough here: Ray's part is to run
+# the fits, not to train.
 _BUDGET = 64
 
 try:
@@ -45,8 +46,8 @@ class RayFitTest(unittest.TestCase):
 
   def test_two_fits_as_ray_tasks(self):
     experiment = ConfigExperiment(
-        'pendulum', n_fit=2, fit_budget=_BUDGET,
-        output_dir=tempfile.mkdtemp(), seed=0, overrides=tiny_experiment.TINY_OVERRIDES,
+        'cartpole', n_fit=2, fit_budget=_BUDGET,
+        output_dir=tempfile.mkdtemp(), seed=0, overrides=tiny_experiment.LINEAR_OVERRIDES,
         parallelization='ray', quiet=True)
     summary = experiment.fit()
     self.assertEqual(list(summary['status']), [fitting.FINISHED] * 2)
@@ -59,8 +60,8 @@ class RayFitTest(unittest.TestCase):
 
   def test_search_spreads_trials_over_ray(self):
     experiment = ConfigExperiment(
-        'pendulum', n_fit=1, fit_budget=_BUDGET,
-        output_dir=tempfile.mkdtemp(), seed=0, overrides=tiny_experiment.TINY_OVERRIDES,
+        'cartpole', n_fit=1, fit_budget=_BUDGET,
+        output_dir=tempfile.mkdtemp(), seed=0, overrides=tiny_experiment.LINEAR_OVERRIDES,
         parallelization='ray', quiet=True)
     # Two trials at once (threads), each fit a Ray task declaring its trial's half of the
     # cores.
@@ -68,7 +69,7 @@ class RayFitTest(unittest.TestCase):
                            wraps=ray_fitting.run_fits_on_ray) as run_fits:
       experiment.optimize_hyperparams(
           n_trials=2, n_fit=1, sampler='random', pruner='none', fit_fraction=1.0,
-          n_workers=2, search_space={'algorithm.learning_rate': LogUniform(1e-4, 1e-2)})
+          n_workers=2, search_space={'algorithm.learning_rate': LogUniform(1e-3, 1e-1)})
     threads = [spec.threads for call in run_fits.call_args_list for spec in call.args[0]]
     self.assertEqual(threads, [threads_lib.threads_per_fit(2)] * 2)
     self.assertEqual(experiment.study['complete'], 2)

@@ -11,16 +11,18 @@ from agents.experiment import ConfigExperiment, search
 from agents.experiment.search_distributions import Categorical, LogUniform
 from tests.helpers import tiny_experiment
 
+# The hyperparameters of the linear softmax policy (tiny_experiment.LINEAR_SOFTMAX).
 _SPACE = {
-    'algorithm.learning_rate': LogUniform(1e-4, 1e-2),
-    'algorithm.policy_objective': Categorical(['kl_penalty', 'clipped']),
+    'algorithm.learning_rate': LogUniform(1e-3, 1e-1),
+    'algorithm.baseline_decay': Categorical([0.9, 0.99]),
 }
 
 
 def _manager(output_dir):
-  return ConfigExperiment('pendulum', n_fit=1, fit_budget=128, output_dir=output_dir,
-                                   seed=0, overrides=tiny_experiment.TINY_OVERRIDES,
-                                   parallelization='inline', quiet=True)
+  """Tiny CartPole fits of the linear softmax policy."""
+  return ConfigExperiment('cartpole', n_fit=1, fit_budget=128, output_dir=output_dir,
+                          seed=0, overrides=tiny_experiment.LINEAR_OVERRIDES,
+                          parallelization='inline', quiet=True)
 
 
 class SearchTest(unittest.TestCase):
@@ -42,9 +44,9 @@ class SearchTest(unittest.TestCase):
       experiment.optimize_hyperparams(n_trials=1, n_fit=0, search_space=_SPACE)
     with self.assertRaisesRegex(search.search_distributions.SearchSpaceError, 'empty'):
       experiment.optimize_hyperparams(n_trials=1, search_space={})
-    with self.assertRaisesRegex(search.search_distributions.SearchSpaceError, 'entropy_cof'):
+    with self.assertRaisesRegex(search.search_distributions.SearchSpaceError, 'learning_rat'):
       experiment.optimize_hyperparams(
-          n_trials=1, search_space={'algorithm.entropy_cof': LogUniform(1e-3, 1e-2)})
+          n_trials=1, search_space={'algorithm.learning_rat': LogUniform(1e-3, 1e-2)})
 
   def test_study_reports_prunes_fails_and_resumes(self):
     output_dir = tempfile.mkdtemp()
@@ -62,7 +64,7 @@ class SearchTest(unittest.TestCase):
           n_trials=2, n_fit=1, sampler='random', pruner='median', fit_fraction=0.5,
           objective=objective, search_space=_SPACE)
     self.assertIn('objective broke', '\n'.join(logs.output))  # Optuna's line of the failure.
-    self.assertEqual(set(best), {'algorithm.learning_rate', 'algorithm.policy_objective'})
+    self.assertEqual(set(best), {'algorithm.learning_rate', 'algorithm.baseline_decay'})
     record = experiment.study
     self.assertEqual(record['failed'], 1)  # The trial that raised; the study went on.
     self.assertEqual(record['complete'] + record['pruned'], 2)
@@ -73,8 +75,8 @@ class SearchTest(unittest.TestCase):
     # Intermediate values at both chunk budgets, for the pruner.
     self.assertEqual(sorted(complete[0].intermediate_values), [64, 128])
     config = configs.load_yaml(os.path.join(experiment.directory, 'best_config.yaml'))
-    self.assertEqual(configs.flatten(config)['algorithm.policy_objective'],
-                     best['algorithm.policy_objective'])
+    self.assertEqual(configs.flatten(config)['algorithm.baseline_decay'],
+                     best['algorithm.baseline_decay'])
     self.assertEqual(configs.flatten(config)['loop.steps'], 128)
     # The manifest records the study; a loaded manager continues it.
     loaded = ConfigExperiment.load(experiment.directory, quiet=True)

@@ -19,10 +19,11 @@ class EnvironmentFaultsTest(unittest.TestCase):
     self.logdir = os.path.join(tempfile.mkdtemp(), 'logdir')
 
   def train(self, fault, processes):
-    """Runs the command on `FailingCartPole-v0`; returns (exit code, stderr)."""
+    """Runs the command on `FailingCartPole-v0` with the random agent (the failure is the
+    environment's, whatever acts); returns (exit code, stderr)."""
     return commands.run_main(self, train_script.main, [
         '--config=cartpole', f'--logdir={self.logdir}', '--timestamp=t', '--quiet',
-        '--num_agents=2', '--set', 'environment.id=FailingCartPole-v0',
+        '--num_agents=2', '--algorithm=random', '--set', 'environment.id=FailingCartPole-v0',
         '--set', 'environment.imports=[tests.helpers.failing_cartpole]',
         '--set', f'environment.kwargs={{fault: {fault}}}',
         '--set', f'environment.processes={str(processes).lower()}',

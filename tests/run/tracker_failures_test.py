@@ -17,7 +17,7 @@ from unittest import mock
 
 from agents.run import metrics_writer, run_manifest
 from agents.training import trainer
-from tests.helpers import tiny_run
+from tests.helpers import tiny_experiment, tiny_run
 
 _HAS_TRACKERS = all(importlib.util.find_spec(name) for name in ('mlflow', 'wandb'))
 _ABSENT = object()
@@ -43,13 +43,15 @@ def _not_installed(*names):
 class TrackerFailuresTest(unittest.TestCase):
 
   def _train(self, environ, missing=(), export_policy=True):
-    """A tracked tiny run under `environ`, the packages `missing` not installed; checks that
+    """A tracked tiny run (the linear softmax policy: the trackers are checked, not what
+    learns) under `environ`, the packages `missing` not installed; checks that
     its local logs are whole and returns (run_dir, the tracking warnings)."""
     run_dir = os.path.join(tempfile.mkdtemp(), 'run')
     with _not_installed(*missing), mock.patch.dict(os.environ, environ), \
         self.assertLogs('agents.run.tracking', 'WARNING') as logs:
-      result = trainer.train(tiny_run.tiny_config(steps=64, track=['mlflow', 'wandb']),
-                              run_dir, quiet=True, export_policy=export_policy)
+      config = tiny_run.tiny_config(steps=64, track=['mlflow', 'wandb'],
+                                    **{'algorithm.name': tiny_experiment.LINEAR_SOFTMAX})
+      result = trainer.train(config, run_dir, quiet=True, export_policy=export_policy)
     self.assertEqual(result['step'], 64)
     rows = metrics_writer.read_metrics(os.path.join(run_dir, 'metrics.jsonl'))
     self.assertEqual([row['step'] for row in rows if row['phase'] == 'train'], [64])

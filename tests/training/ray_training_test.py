@@ -25,7 +25,7 @@ import tensorflow as tf
 
 from agents.run import checkpoints, run_manifest
 from agents.training import trainer
-from tests.helpers import processes, ray_instance, tiny_run
+from tests.helpers import processes, ray_instance, tiny_experiment, tiny_run
 
 try:
   import ray
@@ -175,7 +175,8 @@ class RayTrainingTest(unittest.TestCase):
     crash_once = {'environment.id': 'CrashOnceCartPole-v0',
                   'environment.imports': ['tests.helpers.crash_once_env'],
                   'environment.kwargs': {'marker': marker, 'crash_at': 20},
-                  'environment.max_restarts': 1, 'seed': 3}
+                  'environment.max_restarts': 1, 'seed': 3,
+                  'algorithm.name': tiny_experiment.LINEAR_SOFTMAX}
     config = tiny_run.tiny_config(**_ray_overrides(**crash_once))
     text = self._check_resumes_on_both_nodes(
         config, 64, marker=marker, compare_with=tiny_run.tiny_config(**crash_once, **{
@@ -193,7 +194,7 @@ class RayTrainingTest(unittest.TestCase):
     config = tiny_run.tiny_config('balloon', **_ray_overrides(**{
         'environment.num_agents': 4, 'environment.envs_per_process': 2,
         'environment.max_episode_steps': 8, 'loop.steps': 10_000, 'loop.log_every': 32,
-        'loop.checkpoint_every': 10_000, 'algorithm.segment_length': 8,
+        'loop.checkpoint_every': 10_000, 'algorithm.name': tiny_experiment.LINEAR_SOFTMAX,
         'loop.steps_per_call': 8, 'loop.eval_suite': None}))
     with tiny_run.ctrl_c_at_row(1):
       run_dir, result = self._train(config)

@@ -20,8 +20,8 @@ from agents.training import trainer
 from tests.helpers import tiny_run
 
 # Enough steps that CartPole episodes (some 10-40 steps with an untrained policy) end
-# and reset many times in each of the two environments.
-_STEPS = 384
+# and reset several times in each of the two environments.
+_STEPS = 256
 
 
 def _ppo(seed):

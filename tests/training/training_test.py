@@ -11,7 +11,7 @@ from unittest import mock
 from agents import configs, plugins
 from agents.run import run_manifest
 from agents.training import builders, trainer
-from tests.helpers import tiny_run
+from tests.helpers import tiny_experiment, tiny_run
 
 
 def _rows(run_dir):
@@ -201,7 +201,9 @@ class PluggedInTest(unittest.TestCase):
 
     _RecordingEvaluator.steps = []
     run_dir = os.path.join(tempfile.mkdtemp(), 'run')
-    suite = dict(steps=64, log_every=32, eval_every=32, eval_steps=32)
+    # The linear softmax policy: what is checked is the trainer's, whatever learns.
+    suite = {'steps': 64, 'log_every': 32, 'eval_every': 32, 'eval_steps': 32,
+             'algorithm.name': tiny_experiment.LINEAR_SOFTMAX}
     with mock.patch.object(plugins.TRAINING_EVALUATORS, 'get', side_effect=fake_get):
       with self.assertRaisesRegex(configs.ConfigError, "'loop.eval_suite' = 'other'"):
         trainer.train(tiny_run.tiny_config(eval_suite='other', **suite), run_dir, quiet=True)
