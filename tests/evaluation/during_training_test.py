@@ -8,15 +8,18 @@ import unittest
 
 from agents import plugins
 from agents.evaluation import during_training
-from tests.helpers import tiny_run
+from tests.helpers import tiny_experiment, tiny_run
 
 _EVAL_SUITE = 'custom:seeds=0-3,episode_length=40'
 _SELECT_SUITE = 'custom:seeds=100-103,episode_length=40'
 
 
 def _config():
-  """A CartPole run of 96 steps with an eval phase every 32, flying both suites."""
+  """A CartPole run of 96 steps with an eval phase every 32, flying both suites (the linear
+  softmax policy: the suites' evaluator is checked, whatever learns; a balloon PPO run's
+  phases are checked by trained_policy_test)."""
   return tiny_run.tiny_config('cartpole', **{
+      'algorithm.name': tiny_experiment.LINEAR_SOFTMAX,
       'loop.eval_every': 32, 'loop.eval_steps': 16, 'loop.steps': 96,
       'loop.eval_suite': _EVAL_SUITE, 'loop.select_suite': _SELECT_SUITE})
 
