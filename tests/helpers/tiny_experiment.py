@@ -10,8 +10,7 @@ A tiny PPO fit costs about 2.3 s of CPU once TensorFlow is up (tracing its updat
 it); the other two about 0.5 s.
 """
 
-# 2 agents, 32-step episodes, 8-unit networks: a 256-step fit logs four
-# mean scores and trains in about a second once TensorFlow is up.
+# 2 agents, 32-step episodes, 8-unit networks: a 256-step fit logs four mean scores.
 TINY_OVERRIDES = {
     'environment.num_agents': 2, 'environment.max_episode_steps': 32,
     'algorithm.segment_length': 16, 'algorithm.num_minibatches': 2,
@@ -20,10 +19,17 @@ TINY_OVERRIDES = {
 }
 TINY_BUDGET = 256
 
+
+
+def without_ppo_keys(overrides):
+  """`overrides` without its `algorithm.` and `network.` keys (PPO's), for another
+  algorithm."""
+  return {key: value for key, value in overrides.items()
+          if not key.startswith(('algorithm.', 'network.'))}
+
+
 # The same fits by the random agent (`agents.algorithms.random_agent`).
-RANDOM_OVERRIDES = {key: value for key, value in TINY_OVERRIDES.items()
-                    if not key.startswith(('algorithm.', 'network.'))}
-RANDOM_OVERRIDES['algorithm.name'] = 'random'
+RANDOM_OVERRIDES = dict(without_ppo_keys(TINY_OVERRIDES), **{'algorithm.name': 'random'})
 
 # The worked example of a user's algorithm (examples/linear_softmax.py): a linear softmax
 # policy that learns by a one-step policy gradient and acts greedily when evaluated, for

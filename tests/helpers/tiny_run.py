@@ -4,6 +4,7 @@ import functools
 import tempfile
 
 from agents import configs
+from tests.helpers import tiny_experiment
 
 TINY_OVERRIDES = {
     'environment.num_agents': 2, 'algorithm.segment_length': 16,
@@ -18,8 +19,7 @@ def tiny_config(name='cartpole', **overrides):
   another algorithm than PPO (`algorithm.name`), PPO's keys of the shrinking are left out."""
   base = TINY_OVERRIDES
   if overrides.get('algorithm.name', 'ppo') != 'ppo':
-    base = {key: value for key, value in base.items()
-            if not key.startswith(('algorithm.', 'network.'))}
+    base = tiny_experiment.without_ppo_keys(base)
   return configs.resolve(name, dict(base, **overrides))
 
 
