@@ -343,9 +343,13 @@ while True:
 
 
 def _learner(logdir, address, *extra):
-  """`python -m agents.scripts.train` of an endless CartPole run on Ray, in a subprocess."""
+  """`python -m agents.scripts.train` of an endless CartPole run on Ray, in a subprocess.
+
+  Its Ray driver does not wait to flush task events to a head that is gone (Ray waits 5 s
+  by default as the process exits): the test reads the learner's last line, not them."""
   environ = dict(os.environ, PYTHONPATH=processes.ROOT, RAY_ADDRESS=address,
-                 TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1')
+                 TF_CPP_MIN_LOG_LEVEL='3', PYTHONUNBUFFERED='1',
+                 RAY_task_events_shutdown_flush_timeout_ms='0')
   command = [sys.executable, '-m', 'agents.scripts.train', f'--logdir={logdir}',
              *tiny_run.ENDLESS_RUN, '--set', 'environment.processes=ray', *extra]
   return subprocess.Popen(command, cwd=processes.ROOT, env=environ,
