@@ -111,6 +111,10 @@ class InGraphBatchEnv:
     """The wrapped Python batch environment."""
     return self._batch_env
 
+  # The traced methods branch on Python values only (shapes, dtypes, None), so autograph
+  # need not rewrite them: skipping the rewrite makes the first trace of a fused step in a
+  # process faster (as PPO's and QR-DQN's methods do).
+  @tf.autograph.experimental.do_not_convert
   def simulate(self, action):
     """Steps all environments with the given actions and assigns the results.
 
@@ -152,6 +156,7 @@ class InGraphBatchEnv:
       with tf.control_dependencies(_ops_of(assigned)):
         return tuple(tf.identity(tensor) for tensor in (observ, reward, terminated, truncated))
 
+  @tf.autograph.experimental.do_not_convert
   def reset(self, indices=None):
     """Resets the given environments and assigns their first observations.
 

@@ -82,6 +82,8 @@ class EpisodeStatistics(tf.Module):
     self.score_sum = tf.Variable(tf.constant(0, tf.float64), trainable=False, name='score_sum')
     self.length_sum = tf.Variable(tf.constant(0, tf.int64), trainable=False, name='length_sum')
 
+  # The graph methods are plain ops: autograph need not rewrite them (a faster first trace).
+  @tf.autograph.experimental.do_not_convert
   def begin(self, agent_indices):
     """Zeroes the running score and length of the given environments (graph)."""
     scatter_indices = agent_indices[:, None]
@@ -89,11 +91,13 @@ class EpisodeStatistics(tf.Module):
     return tf.group(self.score.scatter_nd_update(scatter_indices, tf.zeros(count, tf.float32)),
                     self.length.scatter_nd_update(scatter_indices, tf.zeros(count, tf.int32)))
 
+  @tf.autograph.experimental.do_not_convert
   def record(self, reward):
     """Adds one step with the given rewards [B] to every environment (graph)."""
     return tf.group(self.score.assign_add(reward, read_value=False),
                     self.length.assign_add(tf.ones_like(self.length), read_value=False))
 
+  @tf.autograph.experimental.do_not_convert
   def finish(self, agent_indices):
     """Adds the episodes of the given environments to the totals (graph)."""
     return tf.group(
@@ -314,6 +318,7 @@ def _root_scope():
   return tf.name_scope('')
 
 
+@tf.autograph.experimental.do_not_convert
 def _where(mask):
   return tf.cast(tf.where(mask)[:, 0], tf.int32)
 
