@@ -21,8 +21,11 @@ def by_seed(items):
 
 class FlyTest(unittest.TestCase):
 
+  # The layout tests fly the agents that draw random numbers: their streams must follow the
+  # seed, not the slab or the fleet (a deterministic agent would hide a stream shared by a
+  # slab; the environment's seeding is checked by every agent alike).
   def test_results_do_not_depend_on_the_batch_layout(self):
-    for agent in ('station_seeker', 'random', 'random_walk'):
+    for agent in ('random', 'random_walk'):
       one_slab = by_seed(runner.fly(agent, SHORT, SHORT.seeds, workers=0, slab_size=6))
       # Two worker processes with slabs of 2: balloons are refilled with later seeds.
       refilled = by_seed(runner.fly(agent, SHORT, SHORT.seeds, workers=2, slab_size=2))
@@ -30,11 +33,12 @@ class FlyTest(unittest.TestCase):
       self.assertEqual(sorted(one_slab), list(SHORT.seeds))
 
   def test_two_fleets_fly_the_same_results_as_one(self):
-    for agent in ('station_seeker', 'random_walk'):
-      one = by_seed(runner.fly(agent, SHORT, SHORT.seeds, workers=2, slab_size=2, fleets=1))
-      two = by_seed(runner.fly(agent, SHORT, SHORT.seeds, workers=2, slab_size=2, fleets=2))
-      self.assertEqual(one, two, agent)
-      self.assertEqual(sorted(two), list(SHORT.seeds))
+    one = by_seed(runner.fly('random_walk', SHORT, SHORT.seeds, workers=2, slab_size=2,
+                             fleets=1))
+    two = by_seed(runner.fly('random_walk', SHORT, SHORT.seeds, workers=2, slab_size=2,
+                             fleets=2))
+    self.assertEqual(one, two)
+    self.assertEqual(sorted(two), list(SHORT.seeds))
 
   def test_reports_every_step_and_every_seed_once(self):
     reported = {'seeds': [], 'steps': 0}
