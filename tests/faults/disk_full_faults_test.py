@@ -18,7 +18,7 @@ from agents import configs
 from agents.evaluation import errors, results
 from agents.scripts import train as train_script
 from agents.training import trainer
-from tests.helpers import commands
+from tests.helpers import ballast_agent, commands
 
 
 @contextlib.contextmanager
@@ -37,7 +37,7 @@ def _file_size_limit(limit):
 # A CartPole run whose checkpoint (about 1 MB: the ballast agent's state) is larger than
 # anything else the run writes; what is trained does not matter here.
 _OVERRIDES = {
-    'environment.num_agents': 2, 'algorithm.name': 'tests.helpers.ballast_agent:BallastAgent',
+    'environment.num_agents': 2, 'algorithm.name': ballast_agent.ALGORITHM,
     'loop.checkpoint_every': 64, 'loop.log_every': 64,
 }
 

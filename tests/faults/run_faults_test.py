@@ -29,7 +29,7 @@ import unittest
 from agents.run import checkpoints
 from agents.scripts import train as train_script
 from agents.training import trainer
-from tests.helpers import loop_child, signal_self, tiny_run
+from tests.helpers import ballast_agent, loop_child, signal_self, tiny_run
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Generous: the machine is shared, and start-up (TensorFlow, tracing) takes seconds.
@@ -203,13 +203,18 @@ class SignalFaultsTest(unittest.TestCase):
     self.assertEqual(_checkpoint_steps(run_dir), [])
 
 
+def _ballast_config(steps):
+  return tiny_run.tiny_config(**{'algorithm.name': ballast_agent.ALGORITHM, 'loop.steps': steps})
+
+
 class CheckpointFaultsTest(unittest.TestCase):
 
   @classmethod
   def setUpClass(cls):
-    # The tiny run shared by the script tests (its checkpoints at steps 64 and 128); each
-    # test damages a copy.
-    cls._trained = tiny_run.tiny_run()[0]
+    # A tiny run with checkpoints at steps 64 and 128; each test damages a copy. Its agent is
+    # the ballast agent: what is checked is the run's, and its checkpoint is large.
+    cls._trained = tempfile.mkdtemp(prefix='checkpoint-faults-')
+    trainer.train(_ballast_config(128), cls._trained, quiet=True, export_policy=False)
 
   def _copy(self):
     logdir = tempfile.mkdtemp()
@@ -223,8 +228,7 @@ class CheckpointFaultsTest(unittest.TestCase):
     newest = os.path.join(run_dir, 'checkpoints', 'ckpt-128')
     os.truncate(f'{newest}.data-00000-of-00001', 1000)
     with self.assertLogs('agents', 'INFO') as logs:
-      result = trainer.train(tiny_run.tiny_config(**{'loop.steps': 192}), run_dir,
-                              quiet=True, export_policy=False)
+      result = trainer.train(_ballast_config(192), run_dir, quiet=True, export_policy=False)
     self.assertEqual(result['step'], 192)
     self.assertIn(f'WARNING:agents.run.checkpoints:Skipped checkpoint {newest}: it does not '
                   'restore (IndexError: Read less bytes than requested).', logs.output)
@@ -245,7 +249,7 @@ class CheckpointFaultsTest(unittest.TestCase):
     stderr = io.StringIO()
     with contextlib.redirect_stderr(stderr):
       code = train_script.main(['--config=cartpole', f'--logdir={logdir}', '--timestamp=t',
-                                '--quiet'])
+                                f'--algorithm={ballast_agent.ALGORITHM}', '--quiet'])
     self.assertEqual(code, 2)
     lines = stderr.getvalue().strip().splitlines()
     self.assertEqual(len(lines), 1, lines)

@@ -10,6 +10,8 @@ import tensorflow as tf
 
 from agents.algorithms import random_agent
 
+# Its `algorithm.name` (and `--algorithm`).
+ALGORITHM = 'tests.helpers.ballast_agent:BallastAgent'
 # float32 values: 1 MiB of checkpoint.
 BALLAST_VALUES = 2 ** 18
 
