@@ -29,11 +29,13 @@ lint: install
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
-# The bytecode is compiled first: the suite starts about a hundred Python processes, and
-# where PYTHONDONTWRITEBYTECODE is set each of them would compile the package again
-# (about 35 s of CPU in all on a fresh clone).
+# The bytecode and the balloon's Numba kernels are compiled first: the suite starts about
+# a hundred Python processes, and on a fresh clone each of them would compile the package
+# again where PYTHONDONTWRITEBYTECODE is set (about 35 s of CPU in all), and each of the
+# first ones to fly a balloon its kernels (about 5 s each).
 test: lint docs
 	$(PY) -m compileall -q agents tests examples
+	$(PY) -m agents.env.balloon.precompile
 	$(PY) -m tests.run_all
 
 clean:
