@@ -31,8 +31,8 @@ docs: install
 
 # The bytecode and the balloon's Numba kernels are compiled first: the suite starts about
 # a hundred Python processes, and on a fresh clone each of them would compile the package
-# again where PYTHONDONTWRITEBYTECODE is set (about 35 s of CPU in all), and each of the
-# first ones to fly a balloon its kernels (about 5 s each).
+# again where PYTHONDONTWRITEBYTECODE is set (about 35 s of CPU in all), and the first ones
+# to fly a balloon would each compile its kernels (about 5 s each).
 test: lint docs
 	$(PY) -m compileall -q agents tests examples
 	$(PY) -m agents.env.balloon.precompile

@@ -17,7 +17,8 @@ BALLAST_VALUES = 2 ** 18
 
 
 class BallastAgent(random_agent.RandomAgent):
-  """`RandomAgent` plus a variable of `BALLAST_VALUES` floats that a step changes."""
+  """`RandomAgent` plus a variable of `BALLAST_VALUES` floats that each finished episode
+  changes."""
 
   def __init__(self, *args, **kwargs):
     super().__init__(*args, **kwargs)

@@ -20,7 +20,6 @@ TINY_OVERRIDES = {
 TINY_BUDGET = 256
 
 
-
 def without_ppo_keys(overrides):
   """`overrides` without its `algorithm.` and `network.` keys (PPO's), for another
   algorithm."""
