@@ -17,6 +17,9 @@ one meta path finder in front of the import system; it changes two things about
   line about logging before its initialisation and oneDNN's note that it is on, each
   twice. Anything else written during the import is kept and shown after it.
 
+`quiet_float16_start()` does the same for oneDNN's note at a process's first float16
+operation (see `HALF_PRECISION_NOTICE`).
+
 If TensorFlow was imported before this package, its import already ran and `install()`
 does nothing.
 """
@@ -33,6 +36,11 @@ _TENSORFLOW_INIT = os.path.join('tensorflow', '__init__.py')
 # The start-up notices (see the module's docstring): one line each.
 START_UP_NOTICES = re.compile(r'All log messages before absl::InitializeLog\(\) is called'
                               r'|\] oneDNN custom operations are on\.')
+# oneDNN's note, once per process at its first float16 operation on a CPU without
+# AVX-512's float16 instructions, that the operation falls back to Eigen's kernel: an
+# error line (`E0000 ... util.cc`) about nothing to change. The QR-DQN replay memory stores
+# observations in float16 when asked (`algorithm.replay_dtype`).
+HALF_PRECISION_NOTICE = re.compile(r'oneDNN supports DT_HALF only on platforms with AVX-512')
 
 
 class _TensorFlowStart:
@@ -116,17 +124,28 @@ def captured_stderr_descriptor():
       captured.append(capture.read().decode(errors='replace'))
 
 @contextlib.contextmanager
-def held_start_up_notices():
+def held_start_up_notices(notices=START_UP_NOTICES):
   """Holds what is written to the stderr descriptor inside the block, then writes it out
-  without TensorFlow's start-up notices (`START_UP_NOTICES`)."""
+  without the lines that match `notices` (TensorFlow's start-up notices by default)."""
   captured = ['']
   try:
     with captured_stderr_descriptor() as captured:
       yield
   finally:
     lines = captured[0].splitlines(keepends=True)
-    sys.stderr.write(''.join(line for line in lines if not START_UP_NOTICES.search(line)))
+    sys.stderr.write(''.join(line for line in lines if not notices.search(line)))
     sys.stderr.flush()
+
+
+def quiet_float16_start():
+  """Runs this process's first float16 operation with oneDNN's note about it dropped
+  (`HALF_PRECISION_NOTICE`; the note comes once per process, so later ones make none)
+  when `TF_CPP_MIN_LOG_LEVEL` asks for no INFO lines, as for the start-up notices."""
+  if not _notices_unwanted():
+    return
+  import tensorflow as tf
+  with held_start_up_notices(HALF_PRECISION_NOTICE):
+    tf.cast(tf.zeros([1]), tf.float16)
 
 
 def install():

@@ -1,5 +1,6 @@
 """TensorFlow imported after the package starts without Keras and, when TF_CPP_MIN_LOG_LEVEL
-asks for no INFO lines, without its start-up notices; Keras still loads when used."""
+asks for no INFO lines, without its start-up notices; Keras still loads when used. A
+float16 replay memory adds no oneDNN note either."""
 
 import contextlib
 import io
@@ -20,6 +21,10 @@ assert not any(type(f).__name__ == '_TensorFlowStart' for f in sys.meta_path)
 print('tf.keras:', tf.keras.optimizers.Adam.__module__)
 import keras
 print('after keras:', 'keras.src.optimizers' in sys.modules)
+from agents.algorithms.qrdqn import replay
+memory = replay.ReplayMemory(4, 2, 3, tf.float16)
+memory.observ.assign(tf.cast(tf.ones([4, 2, 3]), tf.float16))
+print('float16 replay:', float(tf.reduce_sum(tf.cast(memory.observ, tf.float32))))
 """
 
 
@@ -32,7 +37,7 @@ class TensorFlowStartTest(unittest.TestCase):
     self.assertEqual(process.returncode, 0, process.stderr)
     self.assertEqual(process.stdout.splitlines(), [
         'after tensorflow: False', 'tf.keras: keras.src.optimizers.adam',
-        'after keras: True'])
+        'after keras: True', 'float16 replay: 24.0'])
     self.assertEqual(process.stderr, '')
 
   def test_other_lines_written_while_held_are_kept(self):

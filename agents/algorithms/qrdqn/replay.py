@@ -26,6 +26,8 @@ reset (`close_open_rows`) keeps the provisional row the same way.
 
 import tensorflow as tf
 
+from agents import tensorflow_start
+
 
 def n_step_targets(reward, valid, terminated, discount):
   """n-step returns of windows of consecutive rows, cut at episode ends.
@@ -79,6 +81,8 @@ class ReplayMemory(tf.Module):
       name: module name.
     """
     super().__init__(name=name)
+    if tf.as_dtype(observ_dtype) == tf.float16:
+      tensorflow_start.quiet_float16_start()
     self.rows = rows
     self.num_envs = num_envs
     self.observ = tf.Variable(tf.zeros([rows, num_envs, observ_size], observ_dtype),
