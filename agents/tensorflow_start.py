@@ -36,8 +36,8 @@ _TENSORFLOW_INIT = os.path.join('tensorflow', '__init__.py')
 # The start-up notices (see the module's docstring): one line each.
 START_UP_NOTICES = re.compile(r'All log messages before absl::InitializeLog\(\) is called'
                               r'|\] oneDNN custom operations are on\.')
-# oneDNN's note, once per process at its first float16 operation on a CPU without
-# AVX-512's float16 instructions, that the operation falls back to Eigen's kernel: an
+# oneDNN's note, once per process at its first float16 operation on a CPU it has no
+# float16 kernels for (it names AVX-512), that the operation falls back to Eigen's: an
 # error line (`E0000 ... util.cc`) about nothing to change. The QR-DQN replay memory stores
 # observations in float16 when asked (`algorithm.replay_dtype`).
 HALF_PRECISION_NOTICE = re.compile(r'oneDNN supports DT_HALF only on platforms with AVX-512')
