@@ -138,9 +138,10 @@ def held_start_up_notices(notices=START_UP_NOTICES):
 
 
 def quiet_float16_start():
-  """Runs this process's first float16 operation with oneDNN's note about it dropped
-  (`HALF_PRECISION_NOTICE`; the note comes once per process, so later ones make none)
-  when `TF_CPP_MIN_LOG_LEVEL` asks for no INFO lines, as for the start-up notices."""
+  """Runs one float16 operation with oneDNN's note about it dropped (`HALF_PRECISION_NOTICE`)
+  when `TF_CPP_MIN_LOG_LEVEL` asks for no INFO lines, as for the start-up notices. The note
+  comes once per process: run before its first float16 operation, this takes the note
+  with it; run later, it is one cast of one value."""
   if not _notices_unwanted():
     return
   import tensorflow as tf

@@ -9,6 +9,7 @@ import tempfile
 import unittest
 
 from agents.scripts import train
+from agents.training import trainer
 from tests.helpers import tiny_run
 
 
@@ -69,7 +70,6 @@ class ResumeFlagTest(unittest.TestCase):
 
   def test_a_copied_run_resumes_and_extends_under_its_new_name(self):
     # A run of the random agent: the directory's bookkeeping is checked, not the learner's.
-    from agents.training import trainer
     run_dir = tempfile.mkdtemp(prefix='random-run-')
     trainer.train(tiny_run.tiny_config(**{'algorithm.name': 'random'}), run_dir, quiet=True,
                   export_policy=False)
