@@ -226,6 +226,15 @@ an object whose attributes, each optional, replace or add to that (see
     flight_renderer(slab, row) -> renderer with record() and draw(figure)
 """
 
+WORKER_PRELOADS = Registry('worker preload')
+"""What the worker processes of an environment should start with: Gymnasium id -> a tuple
+of module names. A process that steps the environment in worker processes adds them to
+the preload of its forkserver (`agents.batch.transport.launch.preload_environment`), which
+imports them once, before it forks the first worker: every worker then starts with what
+they loaded. The balloon's loads its Numba kernels (half a second of CPU per worker
+otherwise). A module imported there must not raise (an exception other than ImportError
+would end the forkserver) and must start no thread (the forkserver forks)."""
+
 SEARCH_SPACES = Registry('search space')
 """Hyperparameter search spaces of named configs: config name -> a space (the plain-mapping
 form of `agents.experiment.search_distributions`, so that declaring one imports nothing)."""

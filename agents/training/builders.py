@@ -74,6 +74,7 @@ def make_batch_env(config, processes=None):
   """
   from agents.batch import batch_env as batch_env_lib
   from agents.batch import placement as placement_lib
+  from agents.batch.transport import launch
   environment = config['environment']
   processes = environment['processes'] if processes is None else processes
   num_agents = environment['num_agents']
@@ -96,6 +97,8 @@ def make_batch_env(config, processes=None):
   if not per_process:
     # In this process, everything is one member of the batch.
     per_process = -(-num_agents // (workers if processes else 1))
+  # Workers forked for this environment start with what its plug-in preloads.
+  launch.preload_environment(environment['id'])
   if not environment['vector']:
     batch = batch_env_lib.BatchEnv.from_constructors(
         functools.partial(make_env, config), num_agents, processes=processes,

@@ -14,13 +14,14 @@ import sys
 
 import gymnasium
 
+from agents import plugins
 from agents.batch import interrupts
 from agents.batch.transport import channel as channel_lib
 from agents.batch.transport import wire
 from agents.batch.transport import worker as worker_lib
 
 # Modules the forkserver imports once, so every worker it forks starts warm (`preload`
-# loads the plug-ins too).
+# loads the plug-ins too; `preload_environment` adds an environment's own).
 FORKSERVER_PRELOAD = ['numpy', 'gymnasium', 'cloudpickle', 'agents.batch.transport.worker',
                       'agents.batch.transport.preload']
 
@@ -29,6 +30,18 @@ def default_context():
   """Returns the start method used when none is given: forkserver where available, else spawn."""
   methods = multiprocessing.get_all_start_methods()
   return 'forkserver' if 'forkserver' in methods else 'spawn'
+
+
+def preload_environment(env_id):
+  """Adds what the plug-ins register for `env_id`'s workers (`plugins.WORKER_PRELOADS`) to
+  the forkserver's preload, so that every worker forked for it starts warm.
+
+  Call it before the process's first worker starts: a forkserver already running keeps the
+  modules it started with (its workers then load what they need themselves, as before).
+  """
+  for module in plugins.WORKER_PRELOADS.find(env_id, ()):
+    if module not in FORKSERVER_PRELOAD:
+      FORKSERVER_PRELOAD.append(module)
 
 
 def get_context(name):

@@ -1,8 +1,8 @@
 """The balloon's registrations in the framework's extension points (`agents.plugins`).
 
 setup.py declares `register` as the balloon's `agents.plugins` entry point, so the core
-finds the balloon's network, configs, collectors, evaluation and search without
-importing it.
+finds the balloon's network, configs, collectors, evaluation, search and worker preload
+without importing it.
 """
 
 from agents import plugins
@@ -28,5 +28,7 @@ def register():
   plugins.SEARCH_SPACES.register('balloon', 'agents.env.balloon.search:BALLOON_SPACE')
   plugins.SEARCH_OBJECTIVES.register(constants.BALLOON_ENV_ID,
                                      'agents.env.balloon.search:twr50_objective')
+  plugins.WORKER_PRELOADS.register(constants.BALLOON_ENV_ID,
+                                   ('agents.env.balloon.worker_preload',))
   plugins.EVALUATION.register(constants.BALLOON_ENV_ID,
                               'agents.env.balloon.evaluation:BALLOON_EVALUATION')

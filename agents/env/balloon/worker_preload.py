@@ -1,0 +1,18 @@
+"""Imported by the forkserver of the balloon's worker processes, before it forks the first
+(the balloon registers it in `agents.plugins.WORKER_PRELOADS`).
+
+It runs `precompile.precompile()`, which loads every Numba kernel of the balloon from its
+on-disk cache (compiling what is not cached yet), so that each worker forked afterwards
+starts with the kernels loaded instead of loading them at its first reset: about half a
+second of CPU per worker. The kernels start no thread, so forking after them is safe.
+
+Best effort: if it fails, the workers load the kernels themselves, as they would without
+it, and report what goes wrong there.
+"""
+
+import contextlib
+
+from agents.env.balloon import precompile
+
+with contextlib.suppress(Exception):
+  precompile.precompile()
