@@ -14,6 +14,23 @@ TINY_OVERRIDES = {
 }
 
 
+# QR-DQN's CartPole config shrunk the same way: a replay of 512, updates from step 32.
+TINY_QRDQN_OVERRIDES = {
+    'environment.num_agents': 2, 'algorithm.replay_capacity': 512,
+    'algorithm.learning_starts': 32, 'algorithm.batch_size': 16,
+    'algorithm.gradient_steps': 2, 'network.hidden_layers': [16], 'loop.steps': 128,
+    'loop.steps_per_call': 16, 'loop.log_every': 64, 'loop.checkpoint_every': 64,
+    'loop.eval_every': 0,
+}
+
+
+def tiny_qrdqn_config(**overrides):
+  """`cartpole_qrdqn` shrunk to a run of about a second; overrides by unique key name.
+  Half a tiny PPO run's CPU: tests of what does not depend on the algorithm but needs
+  its update rows (the trackers) train it."""
+  return configs.resolve('cartpole_qrdqn', dict(TINY_QRDQN_OVERRIDES, **overrides))
+
+
 def tiny_config(name='cartpole', **overrides):
   """The named config shrunk to a run of a few seconds; overrides by unique key name. With
   another algorithm than PPO (`algorithm.name`), PPO's keys of the shrinking are left out."""

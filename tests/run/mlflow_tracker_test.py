@@ -1,6 +1,6 @@
 """Tests of agents/run/mlflow_tracker.py against MLflow's file store (no server, no network).
 
-A tiny CartPole run with `loop.track: [mlflow]`, trained in two sessions (64 steps, then
+A tiny QR-DQN CartPole run with `loop.track: [mlflow]`, trained in two sessions (64 steps, then
 resumed to 128), is read back with `MlflowClient`: its params, its metrics (the rows of
 metrics.jsonl), its artifacts, and the one MLflow run both sessions logged to. A tracker
 that cannot start: tracker_failures_test.
@@ -25,7 +25,7 @@ def _train(run_dir, uri, steps=128, **kwargs):
   # MLflow 3 refuses a file store unless asked: the test wants one that needs no server.
   environment = {'MLFLOW_TRACKING_URI': uri, 'MLFLOW_ALLOW_FILE_STORE': 'true'}
   with mock.patch.dict(os.environ, environment):
-    return trainer.train(tiny_run.tiny_config(steps=steps, track=['mlflow']), run_dir,
+    return trainer.train(tiny_run.tiny_qrdqn_config(steps=steps, track=['mlflow']), run_dir,
                           quiet=True, **kwargs)
 
 
@@ -52,7 +52,7 @@ class MLflowTrackerTest(unittest.TestCase):
 
   def test_the_resolved_config_is_the_params(self):
     params = self.client.get_run(self.run_id).data.params
-    config = tiny_run.tiny_config(steps=128, track=['mlflow'])
+    config = tiny_run.tiny_qrdqn_config(steps=128, track=['mlflow'])
     self.assertEqual(params['algorithm.learning_rate'],
                      str(config['algorithm']['learning_rate']))
     self.assertEqual(params['environment.id'], 'CartPole-v1')
@@ -60,7 +60,7 @@ class MLflowTrackerTest(unittest.TestCase):
 
   def test_every_row_of_metrics_jsonl_is_a_metric_at_its_step(self):
     rows = metrics_writer.read_metrics(os.path.join(self.run_dir, 'metrics.jsonl'))
-    for phase, name in (('train', 'mean_score'), ('update', 'policy_loss')):
+    for phase, name in (('train', 'mean_score'), ('update', 'loss')):
       expected = [(row['step'], row[name]) for row in rows
                   if row['phase'] == phase and row.get(name) is not None]
       history = self.client.get_metric_history(self.run_id, f'{phase}/{name}')
@@ -83,7 +83,7 @@ class MLflowTrackerTest(unittest.TestCase):
     run = self.client.get_run(self.first_run_id)
     self.assertEqual(run.info.status, 'FINISHED')
     steps = {metric.step
-             for metric in self.client.get_metric_history(self.first_run_id, 'train/mean_score')}
+             for metric in self.client.get_metric_history(self.first_run_id, 'train/episodes')}
     self.assertEqual(steps, {64, 128})
 
   def test_an_unnamed_run_is_named_after_its_directory_in_the_default_experiment(self):

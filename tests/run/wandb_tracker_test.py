@@ -1,6 +1,6 @@
 """Tests of agents/run/wandb_tracker.py in W&B's offline mode (no account, no network).
 
-A tiny CartPole run with `loop.track: [wandb]` and WANDB_MODE=offline writes an offline
+A tiny QR-DQN CartPole run with `loop.track: [wandb]` and WANDB_MODE=offline writes an offline
 run under `<run_dir>/wandb/`; its `run-<id>.wandb` file (the records `wandb sync` would
 upload) is read back here: the run's name, group and config, every row as history
 against `global_step`, and the policy and config.yaml artifacts. A tracker that cannot
@@ -80,7 +80,7 @@ class WandbTrackerTest(unittest.TestCase):
   def setUpClass(cls):
     cls.run_dir = os.path.join(tempfile.mkdtemp(), 'run')
     with mock.patch.dict(os.environ, _OFFLINE):
-      trainer.train(tiny_run.tiny_config(track=['wandb']), cls.run_dir, quiet=True,
+      trainer.train(tiny_run.tiny_qrdqn_config(track=['wandb']), cls.run_dir, quiet=True,
                      run_name='tiny-fit00', run_group='tiny')
     # `finish` returns before W&B's service has written every record; ending the service
     # (as the end of the process does) writes them all.
@@ -98,14 +98,14 @@ class WandbTrackerTest(unittest.TestCase):
     self.assertEqual((run.display_name, run.run_group, run.project),
                      ('tiny-fit00', 'tiny', 'agents'))
     config = {item.key: json.loads(item.value_json) for item in run.config.update}
-    expected = tiny_run.tiny_config(track=['wandb'])
+    expected = tiny_run.tiny_qrdqn_config(track=['wandb'])
     self.assertEqual(config['algorithm'], expected['algorithm'])
     self.assertEqual(config['seed'], expected['seed'])
 
   def test_every_row_of_metrics_jsonl_is_history_at_its_step(self):
     rows = metrics_writer.read_metrics(os.path.join(self.run_dir, 'metrics.jsonl'))
     history = _history(self.records)
-    for phase, name in (('train', 'mean_score'), ('update', 'policy_loss')):
+    for phase, name in (('train', 'mean_score'), ('update', 'loss')):
       expected = [(row['step'], row[name]) for row in rows
                   if row['phase'] == phase and row.get(name) is not None]
       logged = [(entry['global_step'], entry[f'{phase}/{name}']) for entry in history

@@ -14,7 +14,6 @@ import unittest
 import numpy as np
 import tensorflow as tf
 
-from agents import configs
 from agents.run import checkpoints
 from agents.training import trainer
 from tests.helpers import tiny_run
@@ -30,12 +29,9 @@ def _ppo(seed):
 
 
 def _qrdqn(seed):
-  return configs.resolve('cartpole_qrdqn', {
-      'seed': seed, 'environment.num_agents': 2, 'environment.processes': True,
-      'algorithm.replay_capacity': 512, 'algorithm.learning_starts': 32,
-      'algorithm.batch_size': 16, 'algorithm.gradient_steps': 2,
-      'network.hidden_layers': [16], 'loop.steps': _STEPS, 'loop.steps_per_call': 16,
-      'loop.log_every': 128, 'loop.checkpoint_every': 128, 'loop.eval_every': 0})
+  return tiny_run.tiny_qrdqn_config(**{
+      'seed': seed, 'environment.processes': True, 'loop.steps': _STEPS,
+      'loop.log_every': 128, 'loop.checkpoint_every': 128})
 
 
 class SameSeedTrainingTest(unittest.TestCase):

@@ -16,15 +16,9 @@ from agents.scripts import train as train_script
 from agents.training import builders, trainer
 from tests.helpers import commands, tiny_run
 
-TINY = {'environment.num_agents': 2, 'algorithm.replay_capacity': 512,
-        'algorithm.learning_starts': 32, 'algorithm.batch_size': 16,
-        'algorithm.gradient_steps': 2, 'network.hidden_layers': [16], 'loop.steps': 128,
-        'loop.steps_per_call': 16, 'loop.log_every': 64, 'loop.checkpoint_every': 64,
-        'loop.eval_every': 0}
-
 
 def _tiny(**overrides):
-  return configs.resolve('cartpole_qrdqn', dict(TINY, **overrides))
+  return tiny_run.tiny_qrdqn_config(**overrides)
 
 
 def _train_cli(test, logdir, *flags):
@@ -116,10 +110,11 @@ class ExperimentTest(unittest.TestCase):
     from agents.experiment import ConfigExperiment
     output_dir = tempfile.mkdtemp(prefix='qrdqn-experiment-')
     self.addCleanup(shutil.rmtree, output_dir)
-    overrides = {key: value for key, value in TINY.items() if key != 'loop.steps'}
+    overrides = {key: value for key, value in tiny_run.TINY_QRDQN_OVERRIDES.items()
+                 if key != 'loop.steps'}
     experiment = ConfigExperiment('cartpole_qrdqn', n_fit=1, fit_budget=64,
-                                           output_dir=output_dir, seed=0, overrides=overrides,
-                                           parallelization='inline', quiet=True)
+                                  output_dir=output_dir, seed=0, overrides=overrides,
+                                  parallelization='inline', quiet=True)
     experiment.fit()
     frame = experiment.get_writer_data()
     self.assertIn('loss', set(frame['tag']))
