@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 from agents import plugins
 from agents.batch.transport import launch
@@ -53,14 +54,15 @@ class WorkerPreloadTest(unittest.TestCase):
                      ('agents.env.balloon.worker_preload',))
 
   def test_preload_environment_adds_the_modules_once_and_nothing_for_others(self):
-    before = list(launch.FORKSERVER_PRELOAD)
-    self.addCleanup(launch.FORKSERVER_PRELOAD.__setitem__, slice(None), before)
-    launch.preload_environment('CartPole-v1')
-    self.assertEqual(launch.FORKSERVER_PRELOAD, before)
-    for _ in range(2):
-      launch.preload_environment(constants.BALLOON_ENV_ID)
-    self.assertEqual(launch.FORKSERVER_PRELOAD,
-                     before + ['agents.env.balloon.worker_preload'])
+    # The list as a process starts (an earlier test here may have added the balloon's).
+    before = [module for module in launch.FORKSERVER_PRELOAD if 'balloon' not in module]
+    with mock.patch.object(launch, 'FORKSERVER_PRELOAD', list(before)):
+      launch.preload_environment('CartPole-v1')
+      self.assertEqual(launch.FORKSERVER_PRELOAD, before)
+      for _ in range(2):
+        launch.preload_environment(constants.BALLOON_ENV_ID)
+      self.assertEqual(launch.FORKSERVER_PRELOAD,
+                       before + ['agents.env.balloon.worker_preload'])
 
   def test_a_forked_worker_starts_with_the_kernels_loaded(self):
     script = os.path.join(tempfile.mkdtemp(prefix='worker-preload-'), 'probe.py')
