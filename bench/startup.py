@@ -14,6 +14,7 @@ Prints one JSON object.
 """
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -41,26 +42,40 @@ def _run(code):
   return cpu, wall
 
 
+def paired_rounds(rounds, runs):
+  """Runs each of `runs` (name -> a function returning (CPU seconds, wall seconds)) once
+  per round, in turn; returns {name: {'cpu': [...], 'wall': [...]}}."""
+  samples = {name: {'cpu': [], 'wall': []} for name in runs}
+  for _ in range(rounds):
+    for name, run in runs.items():
+      cpu, wall = run()
+      samples[name]['cpu'].append(cpu)
+      samples[name]['wall'].append(wall)
+  return samples
+
+
+def print_report(samples, numerator, denominator, **header):
+  """Prints one JSON object: `header`, each run's median CPU and wall seconds, and the
+  medians of the paired ratios numerator / denominator."""
+  report = dict(header)
+  for name, values in samples.items():
+    report[name] = {key: round(statistics.median(series), 3) for key, series in values.items()}
+  for key in ('cpu', 'wall'):
+    ratios = [a / b for a, b in zip(samples[numerator][key], samples[denominator][key])]
+    report[f'{key}_ratio_{numerator}_over_{denominator}'] = round(statistics.median(ratios), 3)
+  json.dump(report, sys.stdout, indent=2)
+  print()
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--rounds', type=int, default=10)
   args = parser.parse_args(argv)
   if args.rounds < 1:
     parser.error(f'--rounds must be >= 1, got {args.rounds}.')
-  samples = {name: {'cpu': [], 'wall': []} for name in COMMANDS}
-  for _ in range(args.rounds):
-    for name, code in COMMANDS.items():
-      cpu, wall = _run(code)
-      samples[name]['cpu'].append(cpu)
-      samples[name]['wall'].append(wall)
-  report = {'benchmark': 'startup', 'rounds': args.rounds}
-  for name, values in samples.items():
-    report[name] = {key: round(statistics.median(series), 3) for key, series in values.items()}
-  for key in ('cpu', 'wall'):
-    ratios = [d / p for d, p in zip(samples['deferred'][key], samples['plain'][key])]
-    report[f'{key}_ratio_deferred_over_plain'] = round(statistics.median(ratios), 3)
-  json.dump(report, sys.stdout, indent=2)
-  print()
+  samples = paired_rounds(args.rounds, {name: functools.partial(_run, code)
+                                        for name, code in COMMANDS.items()})
+  print_report(samples, 'deferred', 'plain', benchmark='startup', rounds=args.rounds)
   return 0
 
 

@@ -16,12 +16,13 @@ Prints one JSON object.
 """
 
 import argparse
-import json
+import functools
 import os
-import statistics
 import subprocess
 import sys
 import time
+
+from bench import startup
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _START = """
@@ -68,21 +69,10 @@ def main(argv=None):
   args = parser.parse_args(argv)
   if args.rounds < 1 or args.workers < 1:
     parser.error('--rounds and --workers must be >= 1.')
-  modes = ('preloaded', 'cold')
-  samples = {mode: {'cpu': [], 'wall': []} for mode in modes}
-  for _ in range(args.rounds):
-    for mode in modes:
-      cpu, wall = _run(args.workers, mode)
-      samples[mode]['cpu'].append(cpu)
-      samples[mode]['wall'].append(wall)
-  report = {'benchmark': 'worker_start', 'workers': args.workers, 'rounds': args.rounds}
-  for mode, values in samples.items():
-    report[mode] = {key: round(statistics.median(series), 3) for key, series in values.items()}
-  for key in ('cpu', 'wall'):
-    ratios = [p / c for p, c in zip(samples['preloaded'][key], samples['cold'][key])]
-    report[f'{key}_ratio_preloaded_over_cold'] = round(statistics.median(ratios), 3)
-  json.dump(report, sys.stdout, indent=2)
-  print()
+  samples = startup.paired_rounds(args.rounds, {
+      mode: functools.partial(_run, args.workers, mode) for mode in ('preloaded', 'cold')})
+  startup.print_report(samples, 'preloaded', 'cold', benchmark='worker_start',
+                       workers=args.workers, rounds=args.rounds)
   return 0
 
 
