@@ -17,10 +17,6 @@ from agents.training import builders, trainer
 from tests.helpers import commands, tiny_run
 
 
-def _tiny(**overrides):
-  return tiny_run.tiny_qrdqn_config(**overrides)
-
-
 def _train_cli(test, logdir, *flags):
   """`agents.scripts.train` on QR-DQN's CartPole config, in this process: (code, stderr)."""
   return commands.run_main(test, train_script.main, [
@@ -36,14 +32,15 @@ class RunTest(unittest.TestCase):
     self.addCleanup(shutil.rmtree, run_dir)
     # Ctrl-C saves a checkpoint with the replay memory.
     with tiny_run.ctrl_c_at_row(2):
-      interrupted = trainer.train(_tiny(**{'loop.steps': 10_000}), run_dir, quiet=True)
+      interrupted = trainer.train(tiny_run.tiny_qrdqn_config(steps=10_000), run_dir,
+                                  quiet=True)
     self.assertTrue(interrupted['interrupted'])
     self.assertLess(interrupted['step'], 128)
     _, first, _, _ = builders.restore_algorithm(run_dir)
     self.assertEqual(int(first.env_steps.numpy()), interrupted['step'])
     self.assertGreater(int(first.num_updates.numpy()), 0)
     # The run resumes with its replay memory (exported below by the export command).
-    result = trainer.train(_tiny(), run_dir, quiet=True, export_policy=False)
+    result = trainer.train(tiny_run.tiny_qrdqn_config(), run_dir, quiet=True, export_policy=False)
     self.assertFalse(result['interrupted'])
     self.assertEqual(result['step'], 128)
     _, algorithm, _, _ = builders.restore_algorithm(run_dir)
