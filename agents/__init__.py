@@ -8,9 +8,9 @@ package and must stay free of TensorFlow):
     training.train(config, 'logdir/run')
 
 - `agents.configs`: named configs, YAML, overrides, validation;
-- `agents.batch`: `ExternalProcess`, `BatchEnv`, `InGraphBatchEnv` (environment batching);
-- `agents.training`: `FusedStep` (`simulate`), `Loop`, the builders, and
-  `train(config, run_dir)`, resume included;
+- `agents.tools`: BatchPPO's core: `ExternalProcess` (`wrappers`), `BatchEnv`,
+  `InGraphBatchEnv`, `FusedStep` (`simulate`) and `Loop`;
+- `agents.training`: the builders and `train(config, run_dir)`, resume included;
 - `agents.run`: the run directory (manifest, checkpoints, metrics, trackers, exports);
 - `agents.algorithms`: `InGraphAlgorithm`, the registry, PPO, QR-DQN, the random agent;
 - `agents.plugins`: the registries environments plug into (networks, configs,
@@ -32,8 +32,8 @@ tensorflow_start.install()
 # and run manifests (run.yaml) and experiment manifests record it.
 __version__ = '0.1.0'
 
-_MODULES = ('algorithms', 'batch', 'configs', 'env', 'evaluation', 'experiment',
-            'plugins', 'python_agents', 'run', 'training')
+_MODULES = ('algorithms', 'configs', 'env', 'evaluation', 'experiment', 'plugins',
+            'python_agents', 'run', 'tools', 'training')
 
 __all__ = list(_MODULES)
 

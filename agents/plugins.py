@@ -229,7 +229,7 @@ an object whose attributes, each optional, replace or add to that (see
 WORKER_PRELOADS = Registry('worker preload')
 """What the worker processes of an environment should start with: Gymnasium id -> a tuple
 of module names. A process that steps the environment in worker processes adds them to
-the preload of its forkserver (`agents.batch.transport.launch.preload_environment`), which
+the preload of its forkserver (`agents.tools.transport.launch.preload_environment`), which
 imports them once, before it forks the first worker: every worker then starts with what
 they loaded. The balloon's loads its Numba kernels (half a second of CPU per worker
 otherwise). A module imported there must not raise (an exception other than ImportError

@@ -45,9 +45,9 @@ import gymnasium  # noqa: E402
 import numpy as np  # noqa: E402
 
 import agents.env  # noqa: E402, F401 - registers the environment
-from agents.batch.batch_env import BatchEnv  # noqa: E402
 from agents.env.balloon.constants import BALLOON_ENV_ID  # noqa: E402
 from agents.env.balloon.env import BalloonVectorEnv  # noqa: E402
+from agents.tools.batch_env import BatchEnv  # noqa: E402
 
 
 class _NoGP:

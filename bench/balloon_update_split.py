@@ -41,9 +41,9 @@ def main(argv=None):
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   import tensorflow as tf
 
-  from agents.batch import in_graph_batch_env
   from agents.configs import resolution
-  from agents.training import builders, simulate, trainer
+  from agents.tools import in_graph_batch_env, simulate
+  from agents.training import builders, trainer
   overrides = dict(resolution.parse_override(text) for text in args.set)
   config = resolution.resolve('balloon', overrides)
   trainer.configure_threads(config['loop']['tf_threads'])

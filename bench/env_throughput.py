@@ -42,7 +42,7 @@ loop whose length is calibrated once, so a loaded machine does not shorten the w
 `sync` (SyncVectorEnv), `in_process` (BatchEnv in this process) and `processes`
 (BatchEnv, one worker per core), and prints one JSON line per cost: where processes
 start to pay is the crossover that `environment.processes: auto` uses
-(agents/batch/placement.py).
+(agents/tools/placement.py).
 """
 
 import argparse
@@ -63,7 +63,7 @@ import gymnasium  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from agents.batch.batch_env import BatchEnv  # noqa: E402
+from agents.tools.batch_env import BatchEnv  # noqa: E402
 
 CONTEXT = 'forkserver'
 

@@ -2,7 +2,7 @@
 
 Two measurements, both in this process:
 
-1. The check alone (`agents.batch.batch_checks.check_finite`) on batches of the
+1. The check alone (`agents.tools.batch_checks.check_finite`) on batches of the
    shapes that matter: CartPole (8 x 4 float32), an 84x84x4 float32 image batch,
    and balloon slabs (16 and 256 x 1099 float32), in microseconds per batch.
 2. A BatchEnv of 8 CartPole environments in worker processes stepped with the
@@ -31,8 +31,8 @@ import gymnasium  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from agents.batch import batch_checks  # noqa: E402
-from agents.batch.batch_env import BatchEnv  # noqa: E402
+from agents.tools import batch_checks  # noqa: E402
+from agents.tools.batch_env import BatchEnv  # noqa: E402
 
 SHAPES = {'cartpole_8x4': (8, 4), 'image_8x84x84x4': (8, 84, 84, 4),
           'balloon_16x1099': (16, 1099), 'balloon_256x1099': (256, 1099)}

@@ -29,9 +29,8 @@ import numpy as np
 import tensorflow as tf
 
 from agents.algorithms import algorithm
-from agents.batch import batch_env as batch_env_lib
-from agents.batch import in_graph_batch_env
-from agents.training import simulate
+from agents.tools import batch_env as batch_env_lib
+from agents.tools import in_graph_batch_env, simulate
 
 
 class CountingEnv(gymnasium.Env):

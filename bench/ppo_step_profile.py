@@ -58,9 +58,9 @@ def main(argv=None):
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   import tensorflow as tf
 
-  from agents.batch import in_graph_batch_env
   from agents.configs import resolution
-  from agents.training import builders, simulate, trainer
+  from agents.tools import in_graph_batch_env, simulate
+  from agents.training import builders, trainer
   config = resolution.resolve(args.config, {})
   trainer.configure_threads(config['loop']['tf_threads'])
   batch_env = builders.make_batch_env(config)

@@ -150,8 +150,7 @@ class InGraphRunner:
   def __init__(self, balloons, processes, length, iterations):
     import tensorflow as tf
 
-    from agents.batch import episode_collectors, in_graph_batch_env
-    from agents.training import simulate
+    from agents.tools import episode_collectors, in_graph_batch_env, simulate
     from bench.in_graph_overhead import NoOpAgent
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)

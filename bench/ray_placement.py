@@ -54,7 +54,7 @@ def _config(overrides=None):
 def _batch(config, sizes, processes, **options):
   import functools
 
-  from agents.batch import batch_env
+  from agents.tools import batch_env
   from agents.training import builders
   return batch_env.BatchEnv.from_slab_constructors(
       [functools.partial(builders.make_vector_env, config, size) for size in sizes],
@@ -65,8 +65,8 @@ def measure_placement(rounds):
   """Part 1: the fused training step of the balloon config, processes against Ray."""
   import tensorflow as tf
 
-  from agents.batch import in_graph_batch_env, ray_cluster
-  from agents.training import builders, simulate, trainer
+  from agents.tools import in_graph_batch_env, ray_cluster, simulate
+  from agents.training import builders, trainer
   config = _config({'environment.num_agents': sum(SLABS)})
   trainer.configure_threads(config['loop']['tf_threads'])
   segment = config['algorithm']['segment_length']
@@ -206,7 +206,7 @@ def check_two_nodes(parts, rounds, steps):
   """Part 4: one slab of 128 on one node against two slabs of 64 on two, on one Cluster."""
   from ray import cluster_utils
 
-  from agents.batch import ray_cluster
+  from agents.tools import ray_cluster
   os.environ['PYTHONPATH'] = os.pathsep.join(
       [ROOT] + [path for path in os.environ.get('PYTHONPATH', '').split(os.pathsep) if path])
   cluster = cluster_utils.Cluster(

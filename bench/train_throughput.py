@@ -39,7 +39,7 @@ def run_agents(config):
   # Imported before the clock starts, as torch is for SB3: imports are not training.
   import tensorflow  # noqa: F401
 
-  from agents.batch import in_graph_batch_env  # noqa: F401
+  from agents.tools import in_graph_batch_env  # noqa: F401
   from agents.training import trainer
   run_dir = tempfile.mkdtemp(prefix='throughput-')
   start = time.time()

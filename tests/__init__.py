@@ -1,5 +1,5 @@
-"""Test suites, mirroring the `agents` package (`tests/batch/batch_env_test.py` tests
-`agents/batch/batch_env.py`).
+"""Test suites, mirroring the `agents` package (`tests/tools/batch_env_test.py` tests
+`agents/tools/batch_env.py`).
 
 Test files end in `_test.py`. The `load_tests` hook below makes the plain
 `python -m unittest discover` (whose default pattern is `test*.py`) find them.

@@ -1,4 +1,4 @@
-"""Tests of the package's entry points (agents/__init__.py, the batch and training packages)."""
+"""Tests of the package's entry points (agents/__init__.py, the tools and training packages)."""
 
 import os
 import subprocess
@@ -6,22 +6,29 @@ import sys
 import unittest
 
 import agents
-from agents import batch, training
+from agents import tools, training
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class PackageTest(unittest.TestCase):
 
-  def test_batch_and_training_export_the_framework_entry_points(self):
-    for package, names in ((batch, ('BatchEnv', 'ExternalProcess', 'InGraphBatchEnv',
-                                    'NonFiniteError')),
+  def test_tools_and_training_export_the_framework_entry_points(self):
+    for package, names in ((tools, ('BatchEnv', 'ExternalProcess', 'InGraphBatchEnv',
+                                    'FusedStep', 'Loop', 'NonFiniteError')),
                            (training, ('FusedStep', 'Loop', 'train'))):
       for name in names:
         self.assertIn(name, package.__all__)
         self.assertEqual(getattr(package, name).__name__, name)
     self.assertEqual(agents.configs.__name__, 'agents.configs')
     self.assertEqual(agents.training.train.__module__, 'agents.training.trainer')
+    self.assertIs(training.FusedStep, tools.FusedStep)
+
+  def test_tools_reaches_its_modules_by_attribute_as_batchppo_users_write(self):
+    self.assertEqual(tools.wrappers.ExternalProcess.__name__, 'ExternalProcess')
+    self.assertEqual(tools.batch_env.BatchEnv.__name__, 'BatchEnv')
+    with self.assertRaisesRegex(AttributeError, 'no attribute'):
+      tools.no_such_module  # noqa: B018
 
   def test_every_layer_is_an_entry_point_and_every_command_line_a_console_script(self):
     self.assertEqual(agents.evaluation.__name__, 'agents.evaluation')

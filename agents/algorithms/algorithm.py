@@ -1,7 +1,7 @@
 """The in-graph algorithm interface that `simulate` drives.
 
 Every method is traced into the TensorFlow graph of the fused step
-(`agents/training/simulate.py`): it takes and returns tensors, and addresses
+(`agents/tools/simulate.py`): it takes and returns tensors, and addresses
 environments of the batch by `agent_indices` (an int32 vector), so any subset
 of the batch can begin or end an episode. Algorithm state lives in
 `tf.Variable`s owned by the `tf.Module`, so checkpoints and SavedModel export
@@ -10,7 +10,7 @@ come for free.
 Rules that follow from running inside one traced `tf.function`:
 
 - Create every variable in `__init__`, optimiser state included (build a Keras
-  optimiser there, or use plain variables as `ppo/adam.py` does). The step is
+  optimiser there, or use plain variables as `parts/adam.py` does). The step is
   traced once; a variable created while tracing would be missed by a checkpoint
   restored before the first call, and `FusedStep` raises naming it.
 - Branch on tensors with `tf.cond` / `tf.where`, update per-environment state

@@ -29,7 +29,7 @@ def _generic_slab(env_id, num_envs, episode_length):
   """A slab of `num_envs` environments `gymnasium.make(env_id)`, autoreset off."""
   import gymnasium
 
-  from agents.batch import slab as slab_lib
+  from agents.tools import slab as slab_lib
   constructor = functools.partial(gymnasium.make, env_id, max_episode_steps=episode_length)
   return slab_lib.make_sync_slab([constructor] * num_envs)
 

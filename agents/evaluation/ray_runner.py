@@ -32,11 +32,11 @@ def import_ray():
 def init(address=None, num_cpus=None):
   """Connects to the cluster at `address`, or starts a local instance; returns ray.
 
-  Ray starts as for every other use in the package (`agents.batch.ray_cluster.init`):
+  Ray starts as for every other use in the package (`agents.tools.ray_cluster.init`):
   workers get one BLAS thread each and this process's PYTHONPATH.
   """
   import_ray()  # Says what to install when Ray is missing.
-  from agents.batch import ray_cluster
+  from agents.tools import ray_cluster
   return ray_cluster.init(address, num_cpus)
 
 

@@ -56,8 +56,8 @@ def make_batch(environment, suite, sizes, workers, flight_paths=False, agent=Non
   (`environments.EnvironmentEvaluation.slab_constructor`). `observation_kwargs` are the
   environment options that shape the observation the agent reads.
   """
-  from agents.batch.batch_env import BatchEnv
-  from agents.batch.transport import launch
+  from agents.tools.batch_env import BatchEnv
+  from agents.tools.transport import launch
   launch.preload_environment(environment.env_id)
   constructors = [environment.slab_constructor(size, suite.episode_length, suite.options,
                                                flight_paths, agent, observation_kwargs)

@@ -23,8 +23,8 @@ import sys
 import threading
 import traceback
 
-from agents.batch import parent_watch
 from agents.experiment import threads as threads_lib
+from agents.tools import parent_watch
 
 FINISHED = 'finished'
 INTERRUPTED = 'interrupted'

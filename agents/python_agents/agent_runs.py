@@ -260,8 +260,8 @@ def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0,
     AgentStepError, CollectorError, CheckpointMismatchError: what
       `run_training_loop` raises (typed errors naming the culprit).
   """
-  from agents.run import metrics_writer, run_manifest, tracking
-  from agents.training import run_metrics, trainer
+  from agents.run import metrics_writer, run_manifest, run_metrics, tracking
+  from agents.training import trainer
   os.makedirs(run_dir, exist_ok=True)
   metrics = run_metrics.RunMetrics(run_dir)
   if config is not None:  # Records the session in run.yaml, as an in-graph run does.

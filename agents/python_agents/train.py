@@ -83,7 +83,7 @@ def main(argv=None):
   finally:
     env.close()
   if result['interrupted']:
-    from agents.batch import interrupts  # noqa: PLC0415
+    from agents.tools import interrupts  # noqa: PLC0415
     print(f"{PROG}: interrupted by {result['signal']}; iteration {result['iteration']} is "
           f'saved in {run_directory(args)}.', file=sys.stderr)
     return interrupts.exit_code(result['signal'])

@@ -31,7 +31,7 @@ Where it differs from BLE:
   of another agent class (`CheckpointMismatchError`);
 - Ctrl-C or SIGTERM cuts the episodes in flight (the agent sees `end_episode(reward,
   terminal=False)`), saves the iteration's checkpoint and stops; a second one aborts
-  without saving (`agents.batch.interrupts`, as `train` does);
+  without saving (`agents.tools.interrupts`, as `train` does);
 - bad actions, an agent or collector that raises, and bad arguments are typed errors
   (`agents.python_agents.agent`) naming the culprit; the last checkpoint stays intact;
 - a progress bar shows episodes, steps per second and the last iteration's means.
@@ -46,11 +46,11 @@ import time
 import gymnasium
 import numpy as np
 
-from agents.batch import interrupts
 from agents.python_agents import agent as agent_lib
 from agents.python_agents import collectors as collectors_lib
 from agents.python_agents.episode_statistics import EpisodeStatistics
 from agents.run import directory_lock
+from agents.tools import interrupts
 from agents.training import builders
 
 _LOG = logging.getLogger(__name__)
@@ -424,7 +424,7 @@ def _check_positive(name, value):
 
 def _as_batch(env):
   """(the environment as a `BatchEnv`, the single Gymnasium env or None)."""
-  from agents.batch.batch_env import BatchEnv
+  from agents.tools.batch_env import BatchEnv
   if isinstance(env, BatchEnv):
     return env, None
   if isinstance(env, gymnasium.vector.VectorEnv):

@@ -17,7 +17,7 @@ be read is set aside as `run.yaml.unreadable` and started anew, since nothing in
 needed to resume the run.
 
 A session's `environments` says where its environments stepped and why
-(`agents.batch.placement`: `environment.processes: auto` decides at each start). A
+(`agents.tools.placement`: `environment.processes: auto` decides at each start). A
 session's `commit` is the git commit of the source tree the package was imported from
 (with `-dirty` when tracked files differ from it), or null for an installed wheel.
 """

@@ -2,7 +2,7 @@
 
 Every row a run logs (the loop's train and eval rows, the algorithm's update rows, an
 evaluation suite's rows) goes to `metrics.jsonl` and TensorBoard, always, and to each
-tracker that the config's `loop.track` names (`agents.training.run_metrics` fans it out):
+tracker that the config's `loop.track` names (`agents.run.run_metrics` fans it out):
 
     loop.track: [mlflow, wandb]        # python -m agents.scripts.train --track=mlflow,wandb
 

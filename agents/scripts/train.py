@@ -34,9 +34,9 @@ import shutil
 import sys
 
 from agents import configs
-from agents.batch import interrupts
 from agents.configs import yaml_io
 from agents.run import directory_lock, tracking
+from agents.tools import interrupts
 from agents.training import command_line
 
 _PROG = 'agents.scripts.train'
@@ -214,8 +214,8 @@ def _train(args, held_directories):
   # TensorFlow logs through absl).
   for name in ('tensorflow', 'absl'):
     logging.getLogger(name).setLevel(logging.WARNING)
-  from agents.batch import errors
   from agents.run import checkpoints  # TensorFlow: once the inputs are checked
+  from agents.tools import errors
   try:
     result = trainer.train(config, run_dir, quiet=args.quiet)
   except checkpoints.CheckpointSaveError as error:  # e.g. a full disk: not the input's fault

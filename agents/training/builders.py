@@ -60,7 +60,7 @@ def make_batch_env(config, processes=None):
   """Builds the `BatchEnv` of `environment.num_agents` environments.
 
   `environment.processes: auto` probes one environment in this process and steps the
-  batch in worker processes only where they pay off (`agents.batch.placement`); the
+  batch in worker processes only where they pay off (`agents.tools.placement`); the
   choice is logged in one line and kept on the batch as `batch.placement`.
 
   Args:
@@ -72,9 +72,9 @@ def make_batch_env(config, processes=None):
     worker) in processes, one Ray actor per CPU of the cluster (or per
     `envs_per_process` environments) with 'ray', or everything in this process.
   """
-  from agents.batch import batch_env as batch_env_lib
-  from agents.batch import placement as placement_lib
-  from agents.batch.transport import launch
+  from agents.tools import batch_env as batch_env_lib
+  from agents.tools import placement as placement_lib
+  from agents.tools.transport import launch
   environment = config['environment']
   processes = environment['processes'] if processes is None else processes
   num_agents = environment['num_agents']
@@ -84,7 +84,7 @@ def make_batch_env(config, processes=None):
                  max_restarts=environment['max_restarts'])
   if processes == placement_lib.RAY:
     # One actor per CPU of the cluster (or per `envs_per_process` environments).
-    from agents.batch import ray_cluster
+    from agents.tools import ray_cluster
     slabs = -(-num_agents // per_process) if per_process else cores
     ray = ray_cluster.init(environment['ray_address'], num_cpus=max(cores, slabs))
     cores = max(1, int(ray.cluster_resources().get('CPU', 1)))

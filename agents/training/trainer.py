@@ -14,15 +14,15 @@ exported SavedModel (with `loop.select_suite`, also `best_policy/`: `BestPolicy`
 cadences may differ from its config.yaml (which is then updated); any other
 difference is refused before anything is built. Ctrl-C or SIGTERM saves a
 checkpoint at the next report and stops; a second one aborts without saving
-(`agents.batch.interrupts`).
+(`agents.tools.interrupts`).
 """
 
 import logging
 import os
 
 from agents import configs, plugins
-from agents.batch import interrupts
 from agents.run import directory_lock, tracking
+from agents.tools import interrupts
 from agents.training import builders
 
 _LOG = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ def configure_threads(threads):
 
 def _build_batch_env(config):
   """The run's `BatchEnv`; an environment that refuses its kwargs is a `ConfigError`."""
-  from agents.batch import errors
+  from agents.tools import errors
   try:
     return builders.make_batch_env(config)
   except (TypeError, ValueError, errors.WorkerError) as error:
@@ -269,7 +269,7 @@ class BestPolicy:
 
 def _collectors(config, batch_size, extra):
   """The environment's default episode collectors, then `extra` (factories of batch_size)."""
-  from agents.batch import episode_collectors
+  from agents.tools import episode_collectors
   defaults = episode_collectors.for_environment(config['environment'], batch_size)
   return defaults + [factory(batch_size) for factory in extra]
 
@@ -284,7 +284,7 @@ def train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_n
     quiet: disable the progress bar.
     export_policy: write the SavedModel `policy/` when training finishes.
     collectors: extra per-episode statistics: callables batch_size ->
-      `agents.batch.episode_collectors.EpisodeCollector`; their means join every logged
+      `agents.tools.episode_collectors.EpisodeCollector`; their means join every logged
       row (console, TensorBoard, metrics.jsonl) next to the mean score.
     run_name: the run's name in the experiment trackers of `loop.track`; None names it
       after the run directory.
@@ -316,9 +316,9 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
   """`train` inside the hold of its run directory."""
   import tensorflow as tf
 
-  from agents.batch import errors as batch_errors
-  from agents.batch import in_graph_batch_env
-  from agents.training import loop as loop_lib
+  from agents.tools import errors as batch_errors
+  from agents.tools import in_graph_batch_env
+  from agents.tools import loop as loop_lib
   suite_evaluations = _suite_evaluations(config)
   config = prepare_run(config, run_dir)
   loop_config = config['loop']

@@ -10,9 +10,9 @@ import numpy as np
 import tensorflow as tf
 
 from agents.algorithms import random_agent
-from agents.batch import batch_env as batch_env_lib
-from agents.batch import in_graph_batch_env
-from agents.training import loop as loop_lib
+from agents.tools import batch_env as batch_env_lib
+from agents.tools import in_graph_batch_env
+from agents.tools import loop as loop_lib
 from tests.helpers import mock_environment
 
 

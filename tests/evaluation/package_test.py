@@ -18,7 +18,7 @@ class PackageTest(unittest.TestCase):
       evaluation.nonexistent  # noqa: B018
 
   def test_loading_the_plugins_does_not_import_the_statistics(self):
-    code = ('import sys; from agents.batch.transport import worker; worker.load_plugins(); '
+    code = ('import sys; from agents.tools.transport import worker; worker.load_plugins(); '
             'print("scipy.stats" in sys.modules, "agents.evaluation.statistics" in sys.modules)')
     output = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                             check=True).stdout.split()

@@ -10,12 +10,12 @@ from unittest import mock
 
 import numpy as np
 
-from agents.batch import space_spec
 from agents.env.balloon import constants
 from agents.env.balloon.env import BalloonVectorEnv
 from agents.evaluation import policies, runner, suites
 from agents.evaluation.errors import EvaluationError
 from agents.evaluation.play import DeterministicPolicy
+from agents.tools import space_spec
 from tests.helpers import tiny_run
 
 

@@ -24,8 +24,8 @@ import unittest
 import gymnasium
 import numpy as np
 
-from agents.batch import errors, external_process
-from agents.batch.batch_env import BatchEnv
+from agents.tools import errors, wrappers
+from agents.tools.batch_env import BatchEnv
 from tests.helpers import fake_envs
 from tests.helpers.processes import ROOT, pid_exists
 
@@ -34,7 +34,7 @@ from tests.helpers.processes import ROOT, pid_exists
 _PARENT = textwrap.dedent('''
     import functools, glob, json, os, sys
     import numpy as np
-    from agents.batch.batch_env import BatchEnv
+    from agents.tools.batch_env import BatchEnv
     from tests.helpers import fake_envs
     batch = BatchEnv.from_constructors(
         [fake_envs.CountingEnv, functools.partial(fake_envs.FaultyEnv, sys.argv[1], 1)], 2)
@@ -212,7 +212,7 @@ class RegistryInWorkersTest(unittest.TestCase):
     script = textwrap.dedent('''
         import sys
         import gymnasium
-        from agents.batch.batch_env import BatchEnv
+        from agents.tools.batch_env import BatchEnv
         batch = BatchEnv.from_slab_constructors(
             [lambda: gymnasium.make_vec('BalloonLearningEnvironment-v0', num_envs=4)])
         print(len(batch), batch.observation_space.shape, 'agents.env' in sys.modules)
@@ -238,15 +238,15 @@ class DeadWorkerDetectionTest(unittest.TestCase):
   """Issue 10, item 9: a dead worker is found within docs/parallel.md's 0.1 s, pipe held or not."""
 
   def test_death_is_noticed_while_a_forked_child_holds_the_pipe(self):
-    workers = [external_process.ExternalProcess(fake_envs.CountingEnv),
-               external_process.ExternalProcess(
+    workers = [wrappers.ExternalProcess(fake_envs.CountingEnv),
+               wrappers.ExternalProcess(
                    functools.partial(fake_envs.FaultyEnv, 'orphan', 1), index=1)]
     try:
       for worker in workers:
         worker.reset(seed=0)
       tokens = [worker.begin_fast_step() for worker in workers]
       start = time.monotonic()
-      results = external_process.wait_all(workers, tokens)
+      results = wrappers.wait_all(workers, tokens)
       elapsed = time.monotonic() - start
       self.assertEqual(results[0], (True, {}))
       self.assertIsInstance(results[1][1], errors.WorkerDiedError)

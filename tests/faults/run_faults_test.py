@@ -171,7 +171,7 @@ class SignalFaultsTest(unittest.TestCase):
                                     '--quiet', '--env_processes'],
           ready=lambda: [row for row in _rows(run_dir) if row['step'] > step],
           signum=signal.SIGTERM, stdout=stdout)
-    self.assertIn(f"INFO:agents.training.loop:Restored {os.path.join(run_dir, 'checkpoints')}"
+    self.assertIn(f"INFO:agents.tools.loop:Restored {os.path.join(run_dir, 'checkpoints')}"
                   f'/ckpt-{step} at global step {step}.', logs.output)
     self.assertEqual(code, 128 + signal.SIGTERM, stderr)
     self.assertNotIn('Traceback', stderr + '\n'.join(logs.output))
@@ -232,7 +232,7 @@ class CheckpointFaultsTest(unittest.TestCase):
     self.assertEqual(result['step'], 192)
     self.assertIn(f'WARNING:agents.run.checkpoints:Skipped checkpoint {newest}: it does not '
                   'restore (IndexError: Read less bytes than requested).', logs.output)
-    self.assertIn(f"INFO:agents.training.loop:Restored {os.path.join(run_dir, 'checkpoints')}"
+    self.assertIn(f"INFO:agents.tools.loop:Restored {os.path.join(run_dir, 'checkpoints')}"
                   '/ckpt-64 at global step 64.', logs.output)
     # The rows after step 64 were trained again, once each; ckpt-128 was rewritten.
     self.assertEqual([row['step'] for row in _rows(run_dir)], [64, 128, 192])

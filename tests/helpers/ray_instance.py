@@ -90,6 +90,6 @@ def start_cluster(num_nodes=2):
 def join(address):
   """Connects this process to the test cluster at `address` as the package does
   (`ray_cluster.init`), without Ray's lines about connecting."""
-  from agents.batch import ray_cluster
+  from agents.tools import ray_cluster
   with _start_up_lines_held():
     ray_cluster.init(address)

@@ -22,7 +22,7 @@ def _start_helper_processes():
   later) would keep the capture file as their stderr for the rest of this process."""
   from multiprocessing import forkserver, resource_tracker
 
-  from agents.batch.transport import launch
+  from agents.tools.transport import launch
   resource_tracker.ensure_running()
   if launch.default_context() == 'forkserver':
     launch.get_context('forkserver')  # Sets the workers' preload.

@@ -12,9 +12,9 @@ import gymnasium
 import numpy as np
 
 import agents.env  # noqa: F401 - registers the balloon, as importing BLE's env does
-from agents.batch.batch_env import BatchEnv
 from agents.python_agents import agent as agent_lib
 from agents.python_agents import collectors, train_lib
+from agents.tools.batch_env import BatchEnv
 
 BALLOON = 'BalloonLearningEnvironment-v0'
 HELPERS = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'helpers')

@@ -9,8 +9,8 @@ import numpy as np
 from agents import configs
 from agents.algorithms import random_agent
 from agents.algorithms.ppo import ppo
-from agents.batch import batch_env as batch_env_lib
-from agents.batch import placement
+from agents.tools import batch_env as batch_env_lib
+from agents.tools import placement
 from agents.training import builders
 
 

@@ -88,7 +88,7 @@ class RayTrainingTest(unittest.TestCase):
   @classmethod
   def setUpClass(cls):
     global _CLUSTER
-    from agents.batch import ray_cluster
+    from agents.tools import ray_cluster
     if ray_cluster.sessions_started:
       # Seen with Ray 2.x: after a local Ray session in this process, actors on this test's
       # multi-node cluster die as they start. tests.run_all runs this module in a process

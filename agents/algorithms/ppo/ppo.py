@@ -30,8 +30,9 @@ import tensorflow as tf
 
 from agents import config_fields
 from agents.algorithms import algorithm
-from agents.algorithms.ppo import adam, exported_policy, memory, networks, normalize, utility
+from agents.algorithms.parts import adam
 from agents.algorithms.ppo import config as config_lib
+from agents.algorithms.ppo import exported_policy, memory, networks, normalize, utility
 
 # Methods marked `do_not_convert` use explicit `tf.cond` and no Python control
 # flow on tensors, so autograph need not rewrite them; skipping the rewrite

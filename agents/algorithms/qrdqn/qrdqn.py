@@ -33,7 +33,7 @@ import tensorflow as tf
 
 from agents import config_fields, plugins
 from agents.algorithms import algorithm
-from agents.algorithms.ppo import adam, networks
+from agents.algorithms.parts import adam, layers
 from agents.algorithms.qrdqn import config as config_lib
 from agents.algorithms.qrdqn import replay
 from agents.config_fields import ConfigError
@@ -88,7 +88,7 @@ class QuantileNetwork(tf.Module):
     self.num_quantiles = num_quantiles
     # Seeded: the target network built with the same seed starts as a copy.
     rng = np.random.default_rng(seed)
-    self.body = networks.MLP(observ_size, hidden_layers, num_actions * num_quantiles, 1.0,
+    self.body = layers.MLP(observ_size, hidden_layers, num_actions * num_quantiles, 1.0,
                              _ACTIVATIONS[activation], rng, matmul_dtype, name='mlp')
 
   def __call__(self, observ):

@@ -9,8 +9,8 @@ ended that way).
 
 import numpy as np
 
-from agents.batch.episode_collectors import EpisodeCollector
 from agents.env.balloon import constants
+from agents.tools.episode_collectors import EpisodeCollector
 
 
 class BalloonCollector(EpisodeCollector):

@@ -43,6 +43,7 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
+from agents.algorithms.parts import layers
 from agents.algorithms.ppo import networks
 from agents.env.balloon import constants
 
@@ -83,26 +84,26 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     self._levels = (_LEVELS - 1) // column_stride + 1
     self._centre = _CENTRE // column_stride
     rng = self._rng
-    self.context = networks.MLP(_AMBIENT, policy_layers, 0, 1.0, self._activation, rng,
+    self.context = layers.MLP(_AMBIENT, policy_layers, 0, 1.0, self._activation, rng,
                                 matmul_dtype, name='context')
     width = column_layers[0]
     # The first column layer is split: per-level inputs and a context projection that
     # is computed once per balloon and broadcast over its levels.
-    self.level_input = networks.Dense(level_inputs, width, np.sqrt(2.0), rng, name='level_input')
-    self.context_input = networks.Dense(self.context.output_size, width, np.sqrt(2.0), rng,
+    self.level_input = layers.Dense(level_inputs, width, np.sqrt(2.0), rng, name='level_input')
+    self.context_input = layers.Dense(self.context.output_size, width, np.sqrt(2.0), rng,
                                         matmul_dtype=matmul_dtype, name='context_input')
-    self.column = networks.MLP(width, column_layers[1:], 1, 0.01, self._activation, rng,
+    self.column = layers.MLP(width, column_layers[1:], 1, 0.01, self._activation, rng,
                                matmul_dtype, name='column')
     if column_value:
       # Replaces the flat value MLP the base class built.
-      self.value_level_input = networks.Dense(level_inputs, width, np.sqrt(2.0), rng,
+      self.value_level_input = layers.Dense(level_inputs, width, np.sqrt(2.0), rng,
                                               name='value_level_input')
-      self.value_context_input = networks.Dense(_AMBIENT, width, np.sqrt(2.0), rng,
+      self.value_context_input = layers.Dense(_AMBIENT, width, np.sqrt(2.0), rng,
                                                 name='value_context_input')
-      self.value_mlp = networks.MLP(3 * width + _AMBIENT, value_layers, 1, 1.0,
+      self.value_mlp = layers.MLP(3 * width + _AMBIENT, value_layers, 1, 1.0,
                                     self._activation, rng, matmul_dtype, name='value')
     self._column_value = column_value
-    self.action_bias = networks.Dense(self.context.output_size, 3, 0.01, rng,
+    self.action_bias = layers.Dense(self.context.output_size, 3, 0.01, rng,
                                       name='action_bias')
     offsets = (np.arange(0, _LEVELS, column_stride, dtype=np.float32) - _CENTRE) / _CENTRE
     self._offsets = tf.constant(np.stack([offsets, np.abs(offsets)], -1))
@@ -147,7 +148,7 @@ class ColumnPolicy(networks.PolicyValueNetwork):
   def value(self, observ):
     if not self._column_value:
       return super().value(observ)
-    return networks.apply_over_leading_axes(self._column_value_of, observ)[..., 0]
+    return layers.apply_over_leading_axes(self._column_value_of, observ)[..., 0]
 
   @tf.autograph.experimental.do_not_convert
   def _column_value_of(self, observ):
@@ -162,7 +163,7 @@ class ColumnPolicy(networks.PolicyValueNetwork):
 
   def policy_sequence(self, observ, state, reset):
     del state, reset  # Feed-forward: no memory across steps.
-    return networks.apply_over_leading_axes(self._logits, observ)
+    return layers.apply_over_leading_axes(self._logits, observ)
 
 
 def _valid_mean(hidden, valid):

@@ -19,7 +19,7 @@ should be stored and read raw (QR-DQN does not normalise them).
 import numpy as np
 import tensorflow as tf
 
-from agents.algorithms.ppo import networks
+from agents.algorithms.parts import layers
 from agents.env.balloon import constants
 
 _AMBIENT = constants.NUM_AMBIENT_FEATURES
@@ -48,15 +48,15 @@ class ColumnQuantileNetwork(tf.Module):
     self._centre = _CENTRE // column_stride
     act = _ACTIVATIONS[activation]
     rng = np.random.default_rng(seed)
-    self.context = networks.MLP(_AMBIENT, hidden_layers, 0, 1.0, act, rng, matmul_dtype,
+    self.context = layers.MLP(_AMBIENT, hidden_layers, 0, 1.0, act, rng, matmul_dtype,
                                 name='context')
     width = column_layers[0]
-    self.level_input = networks.Dense(5, width, np.sqrt(2.0), rng, name='level_input')
-    self.context_input = networks.Dense(self.context.output_size, width, np.sqrt(2.0), rng,
+    self.level_input = layers.Dense(5, width, np.sqrt(2.0), rng, name='level_input')
+    self.context_input = layers.Dense(self.context.output_size, width, np.sqrt(2.0), rng,
                                         name='context_input')
-    self.column = networks.MLP(width, column_layers[1:], num_quantiles, 1.0, act, rng,
+    self.column = layers.MLP(width, column_layers[1:], num_quantiles, 1.0, act, rng,
                                matmul_dtype, name='column')
-    self.action_term = networks.Dense(self.context.output_size, 3 * num_quantiles, 0.01, rng,
+    self.action_term = layers.Dense(self.context.output_size, 3 * num_quantiles, 0.01, rng,
                                       name='action_term')
     self._activation = act
     offsets = (np.arange(0, _LEVELS, column_stride, dtype=np.float32) - _CENTRE) / _CENTRE

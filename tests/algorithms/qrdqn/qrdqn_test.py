@@ -10,10 +10,9 @@ import numpy as np
 import tensorflow as tf
 
 from agents.algorithms.qrdqn import qrdqn
-from agents.batch import batch_env as batch_env_lib
-from agents.batch import in_graph_batch_env
 from agents.config_fields import ConfigError
-from agents.training import simulate
+from agents.tools import batch_env as batch_env_lib
+from agents.tools import in_graph_batch_env, simulate
 
 CHAIN_LENGTH = 4
 

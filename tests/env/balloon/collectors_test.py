@@ -4,8 +4,8 @@ import unittest
 
 import numpy as np
 
-from agents.batch import episode_collectors
 from agents.env.balloon import collectors as balloon_collectors
+from agents.tools import episode_collectors
 
 
 def _infos(distance_km, out_of_power=(False, False)):

@@ -9,9 +9,9 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
 import agents.env  # noqa: F401 - registers the environment
-from agents.batch.batch_env import BatchEnv
 from agents.env import registration
 from agents.env.balloon.env import BalloonEnv, BalloonVectorEnv
+from agents.tools.batch_env import BatchEnv
 
 ENV_ID = 'BalloonLearningEnvironment-v0'  # the public id, spelled out on purpose
 

@@ -16,8 +16,8 @@ import unittest
 from unittest import mock
 
 from agents import plugins
-from agents.batch.transport import launch
 from agents.env.balloon import constants
+from agents.tools.transport import launch
 from tests.helpers.processes import ROOT
 
 _PROBE = """
@@ -25,7 +25,7 @@ import json, sys
 
 import numba
 
-from agents.batch.transport import launch
+from agents.tools.transport import launch
 
 
 def loaded_kernels(_):

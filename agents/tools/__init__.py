@@ -1,0 +1,52 @@
+"""BatchPPO's core tools: many environments stepped as one, in the graph, fused with learning.
+
+    from agents import tools
+    env = tools.BatchEnv([tools.wrappers.ExternalProcess(make_env) for _ in range(8)],
+                         blocking=False)
+
+- `wrappers`: `ExternalProcess`, one environment (or a slab of them) in its own OS
+  process; `transport/` is the wire format, shared memory and the worker loop beneath it;
+- `batch_env`: `BatchEnv`, steps many batch members in parallel, with restarts of
+  dead workers;
+- `in_graph_batch_env`: `InGraphBatchEnv`, the batch's step and reset as TensorFlow
+  operations;
+- `simulate`: `FusedStep`, one `tf.function` call that steps every environment and,
+  when it is time, runs the algorithm's update;
+- `loop`: `Loop`, the phases (train, eval) and their step counts;
+- `slab`, `batch_member`, `placement`: what a member is and where it runs;
+- `ray_member`, `ray_cluster`: a member in a Ray actor, on any node of a cluster.
+
+Names are imported lazily: worker processes import `agents.tools.wrappers` and must
+not pay for TensorFlow, which only the in-graph batch and the fused step need.
+"""
+
+import importlib
+
+_EXPORTS = {
+    'ActionError': 'errors',
+    'BatchEnv': 'batch_env',
+    'ClosedError': 'errors',
+    'ClusterLostError': 'errors',
+    'ExternalProcess': 'wrappers',
+    'FusedStep': 'simulate',
+    'InGraphBatchEnv': 'in_graph_batch_env',
+    'Loop': 'loop',
+    'NonFiniteError': 'errors',
+    'SpaceMismatchError': 'errors',
+    'WorkerDiedError': 'errors',
+    'WorkerError': 'errors',
+    'WorkerTimeoutError': 'errors',
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+  if name in _EXPORTS:
+    return getattr(importlib.import_module(f'{__name__}.{_EXPORTS[name]}'), name)
+  try:
+    return importlib.import_module(f'{__name__}.{name}')
+  except ModuleNotFoundError as error:
+    if error.name != f'{__name__}.{name}':
+      raise
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}') from None

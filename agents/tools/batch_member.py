@@ -1,0 +1,218 @@
+"""What BatchEnv needs from each of its members, and the in-process member.
+
+A member hosts K environments: a plain `gymnasium.Env` (K = 1) or a slab (an
+autoreset-disabled `gymnasium.vector.VectorEnv`), either in this process
+(`InProcessSlab`) or in a worker process (`ExternalProcess`), or a run of plain
+environments stepped in one loop in this process (`InProcessGroup`). All implement
+the `BatchMember` protocol, so BatchEnv treats them alike; workers add the
+shared-memory hot path on top (`attach_shared_block`, `begin_fast_step`, ...).
+"""
+
+from typing import Any, Protocol, runtime_checkable
+
+import gymnasium
+import numpy as np
+
+from agents.tools import batch_checks, errors
+from agents.tools import slab as slab_lib
+
+
+@runtime_checkable
+class BatchMember(Protocol):
+  """The interface of one member of a BatchEnv.
+
+  Attributes:
+    index: Batch index of the member's first environment, named in errors.
+    num_envs: Number of environments K the member hosts.
+    is_vector: Whether the hosted environment is a `VectorEnv` slab.
+    observation_space: Observation space of one environment.
+    action_space: Action space of one environment.
+  """
+
+  index: int
+  num_envs: int
+  is_vector: bool
+  observation_space: Any
+  action_space: Any
+
+  def step_batch(self, actions, blocking=True, copy=True):
+    """Steps the K environments: returns (observ[K], reward[K], terminated[K],
+    truncated[K], infos in vector format), or a callable that waits for it."""
+
+  def reset_batch(self, indices=None, seeds=None, blocking=True):
+    """Resets some of the K environments: returns (observ, infos in vector format), or
+    a callable that waits for it."""
+
+  def restart(self):
+    """Replaces a dead member by a fresh one, or raises WorkerError if it cannot."""
+
+  def close(self):
+    """Closes the environments; safe to call more than once."""
+
+
+class InProcessSlab:
+  """A member stepped in this process, with the promise interface of `ExternalProcess`."""
+
+  def __init__(self, env, index=0):
+    self._slab = slab_lib.Slab(env)
+    self.index = index
+    self.num_envs = self._slab.num_envs
+    self.is_vector = self._slab.is_vector
+    self.observation_space = self._slab.observation_space
+    self.action_space = self._slab.action_space
+
+  def step_batch(self, actions, blocking=True, copy=True):
+    del copy  # Results are fresh arrays already.
+    num_envs, is_vector = self.num_envs, self.is_vector
+
+    def run():
+      observ, reward, terminated, truncated, info = self._slab.step(actions)
+      return (observ, reward, terminated, truncated,
+              slab_lib.vector_infos(info, num_envs, is_vector))
+
+    return run() if blocking else run
+
+  def reset_batch(self, indices=None, seeds=None, blocking=True):
+    run = lambda: self._slab.reset(indices, seeds)
+    return run() if blocking else run
+
+  def restart(self):
+    raise errors.WorkerError('an in-process environment cannot be restarted.', self.index,
+                             self.num_envs)
+
+  def close(self):
+    self._slab.close()
+
+
+class SlabConstructor:
+  """Picklable constructor of a `SyncVectorEnv` slab from per-environment constructors."""
+
+  def __init__(self, constructors):
+    self._constructors = list(constructors)
+
+  def __call__(self):
+    return slab_lib.make_sync_slab(self._constructors)
+
+
+class InProcessGroup:
+  """K plain environments of this process stepped in one tight loop, as one member.
+
+  One member instead of K keeps the batch's per-step bookkeeping (a promise, a
+  concatenation, an info merge per member) from growing with K: with cheap
+  environments such as CartPole that bookkeeping, not the environments, was most of
+  a step. Errors still name the one environment that raised.
+  """
+
+  is_vector = True  # Infos come out in vector format already.
+
+  def __init__(self, envs, index=0):
+    """Groups the environments; checks that their spaces agree, naming the odd one.
+
+    Args:
+      envs: Plain `gymnasium.Env` objects.
+      index: Batch index of the first environment.
+    """
+    self._envs = list(envs)
+    self.index = index
+    self.num_envs = len(self._envs)
+    self.observation_space = self._envs[0].observation_space
+    self.action_space = self._envs[0].action_space
+    for offset, env in enumerate(self._envs[1:], 1):
+      for kind in ('observation', 'action'):
+        batch_checks.check_same_space(kind, index + offset, getattr(env, f'{kind}_space'),
+                                      getattr(self, f'{kind}_space'))
+    self._array_observ = slab_lib.is_array_space(self.observation_space)
+
+  def step_batch(self, actions, blocking=True, copy=True):
+    del copy  # Results are fresh arrays already.
+    run = lambda: self._step(actions)
+    return run() if blocking else run
+
+  def _step(self, actions):
+    count = self.num_envs
+    observs, rewards = [None] * count, np.empty(count, np.float64)
+    terminated, truncated = np.empty(count, bool), np.empty(count, bool)
+    infos = None
+    for offset, env in enumerate(self._envs):
+      try:
+        observs[offset], rewards[offset], terminated[offset], truncated[offset], info = (
+            env.step(actions[offset]))
+      except Exception as error:
+        raise errors.name_environment(error, self.index + offset, 1) from None
+      if info:  # Rare for cheap environments: only then build the vector format.
+        infos = infos or [{}] * count
+        infos[offset] = slab_lib.vector_infos(info, 1, False)
+    return (self._stack(observs), rewards, terminated, truncated,
+            slab_lib.concatenate_infos(infos, [1] * count) if infos else {})
+
+  def reset_batch(self, indices=None, seeds=None, blocking=True):
+    run = lambda: self._reset(indices, seeds)
+    return run() if blocking else run
+
+  def _reset(self, indices, seeds):
+    indices = range(self.num_envs) if indices is None else [int(i) for i in indices]
+    seeds = [None] * len(indices) if seeds is None else list(seeds)
+    observs, infos = [], []
+    for position, seed in zip(indices, seeds):
+      try:
+        observ, info = self._envs[position].reset(seed=None if seed is None else int(seed))
+      except Exception as error:
+        raise errors.name_environment(error, self.index + position, 1) from None
+      observs.append(observ)
+      infos.append(slab_lib.vector_infos(info, 1, False))
+    merged = slab_lib.concatenate_infos(infos, [1] * len(infos)) if any(infos) else {}
+    return self._stack(observs), merged
+
+  def _stack(self, observs):
+    if self._array_observ:
+      return np.asarray(observs, self.observation_space.dtype).reshape(
+          (len(observs), *self.observation_space.shape))
+    return slab_lib.concatenate(
+        [slab_lib.batch_single(self.observation_space, observ) for observ in observs])
+
+  def restart(self):
+    raise errors.WorkerError('an in-process environment cannot be restarted.', self.index,
+                             self.num_envs)
+
+  def close(self):
+    first_error = None
+    for env in self._envs:
+      try:
+        env.close()
+      except Exception as error:  # noqa: BLE001 - close the rest, then report the first.
+        first_error = first_error or error
+    if first_error is not None:
+      raise first_error
+
+
+def as_member(env):
+  """Wraps a `gymnasium.Env` or slab; returns a member (e.g. an ExternalProcess) as it is."""
+  if not isinstance(env, (gymnasium.Env, gymnasium.vector.VectorEnv)) and isinstance(
+      env, BatchMember):
+    return env
+  return InProcessSlab(env)
+
+
+def as_members(envs):
+  """The members of a batch of `envs`: each run of consecutive plain environments
+  becomes one `InProcessGroup`, anything else goes through `as_member`."""
+  members, run, start = [], [], 0
+
+  def close_run():
+    if run:
+      first = start - len(run)
+      members.append(InProcessGroup(run, first) if len(run) > 1
+                     else InProcessSlab(run[0], first))
+      run.clear()
+
+  for env in envs:
+    if isinstance(env, gymnasium.Env):
+      run.append(env)
+      start += 1
+      continue
+    close_run()
+    members.append(as_member(env))
+    members[-1].index = start
+    start += members[-1].num_envs
+  close_run()
+  return members
