@@ -21,7 +21,7 @@ train: install
 	$(PY) -m agents.scripts.train --config=$(CONFIG) --logdir=$(LOGDIR) $(ARGS)
 
 lint: install
-	$(VENV)/bin/ruff check agents tests bench
+	$(VENV)/bin/ruff check agents tests bench devtools
 	$(VENV)/bin/lint-imports --no-cache
 
 # The documentation site (mkdocs.yml); --strict makes a broken link, a missing anchor

@@ -88,7 +88,8 @@ _SETUP_ARGUMENTS = dict(
                  'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1', 'pandas>=2.0',
                  'optuna>=4.0', 'rliable>=1.0', 'adastop>=0.1', 'ray>=2.9', 'mkdocs>=1.5',
                  'mkdocs-material>=9.0', 'mkdocstrings[python]>=0.24', 'mlflow>=2.12',
-                 'wandb>=0.17', 'build>=1.0', 'gin-config>=0.5'],
+                 'wandb>=0.17', 'build>=1.0', 'gin-config>=0.5', 'pytest>=8.0',
+                 'pytest-xdist>=3.5'],
         # Peers that the benchmarks compare against.
         'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
     },

@@ -28,7 +28,7 @@ def eval_agents(experiment, suite=None, workers=None, use_ray=None, weights='new
   of the fit shows stale results.
 
   With `weights='best'`, each fit's `best_policy/` flies instead: the weights that
-  scored best on the run's `loop.select_suite` (`agents.training.trainer.BestPolicy`). The
+  scored best on the run's `loop.select_suite` (`agents.run.export.BestPolicy`). The
   training evaluation phase of the same step flew those weights, so its rows are taken
   when it flew this suite; otherwise they fly into
   `<run_dir>/eval-<suite>-best-step-<STEP>/`, and the folder of an earlier choice goes.
@@ -86,9 +86,9 @@ def eval_agents(experiment, suite=None, workers=None, use_ray=None, weights='new
 def _best_results(experiment, index, suite, workers, use_ray):
   """A fit's `best_policy/` on a suite: its training phase's rows, else flown."""
   from agents.evaluation import during_training
-  from agents.training import trainer
+  from agents.run import export
   run_dir = experiment.run_dir(index)
-  selection = trainer.BestPolicy.read(run_dir)
+  selection = export.BestPolicy.read(run_dir)
   if selection is None:
     raise ExperimentError(f'{experiment.name}: fit {index} has no best_policy/ (it was trained '
                           'without loop.select_suite); evaluate its newest weights.')
@@ -101,7 +101,7 @@ def _best_results(experiment, index, suite, workers, use_ray):
   for name in os.listdir(run_dir):
     if name.startswith(prefix) and os.path.join(run_dir, name) != eval_dir:
       shutil.rmtree(os.path.join(run_dir, name))
-  return _evaluate(experiment, f'savedmodel:{os.path.join(run_dir, trainer.BestPolicy.FOLDER)}',
+  return _evaluate(experiment, f'savedmodel:{os.path.join(run_dir, export.BestPolicy.FOLDER)}',
                         suite, eval_dir, workers, use_ray)
 
 def _fly(experiment, run_dir, checkpoint, suite, workers, use_ray):

@@ -260,12 +260,11 @@ def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0,
     AgentStepError, CollectorError, CheckpointMismatchError: what
       `run_training_loop` raises (typed errors naming the culprit).
   """
-  from agents.run import metrics_writer, run_manifest, run_metrics, tracking
-  from agents.training import trainer
+  from agents.run import metrics_writer, run_manifest, run_metrics, session, tracking
   os.makedirs(run_dir, exist_ok=True)
   metrics = run_metrics.RunMetrics(run_dir)
   if config is not None:  # Records the session in run.yaml, as an in-graph run does.
-    metrics.attach(trainer.start_trackers(config, run_dir, run_name, run_group))
+    metrics.attach(session.start_trackers(config, run_dir, run_name, run_group))
   else:
     run_manifest.record_session(run_dir)
   status = tracking.FAILED

@@ -28,8 +28,8 @@ import sys
 import tempfile
 
 from agents import configs
-from agents.run import policy_record
-from agents.training import builders, command_line, trainer, weight_averaging
+from agents.run import export, policy_record
+from agents.training import builders, command_line, weight_averaging
 
 _PROG = 'agents.scripts.export'
 
@@ -144,9 +144,9 @@ def main(argv=None):
     if args.eval_suite:
       _check_suite(args.eval_suite, config['environment']['id'])
     existing = args.evaluation and _existing(args.evaluation, args.logdir, checkpoint)
-    path = trainer.save_policy(algorithm, observation_space, outdir, config=config,
-                                run_dir=args.logdir, step=step, checkpoint=checkpoint,
-                                name=args.name, notes=notes)
+    path = export.save_policy(algorithm, observation_space, outdir, config=config,
+                              run_dir=args.logdir, step=step, checkpoint=checkpoint,
+                              name=args.name, notes=notes)
     if args.eval_suite:
       policy_record.add_evaluation(path, _measure(path, args.eval_suite, args.workers,
                                                   command))

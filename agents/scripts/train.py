@@ -185,6 +185,7 @@ def _main(argv):
 
 def _train(args, held_directories):
   from agents.python_agents import agent_configs
+  from agents.run import session
   from agents.training import trainer
   run_dir = args.run_dir
   saved = _saved_config(run_dir)
@@ -198,7 +199,7 @@ def _train(args, held_directories):
     return 2
   try:
     held_directories.enter_context(directory_lock.hold(run_dir, 'training run'))
-    config = trainer.prepare_run(config, run_dir)
+    config = session.prepare_run(config, run_dir)
   except directory_lock.DirectoryBusyError as error:
     print(f'{_PROG}: error: {error}', file=sys.stderr)
     return 2

@@ -9,7 +9,7 @@ TensorBoard event files under `train/` (and `eval/`), `metrics.jsonl` (the
 loop's rows and one 'update' row of the algorithm's `metrics` per update, when
 it has them), `run.yaml` (the versions that ran it and its runs in the experiment
 trackers of `loop.track`: `agents.run.run_manifest`) and, at the end, `policy/`, the
-exported SavedModel (with `loop.select_suite`, also `best_policy/`: `BestPolicy`). A
+exported SavedModel (with `loop.select_suite`, also `best_policy/`: `agents.run.export`). A
 `run_dir` that holds a checkpoint is resumed: the step budget and the
 cadences may differ from its config.yaml (which is then updated); any other
 difference is refused before anything is built. Ctrl-C or SIGTERM saves a
@@ -21,7 +21,7 @@ import logging
 import os
 
 from agents import configs, plugins
-from agents.run import directory_lock, tracking
+from agents.run import directory_lock, export, session, tracking
 from agents.tools import interrupts
 from agents.training import builders
 
@@ -127,66 +127,6 @@ def _build_algorithm(config, batch_env, is_training):
                               f"{config['environment']['id']}: {error}") from error
 
 
-def save_policy(algorithm, observation_space, path, config=None, run_dir=None, step=None,
-                checkpoint=None, name=None, notes=None):
-  """Saves the algorithm's deterministic policy (`export_policy`) as a SavedModel at `path`.
-
-  With `config`, the folder also gets its record, `policy.yaml`, and its model card,
-  `MODEL_CARD.md` (`agents.run.policy_record`, `agents.run.model_card`), with no evaluation.
-
-  Args:
-    algorithm: the algorithm whose policy is saved.
-    observation_space: the environment's observation space.
-    path: the folder to write.
-    config: the run's config; None writes the SavedModel alone.
-    run_dir: the run directory (its run.yaml and metrics.jsonl give versions and time).
-    step: the global step (environment steps) of the saved weights.
-    checkpoint: the checkpoint the weights come from.
-    name: the policy's name in its record; None: the run directory's (or folder's) name.
-    notes: free text for the record and card.
-
-  Returns:
-    `path`.
-  """
-  import tensorflow as tf
-
-  from agents.run import policy_record
-  # A record left by an earlier save describes other weights: it goes first, so a save
-  # that fails midway leaves no record that claims the new weights.
-  policy_record.remove(path)
-  tf.saved_model.save(algorithm.export_policy(observation_space), path)
-  if config is not None:
-    training_record = policy_record.training_of(run_dir, config, step, checkpoint)
-    name = name or os.path.basename(os.path.abspath(run_dir or path))
-    record = policy_record.new_record(path, name, config, config['environment']['id'],
-                                      observation_space.shape, training_record, notes)
-    policy_record.write(path, record)
-  return path
-
-
-def prepare_run(config, run_dir):
-  """Validates `config` against the run's saved one and writes config.yaml.
-
-  Returns:
-    The config to train with.
-
-  Raises:
-    ConfigError: the run exists with a config that differs in more than the
-      resumable keys, or its config.yaml is unreadable.
-  """
-  config = configs.validate(config)
-  tracking.check_names(config['loop']['track'])
-  config_path = os.path.join(run_dir, 'config.yaml')
-  if os.path.exists(config_path):
-    saved = configs.load_yaml(config_path)
-    config, changed = configs.resume_config(saved, config)
-    if changed:
-      _LOG.info('Resuming %s with changed %s.', run_dir, ', '.join(changed))
-  os.makedirs(run_dir, exist_ok=True)
-  configs.save_yaml(config, config_path)
-  return config
-
-
 def _max_step(loop_config):
   """The global step at which `loop.steps` training steps are done (eval steps excluded)."""
   train_steps = loop_config['eval_every'] or loop_config['steps']
@@ -218,53 +158,6 @@ def _suite_evaluations(config):
     except ValueError as error:
       raise configs.ConfigError(str(error)) from None
   return [(key, factory) for key in keys]
-
-
-class BestPolicy:
-  """Exports the weights that score best on `loop.select_suite` as `RUN_DIR/best_policy/`.
-
-  Beside the SavedModel and its record (whose notes name the step, suite and score),
-  `selection.json` holds `{step, suite, metric, value}` of the weights there, so a resumed
-  run goes on from the best score so far. A later phase replaces them only when it
-  scores strictly higher (ties keep the earlier weights).
-  """
-
-  FOLDER = 'best_policy'
-  RECORD = 'selection.json'
-
-  def __init__(self, run_dir, save):
-    """Args:
-      run_dir: the run directory.
-      save: callable(path, step, notes) that exports the current weights to `path`.
-    """
-    self.path = os.path.join(run_dir, self.FOLDER)
-    self._save = save
-    self.best = self.read(run_dir)
-
-  @classmethod
-  def read(cls, run_dir):
-    """The `selection.json` of a run's best policy, or None when it has none."""
-    import json
-    path = os.path.join(run_dir, cls.FOLDER, cls.RECORD)
-    if not os.path.exists(path):
-      return None
-    with open(path) as handle:
-      return json.load(handle)
-
-  def offer(self, step, suite, metric, value):
-    """Exports the current weights when `value` beats the best so far; True if it did."""
-    import json
-    if self.best is not None and value <= self.best['value']:
-      return False
-    record = os.path.join(self.path, self.RECORD)
-    if os.path.exists(record):  # The weights are replaced first: no stale claim survives.
-      os.remove(record)
-    self._save(self.path, step, f'Selected by loop.select_suite: {metric} {value:.4f} on '
-               f'{suite}, the best of the evaluation phases up to step {step}.')
-    self.best = dict(step=int(step), suite=suite, metric=metric, value=float(value))
-    with open(record, 'w') as handle:
-      json.dump(self.best, handle)
-    return True
 
 
 def _collectors(config, batch_size, extra):
@@ -320,7 +213,7 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
   from agents.tools import in_graph_batch_env
   from agents.tools import loop as loop_lib
   suite_evaluations = _suite_evaluations(config)
-  config = prepare_run(config, run_dir)
+  config = session.prepare_run(config, run_dir)
   loop_config = config['loop']
   configure_threads(loop_config['tf_threads'])
   tf.random.set_seed(config['seed'])
@@ -336,7 +229,7 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
           collectors=_collectors(config, len(batch_env), collectors))
       loop = loop_lib.Loop(run_dir)
       placement = getattr(batch_env, 'placement', None)
-      loop.metrics.attach(start_trackers(config, run_dir, run_name, run_group,
+      loop.metrics.attach(session.start_trackers(config, run_dir, run_name, run_group,
                                          placement and placement.as_record()))
       algorithm = _build_algorithm(config, batch_env, loop.is_training)
       steps_per_call = loop_config['steps_per_call']
@@ -355,7 +248,7 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
       suite_evaluators = [factory(config, algorithm, batch_env.observation_space, run_dir,
                                   loop.metrics, key=key)
                           for key, factory in suite_evaluations]
-      best_policy = BestPolicy(run_dir, lambda path, step, notes: save_policy(
+      best_policy = export.BestPolicy(run_dir, lambda path, step, notes: export.save_policy(
           algorithm, batch_env.observation_space, path, config=config, run_dir=run_dir,
           step=step, notes=notes))
       statistics = [name for collector in env.collectors for name in collector.totals()]
@@ -379,7 +272,7 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
       reporter.bar.update(max(0, step - reporter.bar.n))
       reporter.bar.close()
       if export_policy and not interrupted:
-        save_policy(algorithm, batch_env.observation_space, os.path.join(run_dir, 'policy'),
+        export.save_policy(algorithm, batch_env.observation_space, os.path.join(run_dir, 'policy'),
                     config=config, run_dir=run_dir, step=step)
       status = tracking.INTERRUPTED if interrupted else tracking.FINISHED
       # The score that metrics.jsonl holds, as every reader of the run sees it.
@@ -394,38 +287,10 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
         batch_env.close()
 
 
-def start_trackers(config, run_dir, name, group, environments=None):
-  """Records this start in run.yaml, then starts the trackers of `loop.track` (reopening
-  the runs they opened before when resumed); returns the trackers that started.
-
-  Args:
-    config: the run's config (its `loop.track`; its keys are the trackers' parameters).
-    run_dir: the run directory.
-    name: the run's name in the trackers; None: the run directory's name.
-    group: the experiment the trackers file the run under, or None.
-    environments: where the environments step (`Placement.as_record()`), for run.yaml.
-  """
-  from agents.run import run_manifest
-  started = []
-
-  def start(previous):
-    if not config['loop']['track']:
-      return {}
-    run = tracking.TrackedRun(name=name or os.path.basename(os.path.abspath(run_dir)),
-                              group=group, run_dir=run_dir, config=config,
-                              params=configs.flatten(config))
-    trackers, states = tracking.start(config['loop']['track'], run, previous)
-    started.extend(trackers)
-    return states
-
-  run_manifest.record_session(run_dir, environments, start)
-  return started
-
-
 def _artifacts(run_dir, status):
   """The trackers' artifacts: config.yaml, and the exported policies of a finished run
   (`policy/`, and `best_policy/` when `loop.select_suite` chose one)."""
   paths = [os.path.join(run_dir, 'config.yaml')]
   if status == tracking.FINISHED:
-    paths += [os.path.join(run_dir, 'policy'), os.path.join(run_dir, BestPolicy.FOLDER)]
+    paths += [os.path.join(run_dir, 'policy'), os.path.join(run_dir, export.BestPolicy.FOLDER)]
   return [path for path in paths if os.path.exists(path)]

@@ -8,6 +8,7 @@ import unittest
 
 from agents import plugins
 from agents.evaluation import during_training
+from agents.run import export
 from tests.helpers import tiny_experiment, tiny_run
 
 _EVAL_SUITE = 'custom:seeds=0-3,episode_length=40'
@@ -75,7 +76,6 @@ class SuiteEvaluatorTest(unittest.TestCase):
 
   def test_select_suite_exports_the_weights_that_scored_best_on_it(self):
     from agents.evaluation import evaluate
-    from agents.training import trainer
     config, run_dir, select = _config(), self.run_dir, _SELECT_SUITE
     with open(os.path.join(run_dir, 'metrics.jsonl')) as file:
       rows = [json.loads(line) for line in file]
@@ -88,7 +88,7 @@ class SuiteEvaluatorTest(unittest.TestCase):
     # The earliest of the phases with the highest mean return (ties keep the earlier).
     values = [row['cumulative_reward'] for row in selection_rows]
     best = selection_rows[values.index(max(values))]
-    selection = trainer.BestPolicy.read(run_dir)
+    selection = export.BestPolicy.read(run_dir)
     self.assertEqual(selection, dict(step=best['step'], suite=select,
                                      metric='cumulative_reward',
                                      value=best['cumulative_reward']))

@@ -125,10 +125,10 @@ class TrainingPhasesTest(unittest.TestCase):
 
   def test_best_weights_are_those_that_scored_best_on_the_selection_suite(self):
     from agents import evaluation
-    from agents.training import trainer
+    from agents.run import export
     experiment, run_dir = self.experiment, self.run_dir
     suite, other = _PHASE_SUITE, _OTHER_SUITE
-    step = trainer.BestPolicy.read(run_dir)['step']
+    step = export.BestPolicy.read(run_dir)['step']
     # The training phase of the chosen step flew these weights on `suite`: its rows.
     frame = experiment.eval_agents(suite, workers=0, weights='best')
     _, phase = evaluation.load(os.path.join(run_dir, 'eval_suite', f'step-{step}'))

@@ -14,6 +14,7 @@ import tempfile
 import unittest
 
 from agents import configs
+from agents.run import session
 from agents.scripts import export, train, visualize
 from agents.training import trainer
 from tests.helpers import tiny_run
@@ -41,7 +42,7 @@ def _run_command(module, *argv):
 def _untrained_run():
   """A run directory with a valid config.yaml and no checkpoint."""
   run_dir = os.path.join(tempfile.mkdtemp(), 't-cartpole')
-  trainer.prepare_run(tiny_run.tiny_config(), run_dir)
+  session.prepare_run(tiny_run.tiny_config(), run_dir)
   return run_dir
 
 
@@ -151,7 +152,7 @@ class TrainPathsTest(_OneLineTest):
   def test_resume_that_changes_the_run_names_the_keys(self):
     logdir = tempfile.mkdtemp()
     run_dir = os.path.join(logdir, 't-cartpole')
-    trainer.prepare_run(tiny_run.tiny_config(), run_dir)
+    session.prepare_run(tiny_run.tiny_config(), run_dir)
     code, stderr = _run_main(train.main, ['--config=cartpole', f'--logdir={logdir}',
                                           '--timestamp=t', '--seed=3', '--num_agents=4'])
     self.assert_one_line(code, stderr, 'environment.num_agents (2 -> 4)', 'seed (0 -> 3)')

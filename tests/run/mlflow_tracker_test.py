@@ -11,7 +11,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from agents.run import metrics_writer, run_manifest, tracking
+from agents.run import metrics_writer, run_manifest, session, tracking
 from agents.training import trainer
 from tests.helpers import tiny_run
 
@@ -92,7 +92,7 @@ class MLflowTrackerTest(unittest.TestCase):
     os.makedirs(run_dir)
     environment = {'MLFLOW_TRACKING_URI': self.uri, 'MLFLOW_ALLOW_FILE_STORE': 'true'}
     with mock.patch.dict(os.environ, environment):
-      trackers = trainer.start_trackers(tiny_run.tiny_config(track=['mlflow']), run_dir,
+      trackers = session.start_trackers(tiny_run.tiny_config(track=['mlflow']), run_dir,
                                         None, None)
       for tracker in trackers:
         tracker.finish(tracking.FINISHED)

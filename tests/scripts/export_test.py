@@ -11,9 +11,10 @@ import unittest
 import numpy as np
 import tensorflow as tf
 
+from agents.run import export as export_lib
 from agents.run import model_card, policy_record
 from agents.scripts import export
-from agents.training import builders, trainer
+from agents.training import builders
 from tests.helpers import tiny_run
 from tests.helpers.evaluate_cli import run_cli
 
@@ -31,7 +32,7 @@ class ExportTest(unittest.TestCase):
     # Scale the output layer up so some actions leave [-2, 2] and get clipped.
     head = algorithm.network.policy_mlp.head
     head.kernel.assign(head.kernel * 1000.0)
-    path = trainer.save_policy(algorithm, env.observation_space,
+    path = export_lib.save_policy(algorithm, env.observation_space,
                                 os.path.join(tempfile.mkdtemp(), 'policy'))
     observ = rng.normal(5.0, 3.0, size=(16, 3)).astype(np.float32)
     loaded = tf.saved_model.load(path)
@@ -47,7 +48,7 @@ class ExportTest(unittest.TestCase):
     config = tiny_run.tiny_config(kind='recurrent', gru_units=4)
     env = builders.make_env(config)
     algorithm = builders.build_algorithm(config, env.observation_space, env.action_space)
-    loaded = tf.saved_model.load(trainer.save_policy(
+    loaded = tf.saved_model.load(export_lib.save_policy(
         algorithm, env.observation_space, os.path.join(tempfile.mkdtemp(), 'policy')))
     state = loaded.initial_state(3)
     self.assertEqual(state.shape, (3, 4))

@@ -9,7 +9,7 @@ import unittest
 from unittest import mock
 
 from agents import configs, plugins
-from agents.run import run_manifest
+from agents.run import export, run_manifest
 from agents.training import builders, trainer
 from tests.helpers import tiny_experiment, tiny_run
 
@@ -139,7 +139,7 @@ class BestPolicyTest(unittest.TestCase):
     def save(path, step, notes):
       os.makedirs(path, exist_ok=True)
       saves.append((step, notes))
-    return trainer.BestPolicy(run_dir, save)
+    return export.BestPolicy(run_dir, save)
 
   def test_only_a_strictly_higher_score_replaces_and_a_resumed_run_goes_on_from_it(self):
     run_dir, saves = tempfile.mkdtemp(), []
@@ -150,13 +150,13 @@ class BestPolicyTest(unittest.TestCase):
                      [True, True, False, False])
     self.assertEqual([step for step, _ in saves], [100, 200])
     self.assertIn('twr50 0.3500 on val', saves[-1][1])
-    self.assertEqual(trainer.BestPolicy.read(run_dir),
+    self.assertEqual(export.BestPolicy.read(run_dir),
                      dict(step=200, suite='val', metric='twr50', value=0.35))
     resumed = self._keeper(run_dir, saves)  # a new process on the same run
     self.assertEqual(resumed.best['step'], 200)
     self.assertFalse(resumed.offer(500, 'val', 'twr50', 0.34))
     self.assertTrue(resumed.offer(600, 'val', 'twr50', 0.36))
-    self.assertEqual(trainer.BestPolicy.read(run_dir)['step'], 600)
+    self.assertEqual(export.BestPolicy.read(run_dir)['step'], 600)
 
   def test_the_trackers_get_the_best_policy_of_a_finished_run(self):
     from agents.run import tracking
@@ -179,10 +179,10 @@ class BestPolicyTest(unittest.TestCase):
     def failing_save(path, step, notes):
       raise OSError('disk full')
 
-    keeper = trainer.BestPolicy(run_dir, failing_save)
+    keeper = export.BestPolicy(run_dir, failing_save)
     with self.assertRaisesRegex(OSError, 'disk full'):
       keeper.offer(200, 'val', 'twr50', 0.4)
-    self.assertIsNone(trainer.BestPolicy.read(run_dir))
+    self.assertIsNone(export.BestPolicy.read(run_dir))
 
 
 class PluggedInTest(unittest.TestCase):

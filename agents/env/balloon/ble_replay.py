@@ -11,7 +11,7 @@ names and units; `agreement` measures the differences quantity by quantity.
     ours = ble_replay.replay(reference)
     table = ble_replay.agreement(reference, ours)   # {quantity: {max_abs, max_rel}}
 
-Used by tests/env/balloon/ble_reference_test.py and bench/ble_agreement.py.
+Used by tests/env/balloon/ble_reference_test.py.
 """
 
 import datetime

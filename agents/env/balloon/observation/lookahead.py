@@ -46,7 +46,7 @@ much again as the rest of a balloon step: about (reachable levels / stride) ×
 defaults), their GP mean in float32 (`WindGP.mean_at(..., float32=True)`). The two-stage
 features add about a third to that (pairs of paths, no wind estimates), the spread
 features about a sixth more (displaced paths, no wind estimates).
-`python -m bench.balloon_throughput --lookahead --two_stage --spread` measures them.
+docs/benchmarks.md gives the measurement and its command.
 """
 
 import dataclasses

@@ -34,7 +34,7 @@ Parts 2 and 3 are drawn on the grid as a Kronecker product of small matrix
 square roots (no FFT) and differenced with centred differences; as these
 commute, the grid's discrete divergence D_x u + D_y v is exactly zero. Per-level
 stds are calibrated so the pooled per-level stds of u and v match the §10 table.
-`bench/wind_statistics.py` measures every §10 statistic beside its target;
+The wind benchmark (docs/benchmarks.md) measures every §10 statistic beside its target;
 over its 300 fields the per-level stds and speeds are within 7 % of the table
 and the correlations, per-field speeds and directional diversity within a few
 percent, except that u is smoother at grid scale than BLE's fields (0.998
@@ -57,7 +57,7 @@ GRID_TIME_S = np.linspace(0.0, 48 * 3600.0, 9)
 GRID_TIME_SPACING_S = 6 * 3600.0
 GRID_SHAPE = (len(GRID_TIME_S), len(GRID_X_M), len(GRID_Y_M), len(GRID_PRESSURE_PA))
 
-# Generator calibration: bench/wind_statistics.py measures the result against
+# Generator calibration: the wind benchmark (docs/benchmarks.md) measures it against
 # the §10 table. Per grid level (5000 ... 14000 Pa): the std of the zonal-mean u
 # and of the eddy v (m/s), fitted over 3000 fields so the pooled per-level stds
 # match the table.

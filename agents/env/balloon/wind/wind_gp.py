@@ -53,7 +53,7 @@ MIN_BLOCKED_ROWS balloons multiply by all of U, zeros included). It runs as
 float32 GEMM near the core's peak. Asking only for the levels actually shown
 (the reachable range, or `needed`) cuts predict in proportion. Work is done in
 chunks of balloons so the [chunk, L, n] blocks stay in cache, with BLAS held to
-one thread (blas_threads.py). bench/wind_gp_speed.py measures it: about 19 CPU us
+one thread (blas_threads.py). Measured: about 19 CPU us
 per balloon-step for observe and 42 us for predict at L = 121 levels, n = 120,
 on this project's 2-core machine (numpy alone took 27 us and 59 us).
 """
@@ -92,7 +92,7 @@ class WindGP:
         steps about 45 % slower with float64). Against float64 its errors reach
         2.5e-3 (m/s)^2 in variance (2e-4 in the uncertainty feature) when a balloon
         holds altitude for 48 h, 1.3e-3 (1e-4) with random actions; the bearing
-        feature moves by up to 7e-5 (bench/wind_gp_precision.py). The cause is Q
+        feature moves by up to 7e-5 (tests/env/balloon/wind_gp_precision_test.py). The cause is Q
         itself rounded to float32 (entries up to 1/0.05 = 20, whose products with
         the correlations cancel to ~0.08), not the final sum. The
         window's state and its updates are always float64.

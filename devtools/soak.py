@@ -1,9 +1,9 @@
 """Soak: long runs that survive repeated faults with nothing lost; prints one JSON object.
 
-    python -m bench.soak training [--minutes 30] [--config balloon] [--seed 0]
-    python -m bench.soak experiment [--budget 16384]
-    python -m bench.soak evaluation [--suite small_eval]
-    python -m bench.soak all --minutes 30
+    python -m devtools.soak training [--minutes 30] [--config balloon] [--seed 0]
+    python -m devtools.soak experiment [--budget 16384]
+    python -m devtools.soak evaluation [--suite small_eval]
+    python -m devtools.soak all --minutes 30
 
 `training` trains `--config` through `python -m agents.scripts.train` and, at random
 moments (every `--min_gap`..`--max_gap` seconds of training), injects one of:
