@@ -23,6 +23,7 @@ train: install
 lint: install
 	$(VENV)/bin/ruff check agents tests bench devtools
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 
 # The documentation site (mkdocs.yml); --strict makes a broken link, a missing anchor
 # or a docstring griffe cannot parse fail the build. `site/` is not committed.

@@ -45,7 +45,8 @@ _SETUP_ARGUMENTS = dict(
     ],
     packages=setuptools.find_packages(include=['agents', 'agents.*']),
     # The difficulty strata's seed ranking (agents.evaluation.strata).
-    package_data={'agents.env.balloon': ['strata.json'],
+    package_data={'agents': ['py.typed'],
+                  'agents.env.balloon': ['strata.json'],
                   # The gin files of BLE's agents (run_helpers.bind_gin_variables).
                   'agents.python_agents': ['configs/*.gin']},
     install_requires=[
@@ -89,7 +90,7 @@ _SETUP_ARGUMENTS = dict(
                  'optuna>=4.0', 'rliable>=1.0', 'adastop>=0.1', 'ray>=2.9', 'mkdocs>=1.5',
                  'mkdocs-material>=9.0', 'mkdocstrings[python]>=0.24', 'mlflow>=2.12',
                  'wandb>=0.17', 'build>=1.0', 'gin-config>=0.5', 'pytest>=8.0',
-                 'pytest-xdist>=3.5'],
+                 'pytest-xdist>=3.5', 'mypy>=1.10'],
         # Peers that the benchmarks compare against.
         'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
     },

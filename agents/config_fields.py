@@ -25,6 +25,10 @@ import dataclasses
 import math
 import types
 import typing
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+T = TypeVar('T')
 
 
 class ConfigError(ValueError):
@@ -61,7 +65,7 @@ class Spec:
   resumable: bool = False
   min_length: int = 0
 
-  def allowed(self):
+  def allowed(self) -> str:
     """Says in words what the field accepts, e.g. 'a float in (0, 1]'."""
     if self.choices is not None:
       text = 'one of ' + ', '.join(_choice(choice) for choice in self.choices)
@@ -87,8 +91,10 @@ class Spec:
     return text
 
 
-def param(default, doc, *, low=None, high=None, low_open=False, high_open=False,
-          choices=None, resumable=False, min_length=0):
+def param(default: Any, doc: str, *, low: float | None = None, high: float | None = None,
+          low_open: bool = False, high_open: bool = False,
+          choices: Iterable[Any] | None = None, resumable: bool = False,
+          min_length: int = 0) -> Any:
   """Declares one config field; use as the default value of a dataclass field.
 
   Args:
@@ -111,7 +117,7 @@ def param(default, doc, *, low=None, high=None, low_open=False, high_open=False,
   return dataclasses.field(default=default, metadata=metadata)
 
 
-def specs(cls):
+def specs(cls: type) -> dict[str, Spec]:
   """Returns {name: Spec} for the fields of a dataclass declared with `param`."""
   hints = typing.get_type_hints(cls)
   result = {}
@@ -122,25 +128,25 @@ def specs(cls):
   return result
 
 
-def defaults(cls):
+def defaults(cls: type) -> dict[str, Any]:
   """The defaults of a declared dataclass as a plain mapping (lists for list fields)."""
   return to_plain(cls())
 
 
-def to_plain(instance):
+def to_plain(instance: Any) -> dict[str, Any]:
   """A declared dataclass instance as a plain mapping (tuples become lists, for YAML)."""
   return {field.name: _plain(getattr(instance, field.name))
           for field in dataclasses.fields(instance)}
 
 
-def from_mapping(cls, mapping):
+def from_mapping(cls: type[T], mapping: Mapping[str, Any]) -> T:
   """Builds the dataclass from a validated mapping (lists become tuples)."""
-  names = {field.name for field in dataclasses.fields(cls)}
+  names = {field.name for field in dataclasses.fields(typing.cast(Any, cls))}
   return cls(**{key: tuple(value) if isinstance(value, list) else value
                 for key, value in mapping.items() if key in names})
 
 
-def check_value(key, value, spec):
+def check_value(key: str, value: Any, spec: Spec) -> Any:
   """Checks one value against its declaration; returns it normalised.
 
   Ints are accepted for floats (and become floats); lists stay lists.

@@ -28,6 +28,8 @@ import difflib
 import importlib
 import importlib.metadata
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 from agents.config_fields import ConfigError
 
@@ -41,7 +43,7 @@ class PluginError(ConfigError):
   """A plug-in failed to load, or a registry was asked for a name it does not hold."""
 
 
-def import_path(path, what='plug-in'):
+def import_path(path: str, what: str = 'plug-in') -> Any:
   """Imports 'package.module:attribute' (dots allowed after the colon) and returns it.
 
   Raises:
@@ -61,7 +63,7 @@ def import_path(path, what='plug-in'):
   return value
 
 
-def load_plugins():
+def load_plugins() -> None:
   """Calls every `agents.plugins` entry point once per process (later calls do nothing).
 
   Raises:
@@ -92,13 +94,13 @@ class Registry:
       then name it, as every config error does.
   """
 
-  def __init__(self, kind, config_key=None):
+  def __init__(self, kind: str, config_key: str | None = None) -> None:
     self.kind = kind
     self.config_key = config_key
-    self._entries = {}
-    self._resolved = {}
+    self._entries: dict[str, Any] = {}
+    self._resolved: dict[str, Any] = {}
 
-  def register(self, name, value, replace=False):
+  def register(self, name: str, value: Any, replace: bool = False) -> None:
     """Registers `value` (an object or a 'module:attribute' path) under `name`.
 
     Registering the same value twice is harmless; another value under a taken name is
@@ -117,12 +119,12 @@ class Registry:
     self._entries[name] = value
     self._resolved.pop(name, None)
 
-  def unregister(self, name):
+  def unregister(self, name: str) -> None:
     """Removes `name` (tests and plug-ins that withdraw an entry); unknown names are fine."""
     self._entries.pop(name, None)
     self._resolved.pop(name, None)
 
-  def get(self, name):
+  def get(self, name: str) -> Any:
     """The value registered under `name`, its path imported.
 
     Raises:
@@ -142,24 +144,24 @@ class Registry:
                               if isinstance(value, str) else value)
     return self._resolved[name]
 
-  def find(self, name, default=None):
+  def find(self, name: str, default: Any = None) -> Any:
     """The value registered under `name`, or `default` when there is none."""
     load_plugins()
     return self.get(name) if name in self._entries else default
 
-  def names(self):
+  def names(self) -> list[str]:
     """The registered names, sorted."""
     load_plugins()
     return sorted(self._entries)
 
-  def __contains__(self, name):
+  def __contains__(self, name: object) -> bool:
     load_plugins()
     return name in self._entries
 
-  def __iter__(self):
+  def __iter__(self) -> Iterator[str]:
     return iter(self.names())
 
-  def __getitem__(self, name):
+  def __getitem__(self, name: str) -> Any:
     return self.get(name)
 
 

@@ -46,11 +46,11 @@ walks through a learning one (`examples/linear_softmax.py`). In short:
         self.episode_length = tf.Variable(tf.zeros([batch_size], tf.int32))
         self.finished_lengths = tf.Variable(0, dtype=tf.int64)
 
-      def begin_episode(self, agent_indices):
+      def begin_episode(self, agent_indices: tf.Tensor) -> Any:
         return self.episode_length.scatter_nd_update(
             agent_indices[:, None], tf.zeros_like(agent_indices))
 
-      def perform(self, agent_indices, observ):
+      def perform(self, agent_indices: tf.Tensor, observ: tf.Tensor) -> tf.Tensor:
         shape = tf.concat([tf.shape(agent_indices), self._action_space.shape], 0)
         return tf.zeros(shape, self._action_space.dtype)
 
@@ -59,14 +59,17 @@ walks through a learning one (`examples/linear_softmax.py`). In short:
         return self.episode_length.scatter_nd_add(
             agent_indices[:, None], tf.ones_like(agent_indices))
 
-      def end_episode(self, agent_indices):
+      def end_episode(self, agent_indices: tf.Tensor) -> Any:
         lengths = tf.gather(self.episode_length, agent_indices)
         return self.finished_lengths.assign_add(tf.reduce_sum(tf.cast(lengths, tf.int64)))
 """
 
 import abc
 import importlib.util
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
+import gymnasium
 import tensorflow as tf
 
 from agents import config_fields
@@ -76,7 +79,8 @@ from agents import config_fields
 _HAS_TENSORBOARD = importlib.util.find_spec('tensorboard') is not None
 
 
-def write_update_summaries(scope, metrics, default_step):
+def write_update_summaries(scope: str, metrics: Mapping[str, Any],
+                           default_step: Any) -> None:
   """Writes an update's scalar `metrics` ({name: tensor}) under `scope`, in the graph.
 
   The step is the loop's summary step when one is set, else `default_step` (e.g. the
@@ -116,11 +120,13 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
     NetworkConfig: frozen dataclass of the network section, or None.
   """
 
-  Config = None
-  NetworkConfig = None
+  Config: ClassVar[type | None] = None
+  NetworkConfig: ClassVar[type | None] = None
 
   @classmethod
-  def from_config(cls, config, observation_space, action_space, is_training=None):
+  def from_config(cls, config: Mapping[str, Any], observation_space: gymnasium.Space,
+                  action_space: gymnasium.Space,
+                  is_training: tf.Variable | None = None) -> 'InGraphAlgorithm':
     """Builds the algorithm from a resolved run config.
 
     Args:
@@ -140,7 +146,7 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
     return cls(config['environment']['num_agents'], observation_space, action_space,
                hyperparameters, seed=config['seed'], is_training=is_training)
 
-  def export_policy(self, observation_space):
+  def export_policy(self, observation_space: gymnasium.Space) -> tf.Module:
     """Returns a `tf.Module` for `tf.saved_model.save` with `action(observ [N, ...])`.
 
     The default wraps `perform` for agents 0..N-1 (N at most the batch size),
@@ -174,8 +180,9 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
     """
 
   @abc.abstractmethod
-  def experience(self, agent_indices, observ, action, reward, terminated, truncated,
-                 next_observ):
+  def experience(self, agent_indices: tf.Tensor, observ: tf.Tensor, action: tf.Tensor,
+                 reward: tf.Tensor, terminated: tf.Tensor, truncated: tf.Tensor,
+                 next_observ: tf.Tensor) -> Any:
     """Records one transition for every given environment.
 
     Args:

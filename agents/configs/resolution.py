@@ -13,6 +13,8 @@ import importlib
 import inspect
 import math
 import os
+from collections.abc import Mapping
+from typing import Any
 
 import gymnasium
 
@@ -22,7 +24,8 @@ from agents.config_fields import ConfigError
 from agents.configs import named, sections, yaml_io
 
 
-def resolve(name_or_path, overrides=None):
+def resolve(name_or_path: str,
+            overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
   """Builds a named config (or loads a YAML config file), applies overrides, validates.
 
   Args:
@@ -82,7 +85,8 @@ def with_algorithm(config, name):
               network=defaults['network'])
 
 
-def apply_overrides(config, overrides):
+def apply_overrides(config: Mapping[str, Any],
+                    overrides: Mapping[str, Any] | None) -> dict[str, Any]:
   """Applies overrides (dotted keys or unique leaf names) to a full config; validates."""
   overrides = dict(overrides or {})
   for key in ('algorithm.name', 'name'):
@@ -92,15 +96,15 @@ def apply_overrides(config, overrides):
     if key in overrides and 'kind' in config['network']:
       config = sections.with_network_kind(config, overrides.pop(key))
   specs = sections.specs_for(config)
-  config = copy.deepcopy(config)
+  updated = copy.deepcopy(dict(config))
   for key, value in overrides.items():
     dotted = dotted_key(key, specs)
     if '.' in dotted:
       section, leaf = dotted.split('.', 1)
-      config[section][leaf] = value
+      updated[section][leaf] = value
     else:
-      config[dotted] = value
-  return validate(config)
+      updated[dotted] = value
+  return validate(updated)
 
 
 def dotted_key(key, specs):
@@ -122,7 +126,7 @@ def dotted_key(key, specs):
   raise ConfigError(f'Unknown config key {key!r}.{hint}')
 
 
-def validate(config):
+def validate(config: Mapping[str, Any]) -> dict[str, Any]:
   """Checks every key, value and relation of a full config; returns it normalised.
 
   Floats given as ints (or as strings such as '1e-3', which YAML 1.2 reads as
@@ -146,7 +150,7 @@ def validate(config):
   name = _checked_name(config['algorithm'].get('name'))
   kind = config['network'].get('kind')
   specs = sections.specs_of(name, kind if isinstance(kind, str) else None)
-  resolved = {section: {} for section in sections.SECTIONS}
+  resolved: dict[str, Any] = {section: {} for section in sections.SECTIONS}
   present = [('seed', config['seed'])] if 'seed' in config else []
   present += [(f'{section}.{key}', value) for section in sections.SECTIONS
               for key, value in config[section].items()]
@@ -222,7 +226,8 @@ def import_modules(modules):
                         f'({error}).') from None
 
 
-def resume_config(saved, requested):
+def resume_config(saved: Mapping[str, Any],
+                  requested: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
   """The config a resumed run continues with, and the keys that changed.
 
   Only keys declared `resumable` (the step budget and the cadences) may change.
@@ -247,10 +252,10 @@ def resume_config(saved, requested):
                         for key in refused)
     raise ConfigError(f'The run exists with another config; on resume only {allowed} may '
                       f'change, not {details}.')
-  return requested, changed
+  return dict(requested), changed
 
 
-def flatten(config):
+def flatten(config: Mapping[str, Any]) -> dict[str, Any]:
   """{dotted key: value} of a nested config."""
   flat = {key: value for key, value in config.items() if key not in sections.SECTIONS}
   for section in sections.SECTIONS:
@@ -258,7 +263,7 @@ def flatten(config):
   return flat
 
 
-def load_yaml(path):
+def load_yaml(path: str) -> dict[str, Any]:
   """Reads a full config file (a run's config.yaml).
 
   Raises:
@@ -286,7 +291,7 @@ def from_saved(data, where):
     raise ConfigError(f'{where}: {error}') from None
 
 
-def parse_override(text):
+def parse_override(text: str) -> tuple[str, Any]:
   """Parses one `--set key=value`; the value is read as YAML (safe loader).
 
   Returns:

@@ -10,12 +10,16 @@ on `loop.select_suite` in `best_policy/`.
 
 import json
 import os
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from agents.run import policy_record
 
 
-def save_policy(algorithm, observation_space, path, config=None, run_dir=None, step=None,
-                checkpoint=None, name=None, notes=None):
+def save_policy(algorithm: Any, observation_space: Any, path: str,
+                config: Mapping[str, Any] | None = None, run_dir: str | None = None,
+                step: int | None = None, checkpoint: str | None = None,
+                name: str | None = None, notes: str | None = None) -> str:
   """Saves the algorithm's deterministic policy (`export_policy`) as a SavedModel at `path`.
 
   With `config`, the folder also gets its record, `policy.yaml`, and its model card,
@@ -62,7 +66,7 @@ class BestPolicy:
   FOLDER = 'best_policy'
   RECORD = 'selection.json'
 
-  def __init__(self, run_dir, save):
+  def __init__(self, run_dir: str, save: Callable[[str, int, str], Any]) -> None:
     """Args:
       run_dir: the run directory.
       save: callable(path, step, notes) that exports the current weights to `path`.
@@ -72,7 +76,7 @@ class BestPolicy:
     self.best = self.read(run_dir)
 
   @classmethod
-  def read(cls, run_dir):
+  def read(cls, run_dir: str) -> dict[str, Any] | None:
     """The `selection.json` of a run's best policy, or None when it has none."""
     path = os.path.join(run_dir, cls.FOLDER, cls.RECORD)
     if not os.path.exists(path):
@@ -80,7 +84,7 @@ class BestPolicy:
     with open(path) as handle:
       return json.load(handle)
 
-  def offer(self, step, suite, metric, value):
+  def offer(self, step: int, suite: str, metric: str, value: float) -> bool:
     """Exports the current weights when `value` beats the best so far; True if it did."""
     if self.best is not None and value <= self.best['value']:
       return False

@@ -7,6 +7,8 @@ in run.yaml and starts the experiment trackers of `loop.track`.
 
 import logging
 import os
+from collections.abc import Mapping
+from typing import Any
 
 from agents import configs
 from agents.run import run_manifest, tracking
@@ -14,7 +16,7 @@ from agents.run import run_manifest, tracking
 _LOG = logging.getLogger(__name__)
 
 
-def prepare_run(config, run_dir):
+def prepare_run(config: Mapping[str, Any], run_dir: str) -> dict[str, Any]:
   """Validates `config` against the run's saved one and writes config.yaml.
 
   Returns:
@@ -37,7 +39,9 @@ def prepare_run(config, run_dir):
   return config
 
 
-def start_trackers(config, run_dir, name, group, environments=None):
+def start_trackers(config: Mapping[str, Any], run_dir: str, name: str | None,
+                   group: str | None,
+                   environments: Mapping[str, Any] | None = None) -> list[Any]:
   """Records this start in run.yaml, then starts the trackers of `loop.track` (reopening
   the runs they opened before when resumed); returns the trackers that started.
 
@@ -54,7 +58,7 @@ def start_trackers(config, run_dir, name, group, environments=None):
     if not config['loop']['track']:
       return {}
     run = tracking.TrackedRun(name=name or os.path.basename(os.path.abspath(run_dir)),
-                              group=group, run_dir=run_dir, config=config,
+                              group=group, run_dir=run_dir, config=dict(config),
                               params=configs.flatten(config))
     trackers, states = tracking.start(config['loop']['track'], run, previous)
     started.extend(trackers)

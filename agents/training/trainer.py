@@ -19,6 +19,8 @@ checkpoint at the next report and stops; a second one aborts without saving
 
 import logging
 import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from agents import configs, plugins
 from agents.run import directory_lock, export, session, tracking
@@ -167,8 +169,9 @@ def _collectors(config, batch_size, extra):
   return defaults + [factory(batch_size) for factory in extra]
 
 
-def train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_name=None,
-          run_group=None):
+def train(config: Mapping[str, Any], run_dir: str, quiet: bool = False,
+          export_policy: bool = True, collectors: Sequence[Callable[[int], Any]] = (),
+          run_name: str | None = None, run_group: str | None = None) -> dict[str, Any]:
   """Trains (or resumes) a run in `run_dir`; returns a summary dict.
 
   Args:
