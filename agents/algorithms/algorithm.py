@@ -46,11 +46,11 @@ walks through a learning one (`examples/linear_softmax.py`). In short:
         self.episode_length = tf.Variable(tf.zeros([batch_size], tf.int32))
         self.finished_lengths = tf.Variable(0, dtype=tf.int64)
 
-      def begin_episode(self, agent_indices: tf.Tensor) -> Any:
+      def begin_episode(self, agent_indices):
         return self.episode_length.scatter_nd_update(
             agent_indices[:, None], tf.zeros_like(agent_indices))
 
-      def perform(self, agent_indices: tf.Tensor, observ: tf.Tensor) -> tf.Tensor:
+      def perform(self, agent_indices, observ):
         shape = tf.concat([tf.shape(agent_indices), self._action_space.shape], 0)
         return tf.zeros(shape, self._action_space.dtype)
 
@@ -59,7 +59,7 @@ walks through a learning one (`examples/linear_softmax.py`). In short:
         return self.episode_length.scatter_nd_add(
             agent_indices[:, None], tf.ones_like(agent_indices))
 
-      def end_episode(self, agent_indices: tf.Tensor) -> Any:
+      def end_episode(self, agent_indices):
         lengths = tf.gather(self.episode_length, agent_indices)
         return self.finished_lengths.assign_add(tf.reduce_sum(tf.cast(lengths, tf.int64)))
 """
@@ -156,7 +156,7 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
     return _PerformPolicy(self, observation_space)
 
   @abc.abstractmethod
-  def begin_episode(self, agent_indices):
+  def begin_episode(self, agent_indices: tf.Tensor) -> Any:
     """Resets per-episode state of the given environments.
 
     Args:
@@ -167,7 +167,7 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
     """
 
   @abc.abstractmethod
-  def perform(self, agent_indices, observ):
+  def perform(self, agent_indices: tf.Tensor, observ: tf.Tensor) -> tf.Tensor:
     """Chooses actions.
 
     Args:
@@ -201,7 +201,7 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
     """
 
   @abc.abstractmethod
-  def end_episode(self, agent_indices):
+  def end_episode(self, agent_indices: tf.Tensor) -> Any:
     """Closes the episodes of the given environments; may run an update.
 
     Args:
