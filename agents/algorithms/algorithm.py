@@ -35,7 +35,7 @@ default calls `cls(num_agents, observation_space, action_space, config,
 seed=seed, is_training=is_training)` with `config` an instance of `Config`.
 Register nothing: `--algorithm=mypackage.module:MyAlgorithm` trains it.
 
-Worked examples: `agents/algorithms/random_agent.py` is a complete, tested
+Worked examples: `agents/algorithms/random_algorithm.py` is a complete, tested
 algorithm of about 50 lines of code; docs/usage.md's "Bring your own algorithm"
 walks through a learning one (`examples/linear_softmax.py`). In short:
 

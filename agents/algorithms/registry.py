@@ -27,7 +27,7 @@ class Entry:
 ALGORITHMS = {
     'ppo': Entry('agents.algorithms.ppo.ppo:PPO', 'agents.algorithms.ppo.config:PPOConfig',
                  'agents.algorithms.ppo.config:NetworkConfig'),
-    'random': Entry('agents.algorithms.random_agent:RandomAgent'),
+    'random': Entry('agents.algorithms.random_algorithm:RandomAlgorithm'),
     'qrdqn': Entry('agents.algorithms.qrdqn.qrdqn:QRDQN',
                    'agents.algorithms.qrdqn.config:QRDQNConfig',
                    'agents.algorithms.qrdqn.config:NetworkConfig'),

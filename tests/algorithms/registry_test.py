@@ -2,7 +2,7 @@
 
 import unittest
 
-from agents.algorithms import random_agent, registry
+from agents.algorithms import random_algorithm, registry
 from agents.algorithms.ppo import config as ppo_config
 from agents.algorithms.ppo import ppo
 from agents.config_fields import ConfigError
@@ -12,7 +12,7 @@ class RegistryTest(unittest.TestCase):
 
   def test_built_in_names(self):
     self.assertIs(registry.lookup('ppo'), ppo.PPO)
-    self.assertIs(registry.lookup('random'), random_agent.RandomAgent)
+    self.assertIs(registry.lookup('random'), random_algorithm.RandomAlgorithm)
     self.assertEqual(registry.declarations('ppo'),
                      (ppo_config.PPOConfig, ppo_config.NetworkConfig))
     # The entry's declarations are the ones the class carries.

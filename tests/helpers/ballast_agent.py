@@ -8,7 +8,7 @@ fraction of the cost of tracing a learning algorithm: a test that fails a checkp
 
 import tensorflow as tf
 
-from agents.algorithms import random_agent
+from agents.algorithms import random_algorithm
 
 # Its `algorithm.name` (and `--algorithm`).
 ALGORITHM = 'tests.helpers.ballast_agent:BallastAgent'
@@ -16,8 +16,8 @@ ALGORITHM = 'tests.helpers.ballast_agent:BallastAgent'
 BALLAST_VALUES = 2 ** 18
 
 
-class BallastAgent(random_agent.RandomAgent):
-  """`RandomAgent` plus a variable of `BALLAST_VALUES` floats that each finished episode
+class BallastAgent(random_algorithm.RandomAlgorithm):
+  """`RandomAlgorithm` plus a variable of `BALLAST_VALUES` floats that each finished episode
   changes."""
 
   def __init__(self, *args, **kwargs):

@@ -27,7 +27,7 @@ def without_ppo_keys(overrides):
           if not key.startswith(('algorithm.', 'network.'))}
 
 
-# The same fits by the random agent (`agents.algorithms.random_agent`).
+# The same fits by the random agent (`agents.algorithms.random_algorithm`).
 RANDOM_OVERRIDES = dict(without_ppo_keys(TINY_OVERRIDES), **{'algorithm.name': 'random'})
 
 # The worked example of a user's algorithm (examples/linear_softmax.py): a linear softmax

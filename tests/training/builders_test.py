@@ -7,7 +7,7 @@ from unittest import mock
 import numpy as np
 
 from agents import configs
-from agents.algorithms import random_agent
+from agents.algorithms import random_algorithm
 from agents.algorithms.ppo import ppo
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import placement
@@ -97,7 +97,7 @@ class BuildersTest(unittest.TestCase):
         builders.build_algorithm(config, observation_space, action_space), ppo.PPO)
     config = configs.resolve('cartpole', {'algorithm.name': 'random'})
     self.assertIsInstance(builders.build_algorithm(config, observation_space, action_space),
-                          random_agent.RandomAgent)
+                          random_algorithm.RandomAlgorithm)
 
 
 if __name__ == '__main__':

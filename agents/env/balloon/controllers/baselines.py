@@ -5,7 +5,6 @@ with array operations over the batch:
 
 - `station_seeker`: BLE's StationSeeker score over the wind column.
 - `RandomWalkPolicy`: steers towards a target pressure that random-walks.
-- `RandomPolicy`: uniform actions.
 
 `time_within_radius` and `evaluate` measure TWR50 (the fraction of the 960 steps
 spent within 50 km) on a vector slab.
@@ -158,21 +157,6 @@ class RandomWalkPolicy:
                              constants.STAY)).astype(np.int64)
 
 
-class RandomPolicy:
-  """Uniformly random actions."""
-
-  def __init__(self, num_balloons, seed=0):
-    self._rng = np.random.default_rng(seed)
-    self._num_balloons = num_balloons
-
-  def begin_episode(self, indices):
-    """Nothing to reset."""
-    del indices
-
-  def __call__(self, observations):
-    return self._rng.integers(0, 3, len(observations)).astype(np.int64)
-
-
 class StationSeekerPolicy:
   """`station_seeker` with the policy interface of the others."""
 
@@ -185,7 +169,3 @@ class StationSeekerPolicy:
 
   def __call__(self, observations):
     return station_seeker(observations)
-
-
-POLICIES = {'station_seeker': StationSeekerPolicy, 'random_walk': RandomWalkPolicy,
-            'random': RandomPolicy}

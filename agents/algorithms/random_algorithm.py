@@ -20,7 +20,7 @@ import tensorflow as tf
 from agents.algorithms import algorithm
 
 
-class RandomAgent(algorithm.InGraphAlgorithm):
+class RandomAlgorithm(algorithm.InGraphAlgorithm):
   """Acts uniformly at random in a bounded Box or a Discrete action space.
 
   Attributes:
@@ -29,7 +29,7 @@ class RandomAgent(algorithm.InGraphAlgorithm):
     evaluation_episodes: int64 Variable, episodes finished while evaluating.
   """
 
-  def __init__(self, batch_size, action_space, seed=0, is_training=None, name='random_agent'):
+  def __init__(self, batch_size, action_space, seed=0, is_training=None, name='random_algorithm'):
     """Creates the variables.
 
     Args:
@@ -45,9 +45,10 @@ class RandomAgent(algorithm.InGraphAlgorithm):
     super().__init__(name=name)
     if isinstance(action_space, gymnasium.spaces.Box):
       if not (np.all(np.isfinite(action_space.low)) and np.all(np.isfinite(action_space.high))):
-        raise TypeError(f'RandomAgent needs a bounded Box action space, got {action_space}.')
+        raise TypeError(f'RandomAlgorithm needs a bounded Box action space, got {action_space}.')
     elif not isinstance(action_space, gymnasium.spaces.Discrete):
-      raise TypeError(f'RandomAgent supports Box and Discrete action spaces, got {action_space}.')
+      raise TypeError('RandomAlgorithm supports Box and Discrete action spaces, got '
+                      f'{action_space}.')
     self._action_space = action_space
     self._is_training = is_training
     self._generator = tf.random.Generator.from_seed(seed)
