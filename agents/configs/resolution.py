@@ -22,10 +22,11 @@ from agents import config_fields, plugins
 from agents.algorithms import registry
 from agents.config_fields import ConfigError
 from agents.configs import named, sections, yaml_io
+from agents.configs.run_config import RunConfig
 
 
 def resolve(name_or_path: str,
-            overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+            overrides: Mapping[str, Any] | None = None) -> RunConfig:
   """Builds a named config (or loads a YAML config file), applies overrides, validates.
 
   Args:
@@ -38,7 +39,8 @@ def resolve(name_or_path: str,
       sections start from the new algorithm's defaults.
 
   Returns:
-    The validated config, a plain nested dict.
+    The validated config, a frozen `RunConfig`: typed sections (`config.loop.steps`)
+    that also read as the plain nested mapping (`config['loop']['steps']`).
 
   Raises:
     ConfigError: naming the unknown config, key or the bad value.
@@ -86,7 +88,7 @@ def with_algorithm(config, name):
 
 
 def apply_overrides(config: Mapping[str, Any],
-                    overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+                    overrides: Mapping[str, Any] | None) -> RunConfig:
   """Applies overrides (dotted keys or unique leaf names) to a full config; validates."""
   overrides = dict(overrides or {})
   for key in ('algorithm.name', 'name'):
@@ -126,8 +128,9 @@ def dotted_key(key, specs):
   raise ConfigError(f'Unknown config key {key!r}.{hint}')
 
 
-def validate(config: Mapping[str, Any]) -> dict[str, Any]:
-  """Checks every key, value and relation of a full config; returns it normalised.
+def validate(config: Mapping[str, Any]) -> RunConfig:
+  """Checks every key, value and relation of a full config; returns it normalised, as a
+  frozen `RunConfig`.
 
   Floats given as ints (or as strings such as '1e-3', which YAML 1.2 reads as
   text) become floats; lists stay lists.
@@ -174,7 +177,7 @@ def validate(config: Mapping[str, Any]) -> dict[str, Any]:
     if hasattr(config_class, 'check_run'):
       config_class.check_run(ordered)
   check_environment(ordered)
-  return ordered
+  return RunConfig(ordered)
 
 
 def check_environment(config):
@@ -227,7 +230,7 @@ def import_modules(modules):
 
 
 def resume_config(saved: Mapping[str, Any],
-                  requested: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+                  requested: Mapping[str, Any]) -> tuple[RunConfig, list[str]]:
   """The config a resumed run continues with, and the keys that changed.
 
   Only keys declared `resumable` (the step budget and the cadences) may change.
@@ -252,7 +255,12 @@ def resume_config(saved: Mapping[str, Any],
                         for key in refused)
     raise ConfigError(f'The run exists with another config; on resume only {allowed} may '
                       f'change, not {details}.')
-  return dict(requested), changed
+  return as_run_config(requested), changed
+
+
+def as_run_config(config: Mapping[str, Any]) -> RunConfig:
+  """`config` itself when it is a `RunConfig`, else `validate(config)`."""
+  return config if isinstance(config, RunConfig) else validate(config)
 
 
 def flatten(config: Mapping[str, Any]) -> dict[str, Any]:

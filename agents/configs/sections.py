@@ -1,6 +1,6 @@
 """The sections of a run config that every algorithm shares, and its layout.
 
-A run config is a plain nested mapping:
+A run config is laid out as this nested mapping (resolved, it is a frozen `RunConfig`):
 
     seed: 0
     environment: {id, kwargs, imports, max_episode_steps, num_agents, processes,

@@ -5,6 +5,7 @@ is refused, and so is a file that is not text or not a mapping, each with a
 `ConfigError` naming the file.
 """
 
+import copy
 import io
 import os
 import uuid
@@ -29,7 +30,8 @@ def dump_yaml(config, width=None):
   """Returns the config as a YAML string; `width` is the line length at which long strings
   fold (None: the library's, 80)."""
   stream = io.StringIO()
-  _yaml(width).dump(config, stream)
+  # A plain deep copy: the YAML writer knows plain dicts only, not a frozen `RunConfig`.
+  _yaml(width).dump(copy.deepcopy(config), stream)
   return stream.getvalue()
 
 

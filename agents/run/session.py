@@ -16,7 +16,7 @@ from agents.run import run_manifest, tracking
 _LOG = logging.getLogger(__name__)
 
 
-def prepare_run(config: Mapping[str, Any], run_dir: str) -> dict[str, Any]:
+def prepare_run(config: Mapping[str, Any], run_dir: str) -> configs.RunConfig:
   """Validates `config` against the run's saved one and writes config.yaml.
 
   Returns:
@@ -27,7 +27,7 @@ def prepare_run(config: Mapping[str, Any], run_dir: str) -> dict[str, Any]:
       resumable keys, or its config.yaml is unreadable.
   """
   config = configs.validate(config)
-  tracking.check_names(config['loop']['track'])
+  tracking.check_names(config.loop.track)
   config_path = os.path.join(run_dir, 'config.yaml')
   if os.path.exists(config_path):
     saved = configs.load_yaml(config_path)
@@ -52,15 +52,16 @@ def start_trackers(config: Mapping[str, Any], run_dir: str, name: str | None,
     group: the experiment the trackers file the run under, or None.
     environments: where the environments step (`Placement.as_record()`), for run.yaml.
   """
+  config = configs.as_run_config(config)
   started = []
 
   def start(previous):
-    if not config['loop']['track']:
+    if not config.loop.track:
       return {}
     run = tracking.TrackedRun(name=name or os.path.basename(os.path.abspath(run_dir)),
-                              group=group, run_dir=run_dir, config=dict(config),
+                              group=group, run_dir=run_dir, config=config.to_plain(),
                               params=configs.flatten(config))
-    trackers, states = tracking.start(config['loop']['track'], run, previous)
+    trackers, states = tracking.start(list(config.loop.track), run, previous)
     started.extend(trackers)
     return states
 

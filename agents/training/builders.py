@@ -75,20 +75,20 @@ def make_batch_env(config, processes=None):
   from agents.tools import batch_env as batch_env_lib
   from agents.tools import placement as placement_lib
   from agents.tools.transport import launch
-  environment = config['environment']
-  processes = environment['processes'] if processes is None else processes
-  num_agents = environment['num_agents']
-  per_process = environment['envs_per_process']
+  config = configs.as_run_config(config)
+  environment = config.environment
+  processes = environment.processes if processes is None else processes
+  num_agents = environment.num_agents
+  per_process = environment.envs_per_process
   cores = os.cpu_count() or 1
-  options = dict(check_finite=environment['check_finite'],
-                 max_restarts=environment['max_restarts'])
+  options = dict(check_finite=environment.check_finite, max_restarts=environment.max_restarts)
   if processes == placement_lib.RAY:
     # One actor per CPU of the cluster (or per `envs_per_process` environments).
     from agents.tools import ray_cluster
     slabs = -(-num_agents // per_process) if per_process else cores
-    ray = ray_cluster.init(environment['ray_address'], num_cpus=max(cores, slabs))
+    ray = ray_cluster.init(environment.ray_address, num_cpus=max(cores, slabs))
     cores = max(1, int(ray.cluster_resources().get('CPU', 1)))
-    options['address'] = environment['ray_address']
+    options['address'] = environment.ray_address
   # One worker per core: more workers than cores only adds switching.
   workers = -(-num_agents // per_process) if per_process else max(1, min(num_agents, cores))
   placement = placement_lib.decide(processes, functools.partial(make_env, config),
@@ -98,8 +98,8 @@ def make_batch_env(config, processes=None):
     # In this process, everything is one member of the batch.
     per_process = -(-num_agents // (workers if processes else 1))
   # Workers forked for this environment start with what its plug-in preloads.
-  launch.preload_environment(environment['id'])
-  if not environment['vector']:
+  launch.preload_environment(environment.id)
+  if not environment.vector:
     batch = batch_env_lib.BatchEnv.from_constructors(
         functools.partial(make_env, config), num_agents, processes=processes,
         envs_per_process=per_process if processes else 1, **options)
@@ -119,7 +119,8 @@ def make_batch_env(config, processes=None):
 
 def build_algorithm(config, observation_space, action_space, is_training=None):
   """Builds the config's algorithm (`algorithm.name`) for the given spaces."""
-  algorithm_class = registry.lookup(config['algorithm']['name'])
+  config = configs.as_run_config(config)
+  algorithm_class = registry.lookup(config.algorithm_name)
   return algorithm_class.from_config(config, observation_space, action_space,
                                      is_training=is_training)
 

@@ -113,10 +113,10 @@ def _build_batch_env(config):
     if isinstance(error, errors.WorkerError) and error.remote_type not in (
         'TypeError', 'ValueError'):
       raise  # A crash, not a refusal.
-    environment = config['environment']
+    environment = config.environment
     reason = str(error).splitlines()[0]
-    raise configs.ConfigError(f"Cannot build {environment['id']} with environment.kwargs = "
-                              f"{dict(environment['kwargs'])}: {reason}") from error
+    raise configs.ConfigError(f'Cannot build {environment.id} with environment.kwargs = '
+                              f'{dict(environment.kwargs)}: {reason}') from error
 
 
 def _build_algorithm(config, batch_env, is_training):
@@ -125,15 +125,15 @@ def _build_algorithm(config, batch_env, is_training):
     return builders.build_algorithm(config, batch_env.observation_space,
                                     batch_env.action_space, is_training=is_training)
   except ValueError as error:
-    raise configs.ConfigError(f"Cannot build {config['algorithm']['name']} for "
-                              f"{config['environment']['id']}: {error}") from error
+    raise configs.ConfigError(f'Cannot build {config.algorithm_name} for '
+                              f'{config.environment.id}: {error}') from error
 
 
 def _max_step(loop_config):
   """The global step at which `loop.steps` training steps are done (eval steps excluded)."""
-  train_steps = loop_config['eval_every'] or loop_config['steps']
-  cycle = train_steps + (loop_config['eval_steps'] if loop_config['eval_every'] else 0)
-  full_cycles, rest = divmod(loop_config['steps'], train_steps)
+  train_steps = loop_config.eval_every or loop_config.steps
+  cycle = train_steps + (loop_config.eval_steps if loop_config.eval_every else 0)
+  full_cycles, rest = divmod(loop_config.steps, train_steps)
   return full_cycles * cycle + rest
 
 
@@ -150,8 +150,8 @@ def _suite_evaluations(config):
   built as `(config, algorithm, observation_space, run_dir, metrics, key=key)` and called
   with the step).
   """
-  keys = [key for key in SUITE_KEYS if config['loop'].get(key)]
-  if not keys or not config['loop']['eval_every']:
+  keys = [key for key in SUITE_KEYS if getattr(config.loop, key)]
+  if not keys or not config.loop.eval_every:
     return []
   factory = plugins.TRAINING_EVALUATORS.get('suite')
   for key in keys:
@@ -215,11 +215,11 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
   from agents.tools import errors as batch_errors
   from agents.tools import in_graph_batch_env
   from agents.tools import loop as loop_lib
-  suite_evaluations = _suite_evaluations(config)
+  suite_evaluations = _suite_evaluations(configs.validate(config))
   config = session.prepare_run(config, run_dir)
-  loop_config = config['loop']
-  configure_threads(loop_config['tf_threads'])
-  tf.random.set_seed(config['seed'])
+  loop_config = config.loop
+  configure_threads(loop_config.tf_threads)
+  tf.random.set_seed(config.seed)
   # Installed before the slow start (workers, tracing): a first signal then
   # stops the run at its first report, with a checkpoint.
   with interrupts.StopRequest() as stop_flag:
@@ -228,21 +228,21 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
     try:
       batch_env = _build_batch_env(config)
       env = in_graph_batch_env.InGraphBatchEnv(
-          batch_env, seed=config['seed'],
+          batch_env, seed=config.seed,
           collectors=_collectors(config, len(batch_env), collectors))
       loop = loop_lib.Loop(run_dir)
       placement = getattr(batch_env, 'placement', None)
       loop.metrics.attach(session.start_trackers(config, run_dir, run_name, run_group,
                                          placement and placement.as_record()))
       algorithm = _build_algorithm(config, batch_env, loop.is_training)
-      steps_per_call = loop_config['steps_per_call']
-      batch_steps = config['environment']['num_agents'] * steps_per_call
-      train_steps = loop_config['eval_every'] or loop_config['steps']
+      steps_per_call = loop_config.steps_per_call
+      batch_steps = config.environment.num_agents * steps_per_call
+      train_steps = loop_config.eval_every or loop_config.steps
       loop.add_phase('train', env, algorithm, steps=train_steps, is_training=True,
-                     steps_per_call=steps_per_call, log_every=loop_config['log_every'],
-                     report_every=batch_steps, checkpoint_every=loop_config['checkpoint_every'])
-      if loop_config['eval_every']:
-        eval_steps = loop_config['eval_steps']
+                     steps_per_call=steps_per_call, log_every=loop_config.log_every,
+                     report_every=batch_steps, checkpoint_every=loop_config.checkpoint_every)
+      if loop_config.eval_every:
+        eval_steps = loop_config.eval_steps
         loop.add_phase('eval', env, algorithm, steps=eval_steps, is_training=False,
                        steps_per_call=steps_per_call, log_every=eval_steps,
                        report_every=eval_steps)
