@@ -160,6 +160,9 @@ class ConsoleCollector(Collector):
     self._action_counts = np.zeros(self._num_actions)
 
   def step(self, statistics):
+    if not 0 <= statistics.action < self._num_actions:
+      raise ValueError(f'ConsoleCollector: invalid action {statistics.action} at step '
+                       f'{statistics.step}; actions are 0 to {self._num_actions - 1}.')
     self._action_counts[statistics.action] += 1
     if self._fine_grained_logging and statistics.step % self._fine_grained_frequency == 0:
       self._write(f'Step: {statistics.step}, action: {statistics.action}, reward: '
