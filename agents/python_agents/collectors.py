@@ -118,11 +118,12 @@ class Collector(abc.ABC):
     return self.summary_writer is not None
 
 
-def episode_line(statistics, action_distribution=None):
-  """One line describing a finished episode (the console's and the log file's)."""
+def episode_line(statistics, action_distribution=None, episode=None, total=None):
+  """One line describing a finished episode (the console's and the log file's); `episode`
+  and `total` (the return) stand in when `statistics` carries no episode statistics."""
   summary = statistics.episode_statistics or {}
-  episode = summary.get('episode')
-  total = summary.get('return', statistics.reward)
+  episode = summary.get('episode', episode)
+  total = summary.get('return', statistics.reward if total is None else total)
   parts = [f'Episode {episode}' + (f' (row {summary["row"]})' if 'row' in summary else '')
            + f': reward: {total:07.2f}', f'episode length: {statistics.step}']
   if action_distribution is not None:
@@ -147,6 +148,7 @@ class ConsoleCollector(Collector):
     self._fine_grained_frequency = fine_grained_frequency
     self._log_file_writer = None
     self._action_counts = np.zeros(num_actions)
+    self._current_episode_reward = 0.0
 
   def get_name(self):
     return 'console'
@@ -158,8 +160,10 @@ class ConsoleCollector(Collector):
 
   def begin_episode(self):
     self._action_counts = np.zeros(self._num_actions)
+    self._current_episode_reward = 0.0
 
   def step(self, statistics):
+    self._current_episode_reward += float(statistics.reward)
     if not 0 <= statistics.action < self._num_actions:
       raise ValueError(f'ConsoleCollector: invalid action {statistics.action} at step '
                        f'{statistics.step}; actions are 0 to {self._num_actions - 1}.')
@@ -171,7 +175,8 @@ class ConsoleCollector(Collector):
   def end_episode(self, statistics):
     counts = self._action_counts
     distribution = counts / counts.sum() if counts.sum() else counts
-    self._write(episode_line(statistics, distribution))
+    total = self._current_episode_reward + float(statistics.reward)
+    self._write(episode_line(statistics, distribution, self.current_episode, total))
     self.current_episode += 1
 
   def end_training(self):
