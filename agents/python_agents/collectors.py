@@ -233,10 +233,14 @@ class SummaryWriter:
 
 class TensorboardCollector(Collector):
   """Per-episode scalars in TensorBoard: `Train/EpisodeReward`, `Train/EpisodeLength` and
-  `Train/<statistic>` for the environment's statistics (`Train/twr50`, ...).
+  `Train/<statistic>` for the environment's statistics (`Train/twr50`, ...); with
+  `fine_grained_logging`, `Train/FineGrainedReward` every `fine_grained_frequency` steps
+  and at each episode's end, as BLE's.
 
   Its `SummaryWriter` is the one `run_training_loop` gives the agent
-  (`set_summary_writer`), as BLE's loop gives flax's.
+  (`set_summary_writer`), as BLE's loop gives flax's. The episode's reward is the
+  episode statistics' return when `run_training_loop` gives them; else, as BLE's, the sum
+  of the rewards the collector was given, the one at `end_episode` included.
   """
 
   def __init__(self, base_dir, num_actions, current_episode, fine_grained_logging=False,
@@ -247,7 +251,6 @@ class TensorboardCollector(Collector):
     self._fine_grained_logging = fine_grained_logging
     self._fine_grained_frequency = fine_grained_frequency
     self.summary_writer = SummaryWriter(self._base_dir)
-    self._global_step = 0
 
   def get_name(self):
     return 'tensorboard'
@@ -256,17 +259,20 @@ class TensorboardCollector(Collector):
     self._global_step = 0
 
   def begin_episode(self):
-    pass
+    self._episode_reward = 0.0
 
   def step(self, statistics):
     if self._fine_grained_logging and self._global_step % self._fine_grained_frequency == 0:
-      self.summary_writer.scalar('Train/FineGrainedReward', statistics.reward,
-                                 self._global_step)
+      self._fine_grained(statistics)
     self._global_step += 1
+    self._episode_reward += statistics.reward
 
   def end_episode(self, statistics):
+    if self._fine_grained_logging:
+      self._fine_grained(statistics)
+    self._episode_reward += statistics.reward
     summary = statistics.episode_statistics or {}
-    scalars = {'EpisodeReward': summary.get('return', statistics.reward),
+    scalars = {'EpisodeReward': summary.get('return', self._episode_reward),
                'EpisodeLength': statistics.step}
     scalars.update({name: value for name, value in summary.items()
                     if name not in ('episode', 'row', 'return', 'length', 'iteration')
@@ -274,9 +280,14 @@ class TensorboardCollector(Collector):
     for name, value in scalars.items():
       self.summary_writer.scalar(f'Train/{name}', value, self.current_episode)
     self.summary_writer.flush()
+    self._global_step += 1
     self.current_episode += 1
 
   def end_training(self):
+    self.summary_writer.flush()
+
+  def _fine_grained(self, statistics):
+    self.summary_writer.scalar('Train/FineGrainedReward', statistics.reward, self._global_step)
     self.summary_writer.flush()
 
 

@@ -1,6 +1,7 @@
 """BLE names beyond the guide's snippets: `eval_agent` on the env it is given, short
 results, BLE's mutable suites, `combine_eval_shards`, `agent_registry.REGISTRY`, the
-console collector's action check and `run_training_loop` on an env with BLE's spaces."""
+collectors' checks and accounting, BLE's agent classes by name, and `run_training_loop`
+on an env with BLE's spaces."""
 
 import contextlib
 import io
@@ -10,6 +11,7 @@ import tempfile
 import unittest
 
 import gymnasium
+import numpy as np
 
 import agents.env  # noqa: F401 - registers the balloon
 from agents.python_agents import agent as agent_lib
@@ -18,7 +20,9 @@ from agents.python_agents import (
   collectors,
   combine_eval_shards,
   eval_lib,
+  random_walk_agent,
   run_helpers,
+  station_seeker_agent,
   suites,
   train_lib,
 )
@@ -126,6 +130,72 @@ class ConsoleCollectorTest(unittest.TestCase):
       with self.assertRaisesRegex(ValueError, f'invalid action {action} at step 0'):
         console.step(collectors.StatisticsInstance(0, action, 0.0, False))
     console.step(collectors.StatisticsInstance(0, 2, 0.0, False))
+
+
+class _Scalars:
+  """A summary writer that records its scalars."""
+
+  def __init__(self):
+    self.scalars, self.flushes = [], 0
+
+  def scalar(self, tag, value, step):
+    self.scalars.append((tag, value, step))
+
+  def flush(self):
+    self.flushes += 1
+
+
+class TensorboardCollectorTest(unittest.TestCase):
+
+  def fly(self, fine_grained_logging):
+    collector = collectors.TensorboardCollector(tempfile.mkdtemp(), 3, 0,
+                                                fine_grained_logging=fine_grained_logging,
+                                                fine_grained_frequency=2)
+    collector.summary_writer = _Scalars()
+    collector.pre_training()
+    for _ in range(2):
+      collector.begin_episode()
+      for step in range(3):
+        collector.step(collectors.StatisticsInstance(step, 1, float(step), False))
+      collector.end_episode(collectors.StatisticsInstance(3, 1, 5.0, True))
+    return collector.summary_writer
+
+  def test_without_episode_statistics_the_rewards_given_are_summed(self):
+    writer = self.fly(False)
+    self.assertEqual(writer.scalars, [('Train/EpisodeReward', 8.0, 0),
+                                      ('Train/EpisodeLength', 3, 0),
+                                      ('Train/EpisodeReward', 8.0, 1),
+                                      ('Train/EpisodeLength', 3, 1)])
+
+  def test_fine_grained_rewards_every_frequency_steps_and_at_the_end(self):
+    fine = [scalar for scalar in self.fly(True).scalars
+            if scalar[0] == 'Train/FineGrainedReward']
+    # Global steps 0-3 (the end counts as one), then 4-7: every second one, and each end.
+    self.assertEqual(fine, [('Train/FineGrainedReward', 0.0, 0),
+                            ('Train/FineGrainedReward', 2.0, 2),
+                            ('Train/FineGrainedReward', 5.0, 3),
+                            ('Train/FineGrainedReward', 0.0, 4),
+                            ('Train/FineGrainedReward', 2.0, 6),
+                            ('Train/FineGrainedReward', 5.0, 7)])
+
+
+class BleAgentClassesTest(unittest.TestCase):
+
+  def test_station_seeker_and_random_walk_under_bles_class_names(self):
+    observations = [np.full(1099, 0.5, np.float32), np.linspace(0, 1, 1099, dtype=np.float32)]
+    seeker = station_seeker_agent.StationSeekerAgent(3, (1099,))
+    by_name = run_helpers.create_agent('station_seeker', 3, (1099,))
+    self.assertEqual(seeker.get_name(), 'StationSeekerAgent')
+    self.assertEqual([seeker.begin_episode(observations[0]), seeker.step(0.0, observations[1])],
+                     [by_name.begin_episode(observations[0]), by_name.step(0.0, observations[1])])
+    walks = []
+    for _ in range(2):
+      walker = random_walk_agent.RandomWalkAgent(3, (1099,), seed=1)
+      walks.append([walker.begin_episode(observations[0])]
+                   + [walker.step(0.0, observations[1]) for _ in range(20)])
+    self.assertEqual(walks[0], walks[1])
+    self.assertEqual(walker.get_name(), 'RandomWalkAgent')
+    self.assertTrue(set(walks[0]) <= {0, 1, 2})
 
 
 class _BleSpaces(gymnasium.Env):
