@@ -120,6 +120,16 @@ class RegistryTest(unittest.TestCase):
       agent_registry.REGISTRY['bad'] = agent_lib.RandomAgent
 
 
+class WindFieldFactoryTest(unittest.TestCase):
+
+  def test_bles_names_give_factories_gym_make_takes(self):
+    factory = run_helpers.get_wind_field_factory('simple')
+    env = gymnasium.make('BalloonLearningEnvironment-v0', wind_field_factory=factory)
+    self.assertEqual(env.unwrapped.wind, 'static')
+    with self.assertRaisesRegex(ValueError, "unknown wind field 'breezy'"):
+      run_helpers.get_wind_field_factory('breezy')
+
+
 class ConsoleCollectorTest(unittest.TestCase):
 
   def test_an_action_out_of_range_is_refused(self):
