@@ -19,7 +19,8 @@ Differences: `--wind_field=generative` flies the balloon's `wind='generative'` w
 has that mode, else its procedural wind, `simple` the static field; `--renderer` and
 `--render_period` are accepted and unused (draw flights with `agents.scripts.visualize`).
 Bad input (a flag, an agent, a gin file or binding, a shard index not below
-`--num_shards`, a checkpoint that does not load) prints one line naming it and exits with code 2, before anything is written.
+`--num_shards`, a checkpoint that does not load) prints one line naming it and exits
+with code 2, before anything is written.
 """
 
 import os
