@@ -4,7 +4,7 @@ where they apply, and an `agent` section where `network` and `algorithm` would b
     seed: 0
     environment: {id: BalloonLearningEnvironment-v0, num_agents: 4, ...}   # validated
     loop: {steps: 100000, track: [], ...}      # steps: the budget (environment steps)
-    agent: {name: 'examples.dqn_agent:DQNAgent', kwargs: {learning_rate: 0.001}}
+    agent: {name: 'agents.python_agents.dqn_agent:DQNAgent', kwargs: {learning_rate: 0.001}}
 
 An in-graph run's config.yaml names its algorithm in `algorithm.name` (`--algorithm`);
 a Python agent's names it in `agent.name` (`--agent`), and `--set agent.KEY=VALUE`

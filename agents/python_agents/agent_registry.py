@@ -6,13 +6,15 @@ BLE's `agents/agent_registry.py`, name for name:
 |---|---|---|
 | `random` | `agent.RandomAgent` | none |
 | `mlp` | `mlp_agent.MLPAgent` (SARSA on an MLP, as BLE's) | `configs/mlp.gin` |
-| `dqn` | `examples/dqn_agent.py`'s `DQNAgent` (a source checkout's) | `configs/dqn.gin` |
+| `dqn` | `dqn_agent.DQNAgent` (a DQN in TensorFlow) | `configs/dqn.gin` |
 | `perciatelli44` | BLE's frozen Perciatelli44 network | none |
 | `quantile` | `QuantileAgent` (QR-DQN) as a `SingleBalloonAgent` | `configs/quantile.gin` |
 | `finetune_perciatelli` | `quantile` from Perciatelli44's weights | none |
 | `station_seeker`, `random_walk` | BLE's controllers (the balloon plug-in's baselines) | none |
 
-and the project's own: `balloon_ppo` (the PPO policy in `models/balloon_ppo`) and the
+`REGISTRY` holds them as BLE's does, {name: (constructor, default gin file)}, and takes
+a user's own agent the same way (`REGISTRY['mine'] = (MyAgent, 'mine.gin')`). Beside
+them, the project's own: `balloon_ppo` (the PPO policy in `models/balloon_ppo`) and the
 baselines of any other environment's evaluation plug-in.
 
 With `gin-config` installed (`pip install 'agents[gin]'`), importing this module
@@ -24,8 +26,8 @@ to the directory holding the `agents` package, which `bind_gin_variables` puts o
 search path (BLE's are relative to the parent of `balloon_learning_environment`).
 """
 
+import collections.abc
 import dataclasses
-import importlib
 
 from agents import plugins
 from agents.algorithms.qrdqn import config as qrdqn_config
@@ -78,16 +80,9 @@ def _quantile(num_actions, observation_shape, **hyperparameters):
 
 
 def _dqn(num_actions, observation_shape, **hyperparameters):
-  """BLE's `dqn`: the worked example `examples/dqn_agent.py`'s `DQNAgent`."""
-  try:
-    module = importlib.import_module('examples.dqn_agent')
-  except ModuleNotFoundError as error:
-    if not (error.name or '').startswith('examples'):
-      raise
-    raise AgentUnavailableError(
-        "agent 'dqn' is the worked example examples/dqn_agent.py, which a wheel does not "
-        "hold; run from a source checkout's root (or put it on PYTHONPATH).") from None
-  return module.DQNAgent(num_actions, observation_shape, **hyperparameters)
+  """BLE's `dqn`: `dqn_agent.DQNAgent`, a DQN in TensorFlow (imported when asked)."""
+  from agents.python_agents import dqn_agent  # TensorFlow, when asked
+  return dqn_agent.DQNAgent(num_actions, observation_shape, **hyperparameters)
 
 
 def _finetune_perciatelli(num_actions, observation_shape, **hyperparameters):
@@ -109,15 +104,16 @@ def _configurable(constructor, name, module, allowlist=None):
 
 _LEARNERS = {
     'mlp': _configurable(mlp_agent.MLPAgent, 'MLPAgent', 'agents.python_agents.mlp_agent'),
-    'dqn': _configurable(_dqn, 'DQNAgent', 'examples.dqn_agent'),
+    'dqn': _configurable(_dqn, 'DQNAgent', 'agents.python_agents.dqn_agent'),
     'quantile': _configurable(_quantile, 'QuantileAgent',
                               'agents.python_agents.quantile_agent', _quantile_keys()),
     'finetune_perciatelli': _finetune_perciatelli,
 }
 
 
-def registry():
-  """{name: (constructor(num_actions, observation_shape, **kwargs), default gin file)}."""
+def _built_in():
+  """{name: (constructor, default gin file)} of the shipped agents and the environments'
+  baselines (computed on each call: plug-ins may register more)."""
   entries = {'random': (agent_lib.RandomAgent, None)}
   entries.update((name, (constructor, _GIN_FILES.get(name)))
                  for name, constructor in _LEARNERS.items())
@@ -128,6 +124,44 @@ def registry():
       if not environment.acts_in_slab(name):
         entries.setdefault(name, (policy_agents.baseline_agent(name), None))
   return entries
+
+
+class _Registry(collections.abc.MutableMapping):
+  """BLE's `REGISTRY`: {name: (constructor, default gin file or None)}, where a user adds
+  an agent as in BLE (`REGISTRY['mine'] = (MyAgent, 'mine.gin')`); an added name
+  replaces a shipped one, and deleting it brings the shipped one back."""
+
+  def __init__(self):
+    self._added = {}
+
+  def __getitem__(self, name):
+    if name in self._added:
+      return self._added[name]
+    return _built_in()[name]
+
+  def __setitem__(self, name, entry):
+    if not (isinstance(entry, tuple) and len(entry) == 2 and callable(entry[0])
+            and (entry[1] is None or isinstance(entry[1], str))):
+      raise TypeError(f'REGISTRY[{name!r}] must be (constructor, gin file or None), as in '
+                      f'BLE; got {entry!r}.')
+    self._added[name] = entry
+
+  def __delitem__(self, name):
+    del self._added[name]
+
+  def __iter__(self):
+    return iter(sorted({**_built_in(), **self._added}))
+
+  def __len__(self):
+    return len({**_built_in(), **self._added})
+
+
+REGISTRY = _Registry()
+
+
+def registry():
+  """{name: (constructor(num_actions, observation_shape, **kwargs), default gin file)}."""
+  return dict(REGISTRY.items())
 
 
 def agent_names():

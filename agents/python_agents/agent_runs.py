@@ -1,6 +1,6 @@
 """A Python agent's run: what `train --agent` and the experiment manager's fits train.
 
-    source = agent_runs.resolve_agent('examples.dqn_agent:DQNAgent')   # or 'random', ...
+    source = agent_runs.resolve_agent('agents.python_agents.dqn_agent:DQNAgent')  # or 'random'
     agent = agent_runs.make_agent(source, num_actions, observation_shape, batch_size=4)
     result = agent_runs.train_agent('logs/run', batch_env, agent, num_iterations=3,
                                     max_episode_length=960, seed=0)

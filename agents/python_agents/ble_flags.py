@@ -16,6 +16,7 @@ A bad flag or value exits with code 2 after one line naming the flag
 
 import argparse
 
+from agents.env.balloon import ble_names
 from agents.training.command_line import OneLineArgumentParser
 
 _TRUE = ('true', 't', '1', 'yes', 'y')
@@ -104,10 +105,11 @@ def _boolean(text):
 
 
 def wind_option(wind_field):
-  """The balloon's `wind` for BLE's `--wind_field`: 'generative' -> 'procedural' (the
-  project's generated wind field), 'simple' -> 'static' (BLE's simple static field)."""
-  return WIND_FIELDS[wind_field]
+  """The balloon's `wind` for BLE's `--wind_field`, by name (`ble_names.wind_mode`):
+  'simple' -> 'static' (BLE's simple static field), 'generative' -> 'generative' once the
+  balloon has that mode, else the nearest it has ('procedural')."""
+  return ble_names.wind_mode(wind_field)
 
 
-WIND_FIELDS = {'generative': 'procedural', 'simple': 'static'}
+WIND_FIELDS = tuple(ble_names.WIND_FIELDS)
 RENDERERS = ('matplotlib',)

@@ -118,11 +118,12 @@ class Collector(abc.ABC):
     return self.summary_writer is not None
 
 
-def episode_line(statistics, action_distribution=None):
-  """One line describing a finished episode (the console's and the log file's)."""
+def episode_line(statistics, action_distribution=None, episode=None, total=None):
+  """One line describing a finished episode (the console's and the log file's); `episode`
+  and `total` (the return) stand in when `statistics` carries no episode statistics."""
   summary = statistics.episode_statistics or {}
-  episode = summary.get('episode')
-  total = summary.get('return', statistics.reward)
+  episode = summary.get('episode', episode)
+  total = summary.get('return', statistics.reward if total is None else total)
   parts = [f'Episode {episode}' + (f' (row {summary["row"]})' if 'row' in summary else '')
            + f': reward: {total:07.2f}', f'episode length: {statistics.step}']
   if action_distribution is not None:
@@ -147,6 +148,7 @@ class ConsoleCollector(Collector):
     self._fine_grained_frequency = fine_grained_frequency
     self._log_file_writer = None
     self._action_counts = np.zeros(num_actions)
+    self._current_episode_reward = 0.0
 
   def get_name(self):
     return 'console'
@@ -158,8 +160,13 @@ class ConsoleCollector(Collector):
 
   def begin_episode(self):
     self._action_counts = np.zeros(self._num_actions)
+    self._current_episode_reward = 0.0
 
   def step(self, statistics):
+    self._current_episode_reward += float(statistics.reward)
+    if not 0 <= statistics.action < self._num_actions:
+      raise ValueError(f'ConsoleCollector: invalid action {statistics.action} at step '
+                       f'{statistics.step}; actions are 0 to {self._num_actions - 1}.')
     self._action_counts[statistics.action] += 1
     if self._fine_grained_logging and statistics.step % self._fine_grained_frequency == 0:
       self._write(f'Step: {statistics.step}, action: {statistics.action}, reward: '
@@ -168,7 +175,8 @@ class ConsoleCollector(Collector):
   def end_episode(self, statistics):
     counts = self._action_counts
     distribution = counts / counts.sum() if counts.sum() else counts
-    self._write(episode_line(statistics, distribution))
+    total = self._current_episode_reward + float(statistics.reward)
+    self._write(episode_line(statistics, distribution, self.current_episode, total))
     self.current_episode += 1
 
   def end_training(self):
@@ -225,10 +233,14 @@ class SummaryWriter:
 
 class TensorboardCollector(Collector):
   """Per-episode scalars in TensorBoard: `Train/EpisodeReward`, `Train/EpisodeLength` and
-  `Train/<statistic>` for the environment's statistics (`Train/twr50`, ...).
+  `Train/<statistic>` for the environment's statistics (`Train/twr50`, ...); with
+  `fine_grained_logging`, `Train/FineGrainedReward` every `fine_grained_frequency` steps
+  and at each episode's end, as BLE's.
 
   Its `SummaryWriter` is the one `run_training_loop` gives the agent
-  (`set_summary_writer`), as BLE's loop gives flax's.
+  (`set_summary_writer`), as BLE's loop gives flax's. The episode's reward is the
+  episode statistics' return when `run_training_loop` gives them; else, as BLE's, the sum
+  of the rewards the collector was given, the one at `end_episode` included.
   """
 
   def __init__(self, base_dir, num_actions, current_episode, fine_grained_logging=False,
@@ -239,7 +251,6 @@ class TensorboardCollector(Collector):
     self._fine_grained_logging = fine_grained_logging
     self._fine_grained_frequency = fine_grained_frequency
     self.summary_writer = SummaryWriter(self._base_dir)
-    self._global_step = 0
 
   def get_name(self):
     return 'tensorboard'
@@ -248,17 +259,20 @@ class TensorboardCollector(Collector):
     self._global_step = 0
 
   def begin_episode(self):
-    pass
+    self._episode_reward = 0.0
 
   def step(self, statistics):
     if self._fine_grained_logging and self._global_step % self._fine_grained_frequency == 0:
-      self.summary_writer.scalar('Train/FineGrainedReward', statistics.reward,
-                                 self._global_step)
+      self._fine_grained(statistics)
     self._global_step += 1
+    self._episode_reward += statistics.reward
 
   def end_episode(self, statistics):
+    if self._fine_grained_logging:
+      self._fine_grained(statistics)
+    self._episode_reward += statistics.reward
     summary = statistics.episode_statistics or {}
-    scalars = {'EpisodeReward': summary.get('return', statistics.reward),
+    scalars = {'EpisodeReward': summary.get('return', self._episode_reward),
                'EpisodeLength': statistics.step}
     scalars.update({name: value for name, value in summary.items()
                     if name not in ('episode', 'row', 'return', 'length', 'iteration')
@@ -266,9 +280,14 @@ class TensorboardCollector(Collector):
     for name, value in scalars.items():
       self.summary_writer.scalar(f'Train/{name}', value, self.current_episode)
     self.summary_writer.flush()
+    self._global_step += 1
     self.current_episode += 1
 
   def end_training(self):
+    self.summary_writer.flush()
+
+  def _fine_grained(self, statistics):
+    self.summary_writer.scalar('Train/FineGrainedReward', statistics.reward, self._global_step)
     self.summary_writer.flush()
 
 

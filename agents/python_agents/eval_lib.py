@@ -27,7 +27,8 @@ Every kind is set to `AgentMode.EVAL` first (and left so, as BLE does).
 Differences from BLE, each named where it happens:
 - `env` names the environment rather than being stepped: a Gymnasium environment (its
   spec id), an id, or None (the environment with an evaluation plug-in, the balloon).
-  The episodes run on fresh slabs of it with the suite's options (the balloon's `wind`);
+  The episodes run on fresh slabs of it built as `env` was (the balloon's `wind` and
+  `lookahead`); for an id or None, with the suite's options;
 - `render_period` is accepted and unused (render flights with `agents.scripts.visualize`);
 - a flight path is a list of `SimpleBalloonState` with x and y in metres and
   `time_elapsed` a `datetime.timedelta` (BLE: `units.Distance` objects);
@@ -91,6 +92,15 @@ class EvaluationResult:
   twr50: float = None
   metrics: dict = dataclasses.field(default_factory=dict)
 
+  def __repr__(self):
+    """BLE's fields and `twr50`, with the flight path and the metrics counted, not listed
+    (`print(results)` stays short; the path is in `flight_path`)."""
+    fields = ', '.join(f'{field.name}={getattr(self, field.name)!r}'
+                       for field in dataclasses.fields(self)
+                       if field.name not in ('flight_path', 'metrics'))
+    return (f'EvaluationResult({fields}, flight_path=<{len(self.flight_path)} states>, '
+            f'metrics=<{len(self.metrics)} metrics>)')
+
 
 class EvalResultEncoder(json.JSONEncoder):
   """Encodes results for `json.dumps(results, cls=EvalResultEncoder)`, as BLE's does.
@@ -111,14 +121,72 @@ class EvalResultEncoder(json.JSONEncoder):
     return super().default(o)
 
 
-class EvaluationSuite(suites_lib.Suite):
-  """BLE's `EvaluationSuite(seeds, max_episode_length)`: a project `Suite` named 'custom'.
+class EvaluationSuite:
+  """BLE's `EvaluationSuite(seeds, max_episode_length)`, mutable as BLE's dataclass.
 
-  `name` and the environment's options (the balloon's `wind`) are optional keywords.
+  `suite.seeds = suite.seeds[start:end]` cuts it, as BLE's eval.py shards a suite;
+  `name` (default 'custom') and the environment's options (the balloon's `wind`, also
+  readable as `suite.wind`) are optional keywords. `eval_agent` flies it as the project's
+  immutable `Suite` (`to_suite()`).
   """
 
   def __init__(self, seeds, max_episode_length, name='custom', **options):
-    super().__init__(name, seeds, max_episode_length, **options)
+    self.seeds = list(seeds)
+    self.max_episode_length = max_episode_length
+    self.name = name
+    self.options = dict(options)
+
+  @classmethod
+  def from_suite(cls, suite):
+    """The mutable copy of a project `Suite` (or of another `EvaluationSuite`)."""
+    return cls(suite.seeds, suite.max_episode_length, suite.name, **suite.options)
+
+  def to_suite(self):
+    """The project's `Suite` of the same seeds, length, name and options.
+
+    Raises:
+      EvaluationError: seeds or a length the project's `Suite` refuses (named).
+    """
+    return suites_lib.Suite(self.name, tuple(self.seeds), self.max_episode_length,
+                            **self.options)
+
+  @property
+  def episode_length(self):
+    """The project's name for `max_episode_length`."""
+    return self.max_episode_length
+
+  def __getattr__(self, key):
+    options = self.__dict__.get('options', {})
+    if key in options:
+      return options[key]
+    raise AttributeError(f'EvaluationSuite {self.__dict__.get("name")!r} has no attribute or '
+                         f'option {key!r}; its options: {sorted(options)}.')
+
+  def replace(self, episode_length=None, options=None):
+    """A copy with its episode length and options replaced (None: kept)."""
+    return EvaluationSuite(self.seeds, self.max_episode_length if episode_length is None
+                           else episode_length, self.name,
+                           **(self.options if options is None else options))
+
+  def shard(self, num_shards, shard_index):
+    """Shard `shard_index` of `num_shards`: BLE's contiguous slice of the seeds."""
+    return self.to_suite().shard(num_shards, shard_index)
+
+  def __eq__(self, other):
+    if not isinstance(other, EvaluationSuite):
+      return NotImplemented
+    return (list(self.seeds), self.max_episode_length, self.name, self.options) == (
+        list(other.seeds), other.max_episode_length, other.name, other.options)
+
+  __hash__ = None  # Mutable, as BLE's dataclass.
+
+  def __repr__(self):
+    seeds = list(self.seeds)
+    shown = seeds if len(seeds) <= 6 else [*seeds[:3], '...', *seeds[-2:]]
+    options = ''.join(f', {key}={value!r}' for key, value in self.options.items())
+    return (f'EvaluationSuite(name={self.name!r}, seeds=<{len(seeds)}: '
+            f'{", ".join(map(str, shown))}>, max_episode_length={self.max_episode_length}'
+            f'{options})')
 
 
 def available_suites(env=None):
@@ -127,8 +195,8 @@ def available_suites(env=None):
 
 
 def get_eval_suite(name, env=None):
-  """The named suite (BLE's `tiny_eval`, `small_eval`, ...), with `.seeds` and
-  `.max_episode_length`.
+  """The named suite (BLE's `tiny_eval`, `small_eval`, ...): a fresh, mutable
+  `EvaluationSuite` with `.seeds` (a list) and `.max_episode_length`, as BLE's.
 
   Args:
     name: a name of `available_suites`, or `custom:seeds=A-B,episode_length=N,...`.
@@ -137,7 +205,7 @@ def get_eval_suite(name, env=None):
   Raises:
     EvaluationError: an unknown name (a ValueError, as BLE raises; it lists the names).
   """
-  return suites_lib.get_suite(name, env_id_of(env))
+  return EvaluationSuite.from_suite(suites_lib.get_suite(name, env_id_of(env)))
 
 
 def env_id_of(env):
@@ -166,7 +234,8 @@ def eval_agent(agent, env, eval_suite, *, render_period=10, calculate_flight_pat
     agent: a `BatchedAgent`, an `Agent`, a list of `Agent`s (one per row), or a factory
       `(num_actions, observation_shape) -> Agent` (see the module docstring for how each
       is flown).
-    env: the environment: a Gymnasium environment, its id, or None (the balloon).
+    env: the environment: a Gymnasium environment (flown as it was built: its wind, its
+      observation options), its id, or None (the balloon, with the suite's options).
     eval_suite: a suite (`get_eval_suite`, `EvaluationSuite`, or an `agents.evaluation`
       `Suite`) or its name.
     render_period: BLE's; unused here.
@@ -185,8 +254,12 @@ def eval_agent(agent, env, eval_suite, *, render_period=10, calculate_flight_pat
   del render_period
   env_id = env_id_of(env)
   environment = environments.get(env_id)
-  suite = (get_eval_suite(eval_suite, env_id) if isinstance(eval_suite, str)
-           else suites_lib.complete(eval_suite, environment))
+  if isinstance(eval_suite, str):
+    eval_suite = get_eval_suite(eval_suite, env_id)
+  if isinstance(eval_suite, EvaluationSuite):
+    eval_suite = eval_suite.to_suite()
+  suite, observation_kwargs = _as_built(env, environment,
+                                        suites_lib.complete(eval_suite, environment))
   batched = _batched_agent(agent, environment, batch_size)
   _set_eval_mode(batched)
   observation_space, action_space = environment.spaces
@@ -196,9 +269,31 @@ def eval_agent(agent, env, eval_suite, *, render_period=10, calculate_flight_pat
       batched.get_name(), suite, suite.seeds, workers=workers if workers == 0 else slabs,
       slab_size=max(1, batched.batch_size // slabs),
       flight_paths=calculate_flight_path and bool(environment.flight_path_keys),
-      policy=policy, env_id=env_id)
+      policy=policy, env_id=env_id, observation_kwargs=observation_kwargs)
   by_seed = {result.seed: result for result in flown}
   return [_ble_result(by_seed[seed]) for seed in suite.seeds]
+
+
+def _as_built(env, environment, suite):
+  """The suite and observation kwargs of the environment `env` as it was built.
+
+  For a Gymnasium environment, each suite option the environment also has as an attribute
+  (the balloon's `wind`) takes the environment's value, and the keyword arguments it was
+  made with that shape the observation (the balloon's `lookahead`) are kept; for an id or
+  None, the suite is flown as it is.
+  """
+  if env is None or isinstance(env, str):
+    return suite, None
+  unwrapped = getattr(env, 'unwrapped', env)
+  options = dict(suite.options)
+  for key in options:
+    value = getattr(unwrapped, key, None)
+    if isinstance(value, (str, int, float, bool)):
+      options[key] = value
+  if options != suite.options:
+    suite = suite.replace(options=environment.check_options(suite.name, options))
+  spec = getattr(env, 'spec', None) or getattr(unwrapped, 'spec', None)
+  return suite, environment.observation_kwargs(getattr(spec, 'kwargs', None) or {}) or None
 
 
 def _batched_agent(agent, environment, batch_size):

@@ -72,13 +72,18 @@ class SavedModelAgent(PolicyAgent):
                      name or os.path.basename(os.path.normpath(path)))
 
 
+def baseline_policy(name, episode_length=None, **kwargs):
+  """The one-row evaluation policy of baseline `name` (its environment's plug-in's)."""
+  environment = environments.get(environments.baseline_env_id(name))
+  length = episode_length or environment.default_episode_length()
+  return environment.baselines[name](1, length, **kwargs)
+
+
 def baseline_agent(name):
   """A constructor `(num_actions, observation_shape)` of an evaluation baseline's agent."""
 
   def construct(num_actions, observation_shape, episode_length=None, **kwargs):
-    environment = environments.get(environments.baseline_env_id(name))
-    length = episode_length or environment.default_episode_length()
     return PolicyAgent(num_actions, observation_shape,
-                       environment.baselines[name](1, length, **kwargs), name)
+                       baseline_policy(name, episode_length, **kwargs), name)
   construct.__name__ = name
   return construct

@@ -23,6 +23,7 @@ which take precedence over gin's.
 import os
 import re
 
+from agents.env.balloon import ble_names
 from agents.evaluation.errors import EvaluationError
 from agents.python_agents import agent_registry, policy_agents
 
@@ -32,6 +33,9 @@ AgentUnavailableError = agent_registry.AgentUnavailableError
 agent_names = agent_registry.agent_names
 BALLOON_PPO, SHIPPED_MODELS = policy_agents.BALLOON_PPO, policy_agents.SHIPPED_MODELS
 PolicyAgent, SavedModelAgent = policy_agents.PolicyAgent, policy_agents.SavedModelAgent
+# BLE's wind fields by name ('simple', 'generative'): factories `gymnasium.make` takes as
+# `wind_field_factory` (agents.env.balloon.ble_names).
+get_wind_field_factory = ble_names.get_wind_field_factory
 
 # The directory holding the `agents` package: the default gin files' paths start there.
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -83,8 +87,11 @@ def bind_gin_variables(agent, agent_gin_file=None, gin_bindings=(), additional_g
   """Binds the gin configuration of an experiment, as BLE's `bind_gin_variables`.
 
   Parses `agent_gin_file` (default: agent `agent`'s default gin file, if it has one),
-  then `additional_gin_files`, then `gin_bindings`, and locks gin's configuration
-  (`gin.finalize`), as BLE does; `gin.clear_config()` unlocks it.
+  then `additional_gin_files`, then `gin_bindings`, in one call of gin's
+  `parse_config_files_and_bindings`, which locks gin's configuration as BLE's does
+  (`gin.clear_config()` unlocks it). A relative path that is not found in the working
+  directory is looked up under the directory holding the `agents` package, so the
+  default gin files are found from any directory, in an installed package too.
 
   Args:
     agent: the agent's name (any name when `agent_gin_file` is given).
@@ -98,19 +105,41 @@ def bind_gin_variables(agent, agent_gin_file=None, gin_bindings=(), additional_g
       configurable or parameter (the message names the file or the binding).
     ImportError: gin-config is not installed (the message says how to install it).
   """
-  gin_files = [path for path in [get_agent_gin_file(agent, agent_gin_file),
-                                 *additional_gin_files] if path is not None]
+  gin_files = [resolve_gin_file(path) for path in [get_agent_gin_file(agent, agent_gin_file),
+                                                   *additional_gin_files] if path is not None]
   if isinstance(gin_bindings, str):
     gin_bindings = [gin_bindings]
   gin = _gin()
   gin.add_config_file_search_path(PACKAGE_PARENT)
+  try:
+    gin.parse_config_files_and_bindings(gin_files, bindings=gin_bindings, skip_unknown=False)
+  except Exception as error:  # noqa: BLE001 - named below, in one line
+    raise _culprit(gin, gin_files, gin_bindings, error) from None
+
+
+def resolve_gin_file(path):
+  """`path` if it exists as given, else its copy under the directory holding `agents` (the
+  package's own gin files: `agents/python_agents/configs/...`), else `path` unchanged."""
+  if os.path.isabs(path) or os.path.isfile(path):
+    return path
+  under_package = os.path.join(PACKAGE_PARENT, path)
+  return under_package if os.path.isfile(under_package) else path
+
+
+def _culprit(gin, gin_files, gin_bindings, error):
+  """The `GinConfigError` naming the gin file or binding that made `error`: parses them
+  again one by one (not locking the configuration) and names the first that fails."""
   for path in gin_files:
-    if not any(os.path.isfile(os.path.join(root, path)) for root in ('', PACKAGE_PARENT)):
-      raise GinConfigError(f'gin file {path}: no such file (nor under {PACKAGE_PARENT}).')
-    _parse(gin, f'gin file {path}', [path], [])
-  for binding in gin_bindings:
-    _parse(gin, f'gin binding {binding!r}', [], [binding])
-  gin.finalize()
+    if not os.path.isfile(path):
+      return GinConfigError(f'gin file {path}: no such file (nor under {PACKAGE_PARENT}).')
+  try:
+    for path in gin_files:
+      _parse(gin, f'gin file {path}', [path], [])
+    for binding in gin_bindings:
+      _parse(gin, f'gin binding {binding!r}', [], [binding])
+  except GinConfigError as named:
+    return named
+  return GinConfigError(f'gin configuration: {type(error).__name__}: {_first_line(error)}')
 
 
 def _gin():

@@ -430,9 +430,35 @@ def _as_batch(env):
   if isinstance(env, gymnasium.vector.VectorEnv):
     return BatchEnv([env]), None
   if isinstance(env, gymnasium.Env):
-    return BatchEnv([env]), env
+    return BatchEnv([_with_spaces(env)]), env
   raise TypeError(f'env must be a gymnasium.Env, a BatchEnv (make_batch_env) or a '
                   f'gymnasium VectorEnv, got {type(env).__name__}.')
+
+
+def _with_spaces(env):
+  """`env`, or, when its spaces are not Gymnasium's (BLE's loop reads only
+  `action_space.n`), `env` wrapped with Gymnasium spaces: `Discrete(action_space.n)` and
+  the Box of its observations' shape and dtype, read from one `reset()`.
+
+  Raises:
+    TypeError: observations that are not arrays of numbers (the batch holds arrays).
+  """
+  has_observations = isinstance(getattr(env, 'observation_space', None), gymnasium.Space)
+  has_actions = isinstance(getattr(env, 'action_space', None), gymnasium.Space)
+  if has_observations and has_actions:
+    return env
+  wrapped = gymnasium.Wrapper(env)
+  if not has_actions:
+    wrapped.action_space = gymnasium.spaces.Discrete(_num_actions(env.action_space))
+  if not has_observations:
+    observation = np.asarray(env.reset()[0])
+    if observation.dtype.kind not in 'biuf':
+      raise TypeError(f'run_training_loop: {type(env).__name__} declares no '
+                      f'observation_space and its observations are not arrays of numbers '
+                      f'(got {observation!r}); declare its observation_space.')
+    wrapped.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, observation.shape,
+                                                     observation.dtype)
+  return wrapped
 
 
 def _as_batched_agent(agent, batch_size):
@@ -462,7 +488,11 @@ def _as_batched_agent(agent, batch_size):
 
 
 def _num_actions(space):
-  if not isinstance(space, gymnasium.spaces.Discrete) or space.start != 0:
+  """The number of actions of a Discrete space starting at 0, or of any space with an
+  integer `n` (BLE's loop reads only `action_space.n`)."""
+  number = getattr(space, 'n', None)
+  if (isinstance(number, bool) or not isinstance(number, (int, np.integer))
+      or getattr(space, 'start', 0) != 0):
     raise TypeError(f'run_training_loop needs a Discrete action space starting at 0 (BLE\'s '
                     f'agents return an int action), got {space}.')
   return int(space.n)

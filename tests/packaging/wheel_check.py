@@ -17,6 +17,9 @@ installing TensorFlow into the new environment. The checks, in order:
    commit is null, and MODEL_CARD.md), metrics.jsonl, run.yaml with the version.
 6. `agents-evaluate` flies the balloon model shipped in `models/balloon_ppo`, which
    stays out of the wheel (docs/packaging.md says why) and is passed by its path.
+7. With the `gin` extra added, BLE's commands run from the scratch folder: `train
+   --agent=quantile` (its gin file from the package) and `eval --agent=dqn` (BLE's
+   default agent, shipped in the package).
 
 Any failure prints what failed, with the end of the command's output, and exits with 1.
 """
@@ -191,6 +194,25 @@ def check_evaluation(venv, workdir):
     raise CheckFailedError(f"agents-evaluate flew {summary.get('num_seeds')} seeds, not 2.")
 
 
+def check_ble_commands(wheel, venv, workdir):
+  """BLE's `train` and `eval` commands, with the gin extra, from the scratch folder."""
+  python = os.path.join(venv, 'bin', 'python')
+  run([python, '-m', 'pip', 'install', f'{wheel}[gin]'], 'pip install of the gin extra',
+      cwd=workdir, env=clean_environment(), log=os.path.join(workdir, 'pip-gin.log'))
+  base_dir, output_dir = os.path.join(workdir, 'ble'), os.path.join(workdir, 'ble-eval')
+  run([python, '-m', 'agents.python_agents.train', '--agent=quantile', f'--base_dir={base_dir}',
+       '--num_iterations=1', '--max_episode_length=3', '--episodes_per_iteration=1',
+       '--collectors=jsonl'], 'python -m agents.python_agents.train --agent=quantile',
+      cwd=workdir, env=clean_environment())
+  if not os.path.isdir(os.path.join(base_dir, 'quantile', '1', 'checkpoints')):
+    raise CheckFailedError(f'train --agent=quantile wrote no checkpoints in {base_dir}.')
+  run([python, '-m', 'agents.python_agents.eval', '--agent=dqn', '--suite=micro_eval',
+       f'--output_dir={output_dir}'], 'python -m agents.python_agents.eval --agent=dqn',
+      cwd=workdir, env=clean_environment())
+  if not os.path.exists(os.path.join(output_dir, 'micro_eval', 'dqn.json')):
+    raise CheckFailedError(f'eval --agent=dqn wrote no micro_eval/dqn.json in {output_dir}.')
+
+
 def main(argv=None):
   """Runs every check in order; returns the exit code (0 when all pass)."""
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -214,6 +236,8 @@ def main(argv=None):
        lambda: check_console_scripts(venv, found['scripts'], workdir)),
       ('agents-train --config=cartpole trains', lambda: check_training(venv, workdir)),
       ('agents-evaluate flies models/balloon_ppo', lambda: check_evaluation(venv, workdir)),
+      ("BLE's train and eval commands run with the gin extra",
+       lambda: check_ble_commands(found['wheel'], venv, workdir)),
   ]
   try:
     for number, (what, step) in enumerate(steps, 1):

@@ -122,6 +122,9 @@ DISTANCE_SQUASH_KM = 250.0
 DESCENT_COST_MIN_W = 100.0
 DESCENT_COST_MAX_W = 300.0
 
+# The wind modes of the simulator (`wind=`), which suites and BLE's names accept.
+WIND_MODES = ('procedural', 'static')
+
 # Reward (§12).
 STATION_RADIUS_KM = 50.0
 REWARD_DROPOFF = 0.4

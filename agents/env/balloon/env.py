@@ -16,7 +16,9 @@ Deviations from BLE (balloon.md §15; keep this list true):
   of by BLE's VAE decoder.
 - The forecast error is our own smooth noise with BLE's scales, not OpenSimplex.
 - Random streams are numpy Generators, not JAX keys, so seed N is not BLE's seed N.
-- Gymnasium API (5-tuple step, terminated vs truncated); the 960-step limit comes from
+- Gymnasium API (5-tuple step, terminated vs truncated; reset before the first step); BLE's
+  constructor keywords are taken beside ours (`ble_names`), and `seed()`, `radius`,
+  `get_simulator_state()` and `info['time_elapsed']` answer as BLE's; the 960-step limit comes from
   the registration (TimeLimit) for the single environment and from the slab itself for
   the vector environment.
 - Small numerical choices, each measured against BLE's own trajectories
@@ -40,12 +42,16 @@ Deviations from BLE (balloon.md §15; keep this list true):
   in [−1, 1] and feature 15 (the pressure ratio, unscaled) in [1, 2] (BLE declares [0, 1]).
 """
 
+import collections
+import datetime
+import types
+
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from agents.env.balloon import constants
+from agents.env.balloon import ble_names, constants
 from agents.env.balloon import simulator as simulator_lib
 from agents.env.balloon.episode_start import EVALUATION_SEED_BASE, InitialState, check_seed
 from agents.env.balloon.observation import lookahead as lookahead_lib
@@ -83,13 +89,16 @@ class BalloonEnv(gymnasium.Env):
 
   metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 10}
 
-  def __init__(self, render_mode=None, wind='procedural', power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0, lookahead=None):
+  def __init__(self, render_mode=None, wind=None, power_sun='episode_start',
+               gp_predict_dtype=np.float32, progress_reward=0.0, lookahead=None, *,
+               wind_field_factory=None, seed=None, renderer=None,
+               station_keeping_radius_km=constants.STATION_RADIUS_KM):
     """Creates the environment.
 
     Args:
       render_mode: None, 'human' (draws a matplotlib figure) or 'rgb_array'.
-      wind: 'procedural' (§10 forecast + error field) or 'static' (§10 static field).
+      wind: 'procedural' (§10 forecast + error field; the default) or 'static' (§10 static
+        field).
       power_sun: the power safety layer's sunrise and sunset: 'episode_start' (BLE) or
         'balloon' (at the balloon's current position; see safety.py).
       gp_predict_dtype: np.float32 (default) or np.float64, the wind GP's prediction.
@@ -98,7 +107,21 @@ class BalloonEnv(gymnasium.Env):
       lookahead: an observation option (lookahead.py): None (default) is BLE's
         observation; True, a dict of `Lookahead` fields or a `Lookahead` appends what
         heading for each level would do over the hours ahead.
+      wind_field_factory: BLE's keyword for the wind, by name (`ble_names`: 'simple' is
+        'static', 'generative' the generative wind); not with `wind`.
+      seed: BLE's keyword: seeds the episode seeds `reset()` draws when given none.
+      renderer: BLE's keyword: 'matplotlib' (or BLE's `MatplotlibRenderer`) draws as
+        `render_mode='rgb_array'`.
+      station_keeping_radius_km: BLE's keyword: the reward's radius (`radius`); the
+        evaluation's TWR50 keeps 50 km.
     """
+    if wind is not None and wind_field_factory is not None:
+      raise ValueError('pass the wind once: wind (a wind mode) or wind_field_factory (BLE\'s '
+                       'name for it), not both.')
+    self.wind = ('procedural' if wind is None else wind) if wind_field_factory is None else (
+        ble_names.wind_of_factory(wind_field_factory))
+    self.radius = ble_names.radius(station_keeping_radius_km)
+    render_mode = ble_names.render_mode_of(renderer, render_mode)
     self.lookahead = lookahead_lib.check_lookahead(lookahead)
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
@@ -106,9 +129,12 @@ class BalloonEnv(gymnasium.Env):
     self.render_mode = render_mode
     self.observation_space = observation_space(self.lookahead)
     self.action_space = gymnasium.spaces.Discrete(3)
-    self.simulator = simulator_lib.BalloonSimulator(1, wind=wind, power_sun=power_sun,
+    self.simulator = simulator_lib.BalloonSimulator(1, wind=self.wind, power_sun=power_sun,
                                                     gp_predict_dtype=gp_predict_dtype,
                                                     progress_reward=progress_reward)
+    self.simulator.station_radius_km = self.radius.km
+    if seed is not None:
+      self.seed(seed)
     self._renderer = None
     if render_mode is not None:
       from agents.env.balloon import renderer
@@ -152,13 +178,27 @@ class BalloonEnv(gymnasium.Env):
   def _step(self, action, wind):
     observation, reward, terminated, truncated, info = _step_and_record(
         self.simulator, np.array([_check_action(action)]), wind, self._renderer)
-    info = {key: value[0].item() for key, value in info.items()}
+    info = _with_time_elapsed({key: value[0].item() for key, value in info.items()})
     observation = _with_lookahead(observation, self.simulator, self.lookahead)
     return observation[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
   def read_state(self):
     """The physical state after the last step: a dict of Python scalars."""
     return {key: value[0].item() for key, value in self.simulator.read_state().items()}
+
+  def seed(self, seed):
+    """BLE's `seed(seed)`: seeds the episode seeds the next `reset()` without a seed draws
+    (as `reset(seed=seed)` does, without starting an episode)."""
+    self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(
+        check_seed(seed))
+
+  def get_simulator_state(self):
+    """BLE's `get_simulator_state()`: a `SimulatorState` whose `balloon_state` holds the
+    physical state after the last step (`read_state()`'s keys as attributes; x and y in
+    metres, `time_elapsed` a timedelta)."""
+    state = self.read_state()
+    state['time_elapsed'] = datetime.timedelta(seconds=state['time_elapsed_s'])
+    return SimulatorState(types.SimpleNamespace(**state))
 
   def render(self):
     """Draws the flight so far: an RGB array in 'rgb_array' mode, a figure in 'human' mode."""
@@ -177,7 +217,7 @@ class BalloonEnv(gymnasium.Env):
             'superpressure': float(state['superpressure'][0]),
             'battery_soc': float(state['battery_soc'][0]),
             'distance_km': float(np.hypot(state['x'][0], state['y'][0]) / 1000.0),
-            'time_elapsed_s': 0.0}
+            'time_elapsed_s': 0.0, 'time_elapsed': datetime.timedelta()}
 
 
 class BalloonVectorEnv(VectorEnv):
@@ -207,6 +247,7 @@ class BalloonVectorEnv(VectorEnv):
       progress_reward: as for BalloonEnv.
       lookahead: as for BalloonEnv.
     """
+    self.wind = wind
     self.lookahead = lookahead_lib.check_lookahead(lookahead)
     if render_mode is not None and render_mode not in self.metadata['render_modes']:
       raise ValueError(f'render_mode must be None or one of {self.metadata["render_modes"]}, '
@@ -312,6 +353,16 @@ class BalloonVectorEnv(VectorEnv):
   def close_extras(self, **kwargs):
     if self._renderer is not None:
       self._renderer.close()
+
+
+class SimulatorState(collections.namedtuple('SimulatorState', ['balloon_state'])):
+  """BLE's `SimulatorState`, with the one field code outside BLE reads: `balloon_state`."""
+
+
+def _with_time_elapsed(info):
+  """One balloon's info with BLE's `time_elapsed` (a timedelta) beside `time_elapsed_s`."""
+  info['time_elapsed'] = datetime.timedelta(seconds=info['time_elapsed_s'])
+  return info
 
 
 def _with_lookahead(observation, simulator, lookahead):

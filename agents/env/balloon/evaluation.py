@@ -36,7 +36,7 @@ from agents.env.balloon.controllers import baselines, perciatelli44, planner
 from agents.env.balloon.env import BalloonVectorEnv
 from agents.env.balloon.episode_start import EVALUATION_SEED_BASE
 
-WINDS = ('procedural', 'static')
+WINDS = constants.WIND_MODES
 STRATA = ('hardest_strata', 'hard_strata', 'mid_strata', 'easy_strata', 'easiest_strata')
 STRATUM_SIZE = 2000
 STRATA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'strata.json')

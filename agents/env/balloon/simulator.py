@@ -91,6 +91,9 @@ class BalloonSimulator:
     count = self.num_balloons = int(num_balloons)
     self.max_episode_steps = max_episode_steps
     self.progress_reward = reward_lib.check_progress_weight(progress_reward)
+    # The reward's station-keeping radius (BLE's station_keeping_radius_km); the
+    # evaluation's TWR50 keeps 50 km.
+    self.station_radius_km = constants.STATION_RADIUS_KM
     from agents.env.balloon.wind import slab_wind  # numba's kernels load with the first slab
     self._wind = slab_wind.SlabWind(count, wind, gp_predict_dtype)
     self._seed_stream = np.random.default_rng(None if seed is None else check_seed(seed))
@@ -266,7 +269,8 @@ class BalloonSimulator:
       self._measure_wind(np.flatnonzero(active))
       self._update_observation(None, sun_end)
     reward = reward_lib.station_keeping_reward(self.x, self.y, self.last_command,
-                                               self._excess_energy, self.acs_power)
+                                               self._excess_energy, self.acs_power,
+                                               self.station_radius_km)
     distance_km = np.hypot(self.x, self.y) / 1000.0
     if self.progress_reward:
       reward = reward + reward_lib.progress_bonus(distance_before_km, distance_km,

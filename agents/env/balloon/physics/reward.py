@@ -22,7 +22,8 @@ from agents.env.balloon.physics import array_math
 _BLE_LN2 = 0.69314718056
 
 
-def station_keeping_reward(x, y, last_command, excess_energy, acs_power):
+def station_keeping_reward(x, y, last_command, excess_energy, acs_power,
+                           radius_km=constants.STATION_RADIUS_KM):
   """Returns the reward of each balloon.
 
   Args:
@@ -30,13 +31,14 @@ def station_keeping_reward(x, y, last_command, excess_energy, acs_power):
     last_command: int [B], the commanded action (0 DOWN, 1 STAY, 2 UP).
     excess_energy: bool [B].
     acs_power: float64 [B], W, of the last sub-step.
+    radius_km: the station-keeping radius (BLE's `station_keeping_radius_km`, 50).
 
   Returns:
     float64 [B].
   """
   x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
   distance_m = np.sqrt(x * x + y * y)
-  radius_m = constants.STATION_RADIUS_KM * 1000.0
+  radius_m = radius_km * 1000.0
   exponent = -_BLE_LN2 / constants.REWARD_HALFLIFE_KM * ((distance_m - radius_m) / 1000.0)
   # math.exp (correctly rounded libm, as BLE) rather than numpy's SIMD exp, which differs
   # by one ulp now and then; B calls of about 50 ns.

@@ -1,4 +1,5 @@
-"""Tests for examples/dqn_agent.py: trained by run_training_loop, evaluated on tiny_eval."""
+"""Tests for agents/python_agents/dqn_agent.py (BLE's `dqn`): trained by
+run_training_loop, evaluated on tiny_eval."""
 
 import os
 import tempfile
@@ -9,9 +10,8 @@ import numpy as np
 
 from agents.env.balloon import constants
 from agents.python_agents import agent as agent_lib
-from agents.python_agents import eval_lib, train_lib
-from examples import dqn_agent
-from examples.dqn_agent import BatchedDQNAgent, DQNAgent, ReplayMemory
+from agents.python_agents import dqn_agent, eval_lib, train_lib
+from agents.python_agents.dqn_agent import BatchedDQNAgent, DQNAgent, ReplayMemory
 
 # Tiny enough to learn in a few steps: updates from the 16th transition on, every step.
 TINY = dict(replay_capacity=500, minibatch_size=8, min_replay=16, update_period=1,
