@@ -28,7 +28,8 @@ import difflib
 import importlib
 import importlib.metadata
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from agents.config_fields import ConfigError
@@ -199,34 +200,102 @@ COLLECTORS = Registry('episode collector factory')
 returning a list of `EpisodeCollector`s (environment: the config's `environment` section)."""
 
 EVALUATION = Registry('evaluation plug-in')
-"""Evaluation of an environment beyond seeds and returns: Gymnasium id -> its plug-in.
+"""Evaluation of an environment beyond seeds and returns: Gymnasium id -> its
+`EnvironmentPlugin` (an instance of it or of a subclass; `agents.evaluation` flies any
+Gymnasium environment without one, with the defaults of `EnvironmentPlugin`)."""
 
-`agents.evaluation` flies any Gymnasium environment (`gymnasium.make` per seed, slabs in
-worker processes, reset with the suite seed, per-seed return and length); a plug-in is
-an object whose attributes, each optional, replace or add to that (see
-`agents.evaluation.environments`, which reads them, and the balloon's
-`agents.env.balloon.evaluation` for a full one):
 
-    metric, metric_label, metric_range, metric_notes   # headline per-seed metric
-    described_metrics, counted_flags                   # summarised with intervals / counted
-    table_columns, table_note, training_row, distribution   # tables, rows and plots
-    episode_length                     # suites' default (else the spec's max_episode_steps)
-    check_options(options) -> options  # environment-specific suite options (ValueError)
-    named_suites: {name: () -> seeds}  # besides BLE's names, which every environment has
-    episode_seed(suite_seed) -> reset seed
-    make_slab(num_envs, episode_length, options, flight_paths) -> autoreset-off VectorEnv
-      (with controller=<baseline name> for a baseline acting in the slab, see below)
-    steps_finished_episodes            # its slabs may step an ended episode (no resets)
-    episode_metrics(batch_size, episode_length, flight_paths)  # start/record/result
-    flight_path_keys, baselines: {name: (batch_size, episode_length) -> batched policy}
-      # a baseline class with `acts_in_slab = True` is computed by its slab (make_slab's
-      # controller=name), next to the environment's internals; its policy sends placeholders.
-      # One with `spec_argument = 'WHAT'` is also named `name:<WHAT>` and built
-      # (batch_size, episode_length, argument); its `describe(argument)`, if any, returns
-      # what the results record of it ({'weights_sha256': ...}) and raises ValueError or
-      # OSError on bad input (a missing weights file), refused before anything is flown
-    flight_renderer(slab, row) -> renderer with record() and draw(figure)
-"""
+class EnvironmentPlugin:
+  """How `agents.evaluation` flies an environment: every field, with the generic default.
+
+  `agents.evaluation` flies any Gymnasium environment: `gymnasium.make` per seed, slabs
+  in worker processes, reset with the suite seed, per-seed return and length, the return
+  as the headline metric. An environment changes any of that by subclassing this class,
+  overriding what differs, and registering an instance in `EVALUATION` under its
+  Gymnasium id (the balloon's is `agents.env.balloon.evaluation.BalloonEvaluation`):
+
+      class MyEvaluation(plugins.EnvironmentPlugin):
+        metric = 'paid_steps'
+        episode_length = 30
+        episode_metrics = PaidSteps
+
+      plugins.EVALUATION.register('Mine-v0', MyEvaluation())
+
+  Attributes:
+    metric: the headline per-seed metric.
+    metric_label: its name in tables and plots; None: 'return' for the return, else
+      `metric`.
+    metric_range: (low, high) of the metric, or None.
+    metric_notes: {metric: one line saying what it is}.
+    described_metrics: metrics summarised with intervals beside the headline one.
+    counted_flags: {name: per-seed boolean metrics}, counted (`failures`, say).
+    table_columns: extra (title, metric, statistic) columns of result tables.
+    table_note: the note under result tables; None: the headline metric's note.
+    training_row: {row key: (metric, statistic)} logged by suites flown in training.
+    distribution: ((metric, label), ...) of the distribution plot; None: the headline.
+    episode_length: suites' default episode length; None: the spec's time limit.
+    steps_finished_episodes: its slabs may step an environment whose episode ended.
+    flight_path_keys: per-step values kept with `--flight_paths`.
+    named_suites: {name: () -> seeds}, besides BLE's names, which every environment has.
+    baselines: {name: class built (batch_size, episode_length) -> batched policy}; a
+      class with `acts_in_slab = True` is computed by its slab (`make_slab`'s
+      `controller=name`), its policy sending placeholders; one with `spec_argument =
+      'WHAT'` is also named `name:<WHAT>` and built (batch_size, episode_length,
+      argument), its optional `describe(argument)` returning what results record of it.
+    playback_kwargs: environment keyword arguments for playing episodes (`visualize`).
+    observation_kwargs: environment keyword arguments that shape the observation: an
+      agent trained with them is flown with them.
+    final_frame_plot: whether the last frame of a played episode is worth a plot.
+    make_slab: None (generic slabs), or `make_slab(num_envs, episode_length, options,
+      flight_paths, [controller=name], **observation_kwargs)` -> an autoreset-off
+      `VectorEnv`.
+    episode_metrics: None, or a class built (batch_size, episode_length, flight_paths)
+      with `start(rows)`, `record(active, reward, infos)` and `result(row, infos)`.
+    flight_renderer: None, or `flight_renderer(slab, row)` -> a renderer with `record()`
+      and `draw(figure)`, for the gallery of an evaluation.
+    playback_summary: None, or `playback_summary(trace)` -> per-episode values of a
+      played episode from its step infos ({key: [values]}).
+  """
+
+  metric: str = 'cumulative_reward'
+  metric_label: str | None = None
+  metric_range: tuple[float, float] | None = None
+  metric_notes: Mapping[str, str] = MappingProxyType({})
+  described_metrics: tuple[str, ...] = ()
+  counted_flags: Mapping[str, tuple[str, ...]] = MappingProxyType({})
+  table_columns: tuple[tuple[str, str, str], ...] = ()
+  table_note: str | None = None
+  training_row: Mapping[str, tuple[str, str]] = MappingProxyType({})
+  distribution: tuple[tuple[str, str], ...] | None = None
+  episode_length: int | None = None
+  steps_finished_episodes: bool = False
+  flight_path_keys: tuple[str, ...] = ()
+  named_suites: Mapping[str, Callable[[], Any]] = MappingProxyType({})
+  baselines: Mapping[str, Any] = MappingProxyType({})
+  playback_kwargs: Mapping[str, Any] = MappingProxyType({})
+  observation_kwargs: tuple[str, ...] = ()
+  final_frame_plot: bool = False
+  make_slab: Callable[..., Any] | None = None
+  episode_metrics: Callable[..., Any] | None = None
+  flight_renderer: Callable[..., Any] | None = None
+  playback_summary: Callable[..., Any] | None = None
+
+  def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The suite's options completed with their defaults.
+
+    Raises:
+      ValueError: an option the environment does not have (the generic one has none).
+    """
+    if options:
+      key = sorted(options)[0]
+      raise ValueError(f'option {key}={options[key]} is not an option of this environment, '
+                       'which has none.')
+    return {}
+
+  def episode_seed(self, suite_seed: int) -> int:
+    """The seed an episode is reset with for a suite seed (generic: the seed itself)."""
+    return int(suite_seed)
+
 
 WORKER_PRELOADS = Registry('worker preload')
 """What the worker processes of an environment should start with: Gymnasium id -> a tuple

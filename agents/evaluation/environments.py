@@ -4,7 +4,7 @@ Every Gymnasium environment can be evaluated: `gymnasium.make(id,
 max_episode_steps=episode_length)` per seed, in slabs (one per worker process, through
 `BatchEnv`), reset with the suite seed itself, and scored by the return and the length
 of each episode, the return being the headline metric. An environment's plug-in
-replaces or adds to each of these (see `agents.plugins.EVALUATION` for its attributes):
+replaces or adds to each of these (`agents.plugins.EnvironmentPlugin` lists its fields):
 the balloon flies vectorised slabs from episode seeds 2**62 + s, adds TWR50 and its
 failure flags, and ranks by TWR50.
 
@@ -18,6 +18,8 @@ else the one environment with an evaluation plug-in, when exactly one has one.
 """
 
 import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from agents import plugins
 from agents.evaluation.errors import EvaluationError
@@ -25,7 +27,7 @@ from agents.evaluation.errors import EvaluationError
 RETURN_NOTE = 'return = the sum of the rewards of an episode'
 
 
-def _generic_slab(env_id, num_envs, episode_length):
+def _generic_slab(env_id: str, num_envs: int, episode_length: int) -> Any:
   """A slab of `num_envs` environments `gymnasium.make(env_id)`, autoreset off."""
   import gymnasium
 
@@ -35,67 +37,72 @@ def _generic_slab(env_id, num_envs, episode_length):
 
 
 class EnvironmentEvaluation:
-  """An environment's evaluation: its plug-in's attributes, or the generic defaults.
+  """An environment's evaluation: its plug-in's fields, completed where they derive.
 
   Args:
     env_id: the Gymnasium id.
-    plugin: the environment's evaluation plug-in, or None.
+    plugin: the environment's `plugins.EnvironmentPlugin`, or None for the generic one.
+
+  Raises:
+    EvaluationError: the plug-in is not an `EnvironmentPlugin`.
   """
 
-  def __init__(self, env_id, plugin=None):
+  def __init__(self, env_id: str, plugin: plugins.EnvironmentPlugin | None = None) -> None:
+    if plugin is None:
+      plugin = plugins.EnvironmentPlugin()
+    elif not isinstance(plugin, plugins.EnvironmentPlugin):
+      raise EvaluationError(f'the evaluation plug-in of {env_id} must be an instance of a '
+                            f'subclass of agents.plugins.EnvironmentPlugin, got {plugin!r}.')
     self.env_id = env_id
     self.plugin = plugin
-    self.metric = self._get('metric', 'cumulative_reward')
-    self.metric_label = self._get('metric_label', 'return' if self.metric ==
-                                  'cumulative_reward' else self.metric)
-    self.metric_range = self._get('metric_range', None)
-    self.metric_notes = {'cumulative_reward': RETURN_NOTE, **self._get('metric_notes', {})}
+    self.metric = plugin.metric
+    self.metric_label = plugin.metric_label or (
+        'return' if self.metric == 'cumulative_reward' else self.metric)
+    self.metric_range = plugin.metric_range
+    self.metric_notes = {'cumulative_reward': RETURN_NOTE, **plugin.metric_notes}
     # Summarised with intervals; the return always is.
     self.described_metrics = tuple(dict.fromkeys(
-        (self.metric, *self._get('described_metrics', ()), 'cumulative_reward')))
-    self.counted_flags = dict(self._get('counted_flags', {}))
-    self.table_columns = tuple(self._get('table_columns', ()))
-    self.table_note = self._get('table_note', f'{self.metric_label}: '
-                                f'{self.metric_notes.get(self.metric, self.metric)}.')
-    self.training_row = dict(self._get('training_row', {}))
-    self.distribution = tuple(self._get('distribution', ((self.metric, self.metric_label),)))
-    self.flight_path_keys = tuple(self._get('flight_path_keys', ()))
-    self.named_suites = dict(self._get('named_suites', {}))
-    self.baselines = dict(self._get('baselines', {}))
+        (self.metric, *plugin.described_metrics, 'cumulative_reward')))
+    self.counted_flags = dict(plugin.counted_flags)
+    self.table_columns = tuple(plugin.table_columns)
+    self.table_note = plugin.table_note or (
+        f'{self.metric_label}: {self.metric_notes.get(self.metric, self.metric)}.')
+    self.training_row = dict(plugin.training_row)
+    self.distribution = tuple(plugin.distribution or ((self.metric, self.metric_label),))
+    self.flight_path_keys = tuple(plugin.flight_path_keys)
+    self.named_suites = dict(plugin.named_suites)
+    self.baselines = dict(plugin.baselines)
     # Whether its slabs may step an environment whose episode ended (the balloon's may;
     # Gymnasium's with autoreset off may not, so the runner resets idle ones).
-    self.steps_finished_episodes = bool(self._get('steps_finished_episodes', False))
+    self.steps_finished_episodes = bool(plugin.steps_finished_episodes)
     # Playback (`recording.visualize`): the environment's keyword arguments for playing
     # episodes, whether the last frame is worth a plot of its own.
-    self.playback_kwargs = dict(self._get('playback_kwargs', {}))
+    self.playback_kwargs = dict(plugin.playback_kwargs)
     # The environment keyword arguments that shape the observation: an agent trained
     # with them is flown with them (the balloon's `lookahead`).
-    self.observation_keys = tuple(self._get('observation_kwargs', ()))
-    self.final_frame_plot = bool(self._get('final_frame_plot', False))
+    self.observation_keys = tuple(plugin.observation_kwargs)
+    self.final_frame_plot = bool(plugin.final_frame_plot)
 
-  def playback_summary(self, trace):
+  def playback_summary(self, trace: Mapping[str, Any]) -> dict[str, Any]:
     """Per-episode values of a played episode from its step infos ({key: [values]})."""
-    summary = self._get('playback_summary', None)
+    summary = self.plugin.playback_summary
     return dict(summary(trace)) if summary is not None else {}
 
-  def _get(self, name, default):
-    return getattr(self.plugin, name, default) if self.plugin is not None else default
-
-  def __repr__(self):
+  def __repr__(self) -> str:
     return f'EnvironmentEvaluation({self.env_id!r})'
 
   @property
-  def has_flight_renderer(self):
+  def has_flight_renderer(self) -> bool:
     """Whether the plug-in draws flights (the gallery of an evaluation)."""
-    return self._get('flight_renderer', None) is not None
+    return self.plugin.flight_renderer is not None
 
-  def default_episode_length(self):
+  def default_episode_length(self) -> int:
     """Suites' episode length when none is given: the plug-in's, else the spec's limit.
 
     Raises:
       EvaluationError: neither says one (the environment has no time limit).
     """
-    length = self._get('episode_length', None)
+    length = self.plugin.episode_length
     if length is not None:
       return int(length)
     spec = self.spec()
@@ -104,7 +111,7 @@ class EnvironmentEvaluation:
     raise EvaluationError(f'environment {self.env_id} has no max_episode_steps; give the '
                           'suite an episode_length (custom:...,episode_length=N).')
 
-  def spec(self):
+  def spec(self) -> Any:
     """The Gymnasium spec of the environment.
 
     Raises:
@@ -117,36 +124,30 @@ class EnvironmentEvaluation:
       raise EvaluationError(f'environment {self.env_id!r} is not a registered Gymnasium '
                             f'environment: {error}') from None
 
-  def check_options(self, suite_name, options):
+  def check_options(self, suite_name: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """The suite options completed by the plug-in; EvaluationError naming a bad one."""
-    check = self._get('check_options', None)
-    if check is None:
-      if options:
-        key = sorted(options)[0]
-        raise EvaluationError(f'suite {suite_name!r}: option {key}={options[key]} is not an '
-                              f'option of {self.env_id}, which has none.')
-      return {}
     try:
-      return dict(check(dict(options)))
+      return dict(self.plugin.check_options(dict(options)))
     except ValueError as error:
-      raise EvaluationError(f'suite {suite_name!r}: {error}') from None
+      raise EvaluationError(f'suite {suite_name!r} of {self.env_id}: {error}') from None
 
-  def episode_seeds(self, seeds):
+  def episode_seeds(self, seeds: Iterable[int]) -> list[int]:
     """The reset seeds of suite seeds (the plug-in's mapping, else the seeds themselves)."""
-    mapping = self._get('episode_seed', None)
-    return [int(seed) if mapping is None else mapping(seed) for seed in seeds]
+    return [self.plugin.episode_seed(seed) for seed in seeds]
 
-  def acts_in_slab(self, agent):
+  def acts_in_slab(self, agent: str | None) -> bool:
     """Whether `agent` is a baseline whose actions its slab computes (`slab_constructor`)."""
-    return bool(getattr(self.baselines.get(agent), 'acts_in_slab', False))
+    baseline = self.baselines.get(agent) if agent is not None else None
+    return bool(getattr(baseline, 'acts_in_slab', False))
 
-  def observation_kwargs(self, env_kwargs):
+  def observation_kwargs(self, env_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
     """The part of a run's environment kwargs that shapes the observation (see
     `observation_keys`): what a suite's slabs need to show the agent what it trained on."""
+    env_kwargs = env_kwargs or {}
     return {key: env_kwargs[key] for key in self.observation_keys
-            if (env_kwargs or {}).get(key) is not None}
+            if env_kwargs.get(key) is not None}
 
-  def observation_space(self, observation_kwargs=None):
+  def observation_space(self, observation_kwargs: Mapping[str, Any] | None = None) -> Any:
     """One environment's observation space with `observation_kwargs` (None: the default)."""
     if not observation_kwargs:
       return self.spaces[0]
@@ -157,8 +158,10 @@ class EnvironmentEvaluation:
     finally:
       env.close()
 
-  def slab_constructor(self, num_envs, episode_length, options, flight_paths=False, agent=None,
-                       observation_kwargs=None):
+  def slab_constructor(self, num_envs: int, episode_length: int, options: Mapping[str, Any],
+                       flight_paths: bool = False, agent: str | None = None,
+                       observation_kwargs: Mapping[str, Any] | None = None
+                       ) -> Callable[[], Any]:
     """A picklable constructor of one slab of `num_envs` environments for a suite.
 
     `observation_kwargs` (from `observation_kwargs`) are passed to the plug-in's
@@ -170,7 +173,7 @@ class EnvironmentEvaluation:
     returns a slab whose steps take that controller's actions; the batched policy's
     actions are then placeholders.
     """
-    make_slab = self._get('make_slab', None)
+    make_slab = self.plugin.make_slab
     controller = {'controller': agent} if self.acts_in_slab(agent) else {}
     observation_kwargs = dict(observation_kwargs or {})
     if make_slab is None:
@@ -184,7 +187,8 @@ class EnvironmentEvaluation:
     return functools.partial(make_slab, num_envs, episode_length, dict(options), flight_paths,
                              **controller, **observation_kwargs)
 
-  def episode_metrics(self, batch_size, episode_length, flight_paths=False):
+  def episode_metrics(self, batch_size: int, episode_length: int,
+                      flight_paths: bool = False) -> Any:
     """The plug-in's per-episode metrics of a batch (start, record, result), or None.
 
     Raises:
@@ -193,15 +197,21 @@ class EnvironmentEvaluation:
     if flight_paths and not self.flight_path_keys:
       raise EvaluationError(f'environment {self.env_id} keeps no flight paths; drop '
                             '--flight_paths.')
-    factory = self._get('episode_metrics', None)
+    factory = self.plugin.episode_metrics
     return None if factory is None else factory(batch_size, episode_length, flight_paths)
 
-  def flight_renderer(self, slab, row):
-    """The plug-in's renderer of row `row` of a slab (see `has_flight_renderer`)."""
+  def flight_renderer(self, slab: Any, row: int) -> Any:
+    """The plug-in's renderer of row `row` of a slab (see `has_flight_renderer`).
+
+    Raises:
+      EvaluationError: the plug-in draws no flights.
+    """
+    if self.plugin.flight_renderer is None:
+      raise EvaluationError(f'environment {self.env_id} draws no flights.')
     return self.plugin.flight_renderer(slab, row)
 
   @functools.cached_property
-  def spaces(self):
+  def spaces(self) -> tuple[Any, Any]:
     """(observation_space, action_space) of one environment, built once."""
     import gymnasium
     self.spec()
@@ -213,14 +223,14 @@ class EnvironmentEvaluation:
 
 
 @functools.cache
-def get(env_id):
+def get(env_id: str) -> EnvironmentEvaluation:
   """The `EnvironmentEvaluation` of a Gymnasium id (its plug-in's, or the generic one)."""
   if not isinstance(env_id, str) or not env_id:
     raise EvaluationError(f'an environment is a Gymnasium id, got {env_id!r}.')
   return EnvironmentEvaluation(env_id, plugins.EVALUATION.find(env_id))
 
 
-def default_env_id():
+def default_env_id() -> str:
   """The environment flown when neither the caller nor the agent names one.
 
   Raises:
@@ -233,7 +243,7 @@ def default_env_id():
   return names[0]
 
 
-def baseline_env_id(name):
+def baseline_env_id(name: str) -> str | None:
   """The environment whose plug-in has the baseline `name`, or None."""
   for env_id in plugins.EVALUATION.names():
     if name in get(env_id).baselines:

@@ -30,7 +30,7 @@ class _PaidSteps:
     return {'paid_steps': int(self._paid[row])}
 
 
-class _CartPoleEvaluation:
+class _CartPoleEvaluation(plugins.EnvironmentPlugin):
   metric = 'paid_steps'
   episode_length = 30
   episode_metrics = _PaidSteps
@@ -58,12 +58,12 @@ def _recording_slab(num_envs, episode_length, options, flight_paths, controller=
   return ('slab', num_envs, episode_length, options, flight_paths, controller)
 
 
-class _SlabBaselines:
+class _SlabBaselines(plugins.EnvironmentPlugin):
   baselines = {'in_slab': _InSlab, 'outside': object}
   make_slab = staticmethod(_recording_slab)
 
 
-class _InSlabWithoutSlab:
+class _InSlabWithoutSlab(plugins.EnvironmentPlugin):
   baselines = {'in_slab': _InSlab}
 
 
@@ -93,9 +93,15 @@ class EnvironmentEvaluationTest(unittest.TestCase):
     self.assertEqual(environments.baseline_env_id('station_seeker'), constants.BALLOON_ENV_ID)
     self.assertIsNone(environments.baseline_env_id('random'))
 
+  def test_a_plugin_must_be_an_environment_plugin(self):
+    class Untyped:
+      metric = 'paid_steps'
+    with self.assertRaisesRegex(EvaluationError, 'Mine-v0 must be .*EnvironmentPlugin'):
+      environments.EnvironmentEvaluation('Mine-v0', Untyped())
+
   def test_an_environment_without_a_plugin_gets_the_defaults(self):
     environment = environments.get('CartPole-v1')
-    self.assertIsNone(environment.plugin)
+    self.assertIs(type(environment.plugin), plugins.EnvironmentPlugin)
     self.assertEqual((environment.metric, environment.default_episode_length()),
                      ('cumulative_reward', 500))
     self.assertEqual(environment.episode_seeds([7]), [7])

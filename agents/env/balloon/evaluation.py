@@ -22,7 +22,8 @@ the balloon BLE's way:
 - pictures: each flight drawn by `renderer.FlightRenderer`.
 
 Nothing here imports `agents.evaluation` (a layer above the environments): the plug-in
-is a plain object whose attributes `agents.evaluation.environments` reads.
+is an `agents.plugins.EnvironmentPlugin`, whose fields `agents.evaluation.environments`
+reads.
 """
 
 import functools
@@ -31,6 +32,7 @@ import os
 
 import numpy as np
 
+from agents import plugins
 from agents.env.balloon import constants
 from agents.env.balloon.controllers import baselines, perciatelli44, planner
 from agents.env.balloon.env import BalloonVectorEnv
@@ -252,8 +254,10 @@ def playback_summary(trace):
   return {'twr50': float(np.mean(np.asarray(distances) <= constants.STATION_RADIUS_KM))}
 
 
-class BalloonEvaluation:
-  """The balloon's evaluation plug-in (the shape `agents.plugins.EVALUATION` documents)."""
+class BalloonEvaluation(plugins.EnvironmentPlugin):
+  """The balloon's evaluation plug-in: the fields of `agents.plugins.EnvironmentPlugin` it
+  sets, and the difficulty strata (`strata`, `stratum_size`, `strata_path`) that
+  `agents.evaluation.strata` ranks."""
 
   metric = 'twr50'
   metric_label = 'TWR50'
