@@ -267,6 +267,8 @@ class ExperimentManager(experiment_base.Experiment):
 
   def _compared_keys(self, previous):
     mine = self._manifest_data()
+    if getattr(self, '_class_given', False):  # load(..., agent_class=): it stands in.
+      mine['agent'] = dict(mine['agent'], agent_class=previous['agent']['agent_class'])
     return [key for key in ('n_fit', 'seed_entropy', 'agent') if previous.get(key) != mine[key]]
 
   # --- Fitting. ---
@@ -601,6 +603,7 @@ class ExperimentManager(experiment_base.Experiment):
     manager = cls.__new__(cls)
     manager.unique_id = data.get('unique_id') or uuid.uuid4().hex
     manager.timestamp_id = data.get('timestamp_id')
+    manager._class_given = agent_class is not None
     manager._configure(  # The arguments as recorded: plain values come back as given.
         agent_class or _find_agent_class(agent['agent_class']),
         agent_classes.env_from_record(agent['train_env'], 'train_env'),
