@@ -12,23 +12,24 @@ import pandas as pd
 
 matplotlib.use('Agg')
 
-from agents.experiment import (  # noqa: E402 (the backend first)
-    AdastopComparator,
-    AgentManager,
-    ExperimentError,
-    ExperimentManager,
-    MultipleManagers,
-    Seeder,
-    check_rl_agent,
-    check_rlberry_agent,
-    compare_agents,
-    evaluate_agents,
-    gym_make,
-    plot_writer_data,
-    preset_manager,
-    read_writer_data,
+from agents.experiment import (  # noqa: E402 (the backend first)  # noqa: E402
+  AdastopComparator,
+  AgentManager,
+  ExperimentError,
+  ExperimentManager,
+  MultipleManagers,
+  Seeder,
+  check_agent,
+  check_rl_agent,
+  check_rlberry_agent,
+  compare_agents,
+  evaluate_agents,
+  gym_make,
+  plot_writer_data,
+  plots,
+  preset_manager,
+  read_writer_data,
 )
-from agents.experiment import check_agent, plots  # noqa: E402
 from agents.experiment.agent_base import Agent  # noqa: E402
 from tests.helpers import rlberry_agents  # noqa: E402
 
