@@ -10,7 +10,8 @@
 Each agent trains with `agents.training.trainer.train` in a run directory of its own
 (`<output_dir>/run`): a batch of `num_envs` copies of its environment stepped in this
 process, the algorithm and the environments fused in TensorFlow. `fit(budget)` trains
-`budget` more environment steps, resuming from the run's checkpoint; each logged row
+`budget` more environment steps (rounded up to whole steps of the batch), resuming
+from the run's checkpoint; each logged row
 goes to `self.writer` (`episode_rewards` is the mean training score, then every other
 value of the row under its own tag), `global_step` the step. `policy(observation)` is
 the exported policy's action (the mean or the most likely action).
@@ -86,7 +87,9 @@ class _GraphAgent(agent_base.AgentWithSimplePolicy):
     overrides.update({
         'environment.id': env_id, 'environment.kwargs': env_kwargs,
         'environment.num_agents': self.num_envs, 'environment.processes': False,
-        'seed': self.seeder.generate_int(), 'loop.steps': self.total_steps,
+        # Whole steps of the batch: a budget below `num_envs` still trains one.
+        'seed': self.seeder.generate_int(),
+        'loop.steps': -(-self.total_steps // self.num_envs) * self.num_envs,
         'loop.log_every': max(16, min(4096, self.total_steps // 4)),
         'loop.checkpoint_every': max(16, self.total_steps)})
     overrides.update(self.config_overrides)

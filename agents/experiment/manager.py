@@ -160,7 +160,7 @@ class ExperimentManager(experiment_base.Experiment):
     if fit_budget is None:
       fit_budget = self.fit_kwargs.pop('fit_budget', None)
     if fit_budget is None:
-      raise ExperimentError('[ExperimentManager] fit_budget missing in __init__(): pass '
+      raise ExperimentError('[ExperimentManager] fit_budget missing in __init__(). Pass '
                             "fit_budget= (or fit_kwargs['fit_budget']).")
     self.fit_budget = _check_agent_budget(fit_budget, 'fit_budget')
     if parallelization in START_METHODS:  # A start method names processes started so.

@@ -29,7 +29,7 @@ class ArgumentTest(unittest.TestCase):
     output_dir = tempfile.mkdtemp()
     cases = (
         (dict(agent_class=rlberry_agents.FitOnly), r'FitOnly has no callable eval\(\)'),
-        (dict(fit_budget=None), r'fit_budget missing in __init__\(\)'),
+        (dict(fit_budget=None), r'fit_budget missing in __init__\(\)\.'),
         (dict(init_kwargs={'learning_rat': 1}), "init_kwargs of fit 0 .*'learning_rat'"),
         (dict(init_kwargs_per_instance=[{}]), 'init_kwargs_per_instance has 1 entries'),
         (dict(init_kwargs_per_instance=[{}, {'x': 1}]), "init_kwargs of fit 1 .*'x'"),
