@@ -178,6 +178,7 @@ class ExperimentManager(experiment_base.Experiment):
           f'outdir_id_style must be one of {OUTDIR_ID_STYLES}, got {outdir_id_style!r}.')
     self.parallelization, self.max_workers, self.mp_context = \
         parallelization, max_workers, mp_context
+    self._trial_parallelization = parallelization  # How a search's trials fit.
     self.ray_address = None
     self.worker_logging_level = worker_logging_level
     self.enable_tensorboard = bool(enable_tensorboard)
@@ -459,7 +460,9 @@ class ExperimentManager(experiment_base.Experiment):
       timeout: seconds after which no trial starts; None: no limit.
       n_fit: agents per trial.
       n_optuna_workers: trials at once.
-      optuna_parallelization: 'thread' (trials in threads of this process).
+      optuna_parallelization: 'thread': each trial fits as the manager's `parallelization`
+        says; 'process': each trial fits its agents in worker processes. Trials are
+        started from threads of this process either way.
       sampler_method: 'optuna_default' (TPE), 'random', 'grid' or 'cmaes'.
       pruner_method: 'halving', 'median' or 'none'.
       continue_previous: continue the last study in the folder (its cut-off trials again).
@@ -480,9 +483,11 @@ class ExperimentManager(experiment_base.Experiment):
       search.SearchError: bad arguments, or no trial completed.
     """
     from agents.experiment import search
-    if optuna_parallelization != 'thread':
-      raise ExperimentError("optuna_parallelization must be 'thread' (trials run in threads; "
-                            f'each trial fits in its own way), got {optuna_parallelization!r}.')
+    if optuna_parallelization not in ('thread', 'process'):
+      raise ExperimentError("optuna_parallelization must be 'thread' or 'process', got "
+                            f'{optuna_parallelization!r}.')
+    self._trial_parallelization = 'process' if optuna_parallelization == 'process' and \
+        self.parallelization in ('thread', 'inline') else self.parallelization
     if sampler_method not in SAMPLERS:
       raise ExperimentError(f'sampler_method must be one of {tuple(SAMPLERS)}, got '
                             f'{sampler_method!r}.')
@@ -496,6 +501,7 @@ class ExperimentManager(experiment_base.Experiment):
           sampler_kwargs=sampler_kwargs)
     finally:
       self._writers_off = False
+      self._trial_parallelization = self.parallelization
 
   def search_space(self, search_space):
     """The parsed space of a search (None: the class's `sample_parameters` samples).
@@ -541,7 +547,7 @@ class ExperimentManager(experiment_base.Experiment):
     child._configure(
         self.agent_class, self.train_env, budget, self.eval_env,
         dict(self.init_kwargs, **params), self.fit_kwargs, self.eval_kwargs, name, n_fit,
-        self.parallelization, max_workers, self.mp_context, self.worker_logging_level,
+        self._trial_parallelization, max_workers, self.mp_context, self.worker_logging_level,
         False, None, self.default_writer_kwargs, per_instance, self.thread_shared_data)
     child._writers_off = self._writers_off
     child.unique_id = uuid.uuid4().hex
@@ -678,7 +684,8 @@ def preset_manager(*args, **kwargs):
       ppo = make(PPOAgent, fit_budget=10_000)
 
   Args:
-    *args, **kwargs: `ExperimentManager`'s arguments, given first.
+    *args: `ExperimentManager`'s positional arguments, given first.
+    **kwargs: its keyword arguments, given first.
 
   Returns:
     The class, whose constructor takes the remaining arguments.

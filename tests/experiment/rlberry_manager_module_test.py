@@ -164,6 +164,18 @@ class MoreHelpersTest(unittest.TestCase):
     self.assertNotIn('equal', comparator.decisions.values())
 
 
+class SearchInProcessesTest(unittest.TestCase):
+
+  def test_optuna_parallelization_process_fits_trials_in_worker_processes(self):
+    manager = _pole(tempfile.mkdtemp(), n_fit=1, fit_budget=20)
+    best = manager.optimize_hyperparams(n_trials=1, timeout=None, n_fit=1, n_optuna_workers=1,
+                                        optuna_parallelization='process')
+    self.assertEqual(list(best), ['gain'])
+    self.assertEqual(manager.best_hyperparams, best)
+    self.assertEqual(manager.optuna_study.best_params, best)
+    self.assertEqual(manager.parallelization, 'thread')  # The manager's own fits: as before.
+
+
 class SeederTest(unittest.TestCase):
 
   def test_seeder_is_rlberrys(self):

@@ -227,8 +227,9 @@ class ManagerMethodsTest(unittest.TestCase):
       for run in os.listdir(os.path.join(trials, trial)):
         if run.startswith('fit'):
           self.assertFalse(os.path.exists(os.path.join(trials, trial, run, 'writer_data.csv')))
-    with self.assertRaisesRegex(ExperimentError, "optuna_parallelization must be 'thread'"):
-      self.manager.optimize_hyperparams(n_trials=1, optuna_parallelization='process')
+    with self.assertRaisesRegex(ExperimentError,
+                                "optuna_parallelization must be 'thread' or 'process'"):
+      self.manager.optimize_hyperparams(n_trials=1, optuna_parallelization='fork')
 
   def test_clear_handlers_build_eval_env_and_profile(self):
     # One fit in one worker process (each imports the package anew): its saved agent is
