@@ -110,7 +110,6 @@ class SeedExampleTest(unittest.TestCase):
     self.assertEqual(len(data), agent.episodes)
     self.assertEqual(set(data['tag']), {'episode_rewards'})
     self.assertEqual(set(data['name']), {'pole'})
-    self.assertEqual(set(data['n_simu']), {0})
     self.assertTrue(data['global_step'].is_monotonic_increasing)
     self.assertEqual(list(data['value']),
                      list(agent.writer.read_tag_value('episode_rewards')))
