@@ -26,6 +26,7 @@ id registered in this process. `config_overrides` sets any key of the run config
 import copy
 import itertools
 import os
+import tempfile
 import threading
 
 import gymnasium
@@ -67,8 +68,11 @@ class _GraphAgent(agent_base.AgentWithSimplePolicy):
       env: the environment (an instance, or `(constructor or id, kwargs)`).
       num_envs: environments stepped as one batch.
       config_overrides: {dotted config key: value} on top of the agent's config.
-      **kwargs: `Agent`'s (seeder, output_dir, eval_env, ...).
+      **kwargs: `Agent`'s (seeder, output_dir, eval_env, ...); without `output_dir` (an
+        agent built outside a manager) the run goes to a new temporary folder.
     """
+    if kwargs.get('output_dir') is None:  # Its run (checkpoints, policy) in a temporary folder.
+      kwargs['output_dir'] = tempfile.mkdtemp(prefix=f'{self.name}-')
     agent_base.AgentWithSimplePolicy.__init__(self, env, **kwargs)
     self.num_envs = int(num_envs)
     self.config_overrides = dict(config_overrides or {})
