@@ -3,7 +3,7 @@
 import tempfile
 import unittest
 
-from agents.experiment import ExperimentManager, PPOAgent, QRDQNAgent, check_agent, gym_make
+from agents.experiment import ExperimentManager, PPOAgent, QRDQNAgent, gym_make
 
 
 class GraphAgentsTest(unittest.TestCase):
@@ -25,10 +25,16 @@ class GraphAgentsTest(unittest.TestCase):
     loaded = ExperimentManager.load(manager.save())
     self.assertIn(loaded.get_agent_instances()[0].policy(agent.env.reset()[0]), (0, 1))
 
-  def test_qrdqn_passes_rlberrys_save_load_check(self):
-    check_agent.check_save_load(QRDQNAgent, env='continuous_state',
-                                init_kwargs=dict(num_envs=2))
-
+  def test_qrdqn_in_a_manager_from_a_gymnasium_id(self):
+    manager = ExperimentManager(QRDQNAgent, ('CartPole-v1', {}), fit_budget=64, n_fit=1,
+                                seed=0, output_dir=tempfile.mkdtemp(),
+                                init_kwargs=dict(num_envs=2), parallelization='inline',
+                                eval_kwargs=dict(eval_horizon=20, n_simulations=1))
+    manager.fit()
+    rows = manager.get_writer_data()[0]
+    self.assertEqual(rows['global_step'].max(), 64)
+    value, = manager.eval_agents(1)
+    self.assertGreater(value, 0)
 
 if __name__ == '__main__':
   unittest.main()
