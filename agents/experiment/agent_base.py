@@ -34,6 +34,7 @@ them to be fitted (see `agent_classes.py`); deriving gives it all of this.
 import abc
 import copy
 import inspect
+import logging
 import pathlib
 import pickle
 import uuid
@@ -43,35 +44,78 @@ import numpy as np
 
 from agents.experiment import writer as writer_lib
 
+_LOG = logging.getLogger(__name__)
+
 
 class Seeder:
   """A `numpy.random.SeedSequence` and the generator drawn from it (rlberry's `Seeder`).
+
+  As rlberry's, a new seeder spawns a child of the sequence it is given (so
+  `Seeder(seeder)` draws other numbers than `seeder`), unless `spawn_seed_seq=False`.
 
   Attributes:
     seed_seq: the `SeedSequence`.
     rng: a `numpy.random.Generator` of it.
   """
 
-  def __init__(self, seed=None):
-    """`seed`: None (fresh entropy), an int, a `SeedSequence` or another `Seeder`."""
-    if isinstance(seed, Seeder) or hasattr(seed, 'seed_seq'):
-      seed = seed.seed_seq
-    if isinstance(seed, np.random.SeedSequence):
-      self.seed_seq = seed
-    elif seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)):
-      self.seed_seq = np.random.SeedSequence(None if seed is None else int(seed))
-    else:
-      raise TypeError(f'seeder must be None, an int, a SeedSequence or a Seeder, got {seed!r}.')
+  def __init__(self, seed_seq=None, spawn_seed_seq=True):
+    """Args:
+      seed_seq: None (fresh entropy), an int, a `SeedSequence` or another `Seeder`.
+      spawn_seed_seq: use a child of that sequence (rlberry's default) rather than itself.
+
+    Raises:
+      TypeError: another kind of seed.
+    """
+    self._set(seed_seq, spawn_seed_seq)
+
+  def _set(self, seed_seq, spawn):
+    seed_seq = _seed_sequence(seed_seq)
+    self.seed_seq = seed_seq.spawn(1)[0] if spawn else seed_seq
     self.rng = np.random.default_rng(self.seed_seq)
+
+  def reseed(self, seed_seq=None):
+    """Starts again from a child of `seed_seq` (None: fresh entropy), as rlberry's."""
+    self._set(seed_seq, True)
 
   def spawn(self, n=1, squeeze=True):
     """`n` independent child seeders (one, not a list, when `n` is 1 and `squeeze`)."""
-    children = [Seeder(child) for child in self.seed_seq.spawn(n)]
+    children = [Seeder(child, spawn_seed_seq=False) for child in self.seed_seq.spawn(n)]
     return children[0] if squeeze and n == 1 else children
+
+  def generate_state(self, n):
+    """`n` 32-bit words of the sequence (`SeedSequence.generate_state`), a NumPy array."""
+    return self.seed_seq.generate_state(n)
 
   def generate_int(self):
     """A 31-bit int drawn from the sequence (what a Gymnasium `reset(seed=...)` takes)."""
     return int(self.seed_seq.generate_state(1, dtype=np.uint32)[0] >> 1)
+
+  def __str__(self):
+    return f'Seeder object with: {self.seed_seq}'
+
+
+def _seed_sequence(seed):
+  if seed is None:
+    return np.random.SeedSequence()
+  if isinstance(seed, np.random.SeedSequence):
+    return seed
+  if isinstance(getattr(seed, 'seed_seq', None), np.random.SeedSequence):
+    return seed.seed_seq
+  if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+    return np.random.SeedSequence(int(seed))
+  raise TypeError(f'seeder must be None, an int >= 0, a SeedSequence or a Seeder, got {seed!r}.')
+
+
+def gym_make(id, wrap_spaces=False, **kwargs):  # noqa: A002 (rlberry's argument name)
+  """`gymnasium.make(id, **kwargs)` (rlberry's `gym_make`, for `train_env=(gym_make, {...})`).
+
+  Args:
+    id: a Gymnasium environment id, e.g. 'CartPole-v1'.
+    wrap_spaces: accepted for rlberry's signature; Gymnasium's spaces are used as they are.
+    **kwargs: the environment's keyword arguments.
+  """
+  del wrap_spaces
+  return gymnasium.make(id, **kwargs)
 
 
 def make_env(env, seeder=None, copy_env=True):
@@ -80,7 +124,7 @@ def make_env(env, seeder=None, copy_env=True):
   An instance is deep-copied when `copy_env`; the environment is reset with `seeder`
   (an int, or a `Seeder`'s next int) and its action space seeded, when it has them.
   """
-  if env is None:
+  if env is None or (isinstance(env, tuple) and len(env) == 2 and env[0] is None):
     return None
   if isinstance(env, tuple) and len(env) == 2 and (isinstance(env[0], str) or callable(env[0])):
     maker, kwargs = env
@@ -108,20 +152,37 @@ def _parameters(function):
     return {}
 
 
-class _WriterWrapper(gymnasium.Wrapper):
-  """Logs each step's reward and/or action into its agent's writer (`writer_extra`)."""
+class WriterWrapper(gymnasium.Wrapper):
+  """Logs each step's reward and/or action into a writer (rlberry's `WriterWrapper`).
 
-  _CHOICES = ('reward', 'action', 'action_and_reward')
+      self.env = WriterWrapper(self.env, self.writer, write_scalar='reward')
+  """
 
-  def __init__(self, env, agent, what):
-    if what not in self._CHOICES:
-      raise ValueError(f'writer_extra must be one of {self._CHOICES}, got {what!r}.')
+  CHOICES = ('reward', 'action', 'action_and_reward')
+
+  def __init__(self, env, writer, write_scalar='reward'):
+    """Args:
+      env: the environment to wrap.
+      writer: a writer (`add_scalar(tag, value, global_step)`), or an `Agent`, whose
+        current `writer` is used at each step.
+      write_scalar: 'reward', 'action' or 'action_and_reward'.
+
+    Raises:
+      ValueError: another `write_scalar`.
+    """
+    if write_scalar not in self.CHOICES:
+      raise ValueError(f'write_scalar must be one of {self.CHOICES}, got {write_scalar!r}.')
     super().__init__(env)
-    self._agent, self._what, self._steps = agent, what, 0
+    self._writer_source, self._what, self._steps = writer, write_scalar, 0
+
+  @property
+  def writer(self):
+    source = self._writer_source
+    return source.writer if isinstance(source, Agent) else source
 
   def step(self, action):
     observation, reward, terminated, truncated, info = self.env.step(action)
-    writer = self._agent.writer
+    writer = self.writer
     if writer is not None:
       if self._what in ('reward', 'action_and_reward'):
         writer.add_scalar('reward', float(reward), self._steps)
@@ -172,7 +233,7 @@ class Agent(abc.ABC):
     self._output_dir = pathlib.Path(output_dir or f'output_{self._unique_id}')
     self._thread_shared_data = _thread_shared_data
     if writer_extra:
-      self.env = _WriterWrapper(self.env, self, writer_extra)
+      self.env = WriterWrapper(self.env, self, writer_extra)
 
   @property
   def writer(self):
@@ -227,19 +288,43 @@ class Agent(abc.ABC):
       if env is not None:
         _reseed(env, self.seeder)
 
-  def save(self, filename):
-    """Pickles the agent to `<filename>.pickle`; returns that `pathlib.Path`.
+  @classmethod
+  def _get_param_names(cls):
+    """The constructor's named arguments (without `self`, `*args` and `**kwargs`)."""
+    return sorted(name for name, parameter in _parameters(cls.__init__).items()
+                  if name != 'self' and parameter.kind not in (parameter.VAR_POSITIONAL,
+                                                                parameter.VAR_KEYWORD))
 
-    A writer that cannot be pickled is dropped first (`set_writer(None)`).
+  def get_params(self, deep=True):
+    """{constructor argument: its value on this agent} (rlberry's, after scikit-learn's);
+    an argument the agent does not keep as an attribute of the same name is None."""
+    del deep
+    return {name: getattr(self, name, None) for name in self._get_param_names()}
+
+  def save(self, filename):
+    """Pickles the agent's attributes to `<filename>.pickle`; returns that `pathlib.Path`.
+
+    A writer that cannot be pickled is dropped first (`set_writer(None)`); any other
+    attribute that cannot be pickled (an open file, a lock) is left out, with a warning
+    naming it, and `load` gives it the value a new agent gets.
     """
     try:
       pickle.dumps(self._writer)
     except Exception:  # A writer holding files or locks: the agent goes without it.
       self.set_writer(None)
+    state = {}
+    for key, value in self.__dict__.items():
+      try:
+        pickle.dumps(value)
+      except Exception as error:  # Not picklable: a new agent's value replaces it at load.
+        _LOG.warning('%s.save: attribute %r is not saved (%s: %s).', type(self).__name__, key,
+                     type(error).__name__, error)
+        continue
+      state[key] = value
     path = pathlib.Path(filename).with_suffix('.pickle')
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open('wb') as file:
-      pickle.dump(dict(self.__dict__), file)
+      pickle.dump(state, file)
     return path
 
   @classmethod
@@ -249,7 +334,6 @@ class Agent(abc.ABC):
     agent = cls(**kwargs)
     with path.open('rb') as file:
       state = pickle.load(file)
-    agent.__dict__.clear()
     agent.__dict__.update(state)
     return agent
 

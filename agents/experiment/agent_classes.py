@@ -102,6 +102,7 @@ def import_path(text, what):
 
 def check_env(env, what):
   """`(id_or_constructor, kwargs)` checked; returns it as a tuple with a dict of kwargs.
+  `(None, None)` (rlberry's default `train_env`) is an agent without an environment.
 
   Raises:
     ExperimentError: `env` is not such a pair (named with `what`).
@@ -109,6 +110,8 @@ def check_env(env, what):
   if not isinstance(env, (tuple, list)) or len(env) != 2:
     raise ExperimentError(f'{what} must be (id_or_constructor, kwargs), got {env!r}.')
   maker, kwargs = env
+  if maker is None and not kwargs:  # rlberry's default: an agent without an environment.
+    return None, {}
   if not isinstance(maker, str) and not callable(maker):
     raise ExperimentError(f'{what}: {maker!r} is neither a Gymnasium id nor a callable.')
   if kwargs is not None and not isinstance(kwargs, dict):
@@ -249,6 +252,8 @@ def env_to_record(env):
   if env is None:
     return None
   maker, kwargs = env
+  if maker is None:
+    return dict(constructor=None, kwargs={})
   if isinstance(maker, str):
     return dict(id=maker, kwargs=record(kwargs))
   return dict(constructor=class_path(maker), kwargs=record(kwargs))
@@ -260,4 +265,6 @@ def env_from_record(data, what):
     return None
   if 'id' in data:
     return data['id'], dict(data.get('kwargs') or {})
+  if data.get('constructor') is None:
+    return None, {}
   return import_path(data['constructor'], what), dict(data.get('kwargs') or {})

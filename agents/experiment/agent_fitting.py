@@ -95,8 +95,9 @@ def run_agent_fit(spec, instance=None):
     logging.getLogger('agents').setLevel(spec.agent.logging_level)
   agent, done = build_or_restore(spec, instance)
   _set_writer(agent, *spec.agent.writer)
-  if spec.budget > done:
-    agent.fit(spec.budget - done, **spec.agent.fit_kwargs)
+  # What this call adds, passed even when not positive: an agent class's budget is in its
+  # own unit (rlberry's tests fit with -1 and 0).
+  agent.fit(spec.budget - done, **spec.agent.fit_kwargs)
   write_writer_data(agent, spec.run_dir)
   saved = None
   if callable(getattr(agent, 'save', None)):

@@ -39,7 +39,9 @@ def seed_entropy(seed):
   """
   if seed is None:
     return int(np.random.SeedSequence().entropy)
-  seed = getattr(seed, 'seed_seq', seed)
+  if isinstance(getattr(seed, 'seed_seq', None), np.random.SeedSequence):  # A Seeder:
+    words = seed.seed_seq.generate_state(4)  # its sequence's state, spawned or not.
+    return int(sum(int(word) << (32 * index) for index, word in enumerate(words)))
   if isinstance(seed, np.random.SeedSequence):
     if seed.spawn_key:
       raise ExperimentError('seed: pass a root SeedSequence (no spawn_key) or an int.')

@@ -20,6 +20,7 @@ The configs of this project have their own entry, `ExperimentManager.from_config
 experiments. `docs/coming_from_rlberry.md` lists what differs from rlberry, and why.
 """
 
+import functools
 import logging
 import os
 import pathlib
@@ -39,6 +40,11 @@ from agents.experiment import (
 from agents.experiment.errors import ExperimentError
 
 _LOG = logging.getLogger(__name__)
+# Agent classes managers of this process were built with, by 'module:qualname': `load`
+# finds a class defined in a notebook or a function here (no code is read from disk).
+_CLASSES_SEEN = {}
+# The rlberry release whose manager this one follows (rlberry's `rlberry_version`).
+RLBERRY_VERSION = '0.7.3'
 
 PARALLELIZATIONS = ('thread', 'process', 'ray', 'inline')
 START_METHODS = ('spawn', 'forkserver')
@@ -60,6 +66,9 @@ class ExperimentManager(experiment_base.Experiment):
   `default_objective`, `trial_manager`, `take_best`); the rest are the fit machinery of
   `experiment_base.Experiment`, shared with `ConfigExperiment`.
   """
+
+  rlberry_version = RLBERRY_VERSION
+  unique_id = timestamp_id = None
 
   def __init__(self, agent_class, train_env=(None, None), fit_budget=None, eval_env=None,
                init_kwargs=None, fit_kwargs=None, eval_kwargs=None, agent_name=None,
@@ -106,14 +115,18 @@ class ExperimentManager(experiment_base.Experiment):
     Raises:
       ExperimentError: a bad argument (named), or the folder holds another experiment.
     """
-    name = _agent_name(agent_class, agent_name)
+    name = name_of_agent(agent_class, agent_name)
+    self.unique_id = uuid.uuid4().hex
+    self.timestamp_id = f'{time.strftime("%Y-%m-%d_%H-%M-%S")}_{self.unique_id[:8]}'
     self._configure(
         agent_class, train_env, fit_budget, eval_env, init_kwargs, fit_kwargs, eval_kwargs,
         name, n_fit, parallelization, max_workers, mp_context, worker_logging_level,
         enable_tensorboard, outdir_id_style, default_writer_kwargs, init_kwargs_per_instance,
         thread_shared_data)
     root = os.path.abspath(os.path.expanduser(os.fspath(output_dir or DEFAULT_OUTPUT_DIR)))
-    self._start(os.path.join(root, 'manager_data', _folder_name(name, outdir_id_style)), seed)
+    folder = {None: name, 'unique': f'{name}_{self.unique_id}',
+              'timestamp': f'{name}_{self.timestamp_id}'}[outdir_id_style]
+    self._start(os.path.join(root, 'manager_data', folder), seed)
 
   @classmethod
   def from_config(cls, config, **kwargs):
@@ -133,13 +146,11 @@ class ExperimentManager(experiment_base.Experiment):
                  worker_logging_level, enable_tensorboard, outdir_id_style,
                  default_writer_kwargs, init_kwargs_per_instance, thread_shared_data):
     self.agent_class = agent_classes.check_agent_class(agent_class)
+    _CLASSES_SEEN[agent_classes.class_path(agent_class)] = agent_class
     self.n_fit = experiment_base.check_n_fit(n_fit)
     self.agent_name = self.name = agent_name
     if os.sep in self.name or self.name in ('', '.', '..'):
       raise ExperimentError(f'agent_name must be a plain folder name, got {self.name!r}.')
-    if train_env is None or tuple(train_env) == (None, None):
-      raise ExperimentError(f'agent_class {agent_class.__name__} needs train_env='
-                            '(constructor or Gymnasium id, kwargs).')
     self.train_env = agent_classes.check_env(train_env, 'train_env')
     self.eval_env = agent_classes.check_env(eval_env, 'eval_env') \
         if eval_env is not None else None
@@ -149,9 +160,9 @@ class ExperimentManager(experiment_base.Experiment):
     if fit_budget is None:
       fit_budget = self.fit_kwargs.pop('fit_budget', None)
     if fit_budget is None:
-      raise ExperimentError(f'agent_class {agent_class.__name__} needs fit_budget (or '
-                            "fit_kwargs['fit_budget']).")
-    self.fit_budget = experiment_base.check_budget(fit_budget, 'fit_budget')
+      raise ExperimentError('[ExperimentManager] fit_budget missing in __init__(). Pass '
+                            "fit_budget= (or fit_kwargs['fit_budget']).")
+    self.fit_budget = _check_agent_budget(fit_budget, 'fit_budget')
     if parallelization in START_METHODS:  # A start method names processes started so.
       parallelization, mp_context = 'process', parallelization
     if parallelization not in PARALLELIZATIONS:
@@ -167,6 +178,7 @@ class ExperimentManager(experiment_base.Experiment):
           f'outdir_id_style must be one of {OUTDIR_ID_STYLES}, got {outdir_id_style!r}.')
     self.parallelization, self.max_workers, self.mp_context = \
         parallelization, max_workers, mp_context
+    self._trial_parallelization = parallelization  # How a search's trials fit.
     self.ray_address = None
     self.worker_logging_level = worker_logging_level
     self.enable_tensorboard = bool(enable_tensorboard)
@@ -194,8 +206,54 @@ class ExperimentManager(experiment_base.Experiment):
 
   @property
   def output_dir(self):
-    """The manager's folder, a `pathlib.Path` (rlberry's attribute)."""
+    """Where the manager's folder is, a `pathlib.Path`: the `output_dir` given (rlberry's)."""
+    return pathlib.Path(self.directory).parent.parent
+
+  @property
+  def output_dir_(self):
+    """The manager's folder, `<output_dir>/manager_data/<name>[_<id>]` (rlberry's)."""
     return pathlib.Path(self.directory)
+
+  @property
+  def seeder(self):
+    """The `Seeder` of the manager's seed (each fit's seed is spawned from it)."""
+    from agents.experiment import agent_base
+    return agent_base.Seeder(np.random.SeedSequence(self.seed_entropy), spawn_seed_seq=False)
+
+  @property
+  def agent_handlers(self):
+    """The trained agents, in fit order (rlberry's); empty before the first `fit`."""
+    if not any(fit['index'] in self._instances or fit.get('saved_agent') for fit in self.fits):
+      return []
+    return self.get_agent_instances()
+
+  @property
+  def best_hyperparams(self):
+    """The best constructor arguments of the last `optimize_hyperparams` (None before)."""
+    return dict(self.study['best_params']) if self.study and self.study.get('best_params') \
+        else None
+
+  @property
+  def optuna_study(self):
+    """The `optuna.Study` of the last `optimize_hyperparams` (None before)."""
+    if not self.study:
+      return None
+    import optuna
+
+    from agents.experiment import search
+    return optuna.load_study(study_name=self.study['study_name'],
+                             storage=search.storage_url(self.directory))
+
+  def __eq__(self, other):
+    """Same agent class, environments, arguments, budget, fits and seed (rlberry's); the
+    folder and the fits' progress do not count."""
+    if not isinstance(other, ExperimentManager):
+      return NotImplemented
+    mine, theirs = self._manifest_data(), other._manifest_data()
+    ignored = ('fits', 'study', 'unique_id', 'timestamp_id')
+    return all(mine[key] == theirs[key] for key in mine if key not in ignored)
+
+  __hash__ = None  # Equal managers are equal by value, and a manager changes as it fits.
 
   def instance_kwargs(self, index):
     """The constructor arguments of fit `index`: `init_kwargs`, then its own
@@ -210,6 +268,8 @@ class ExperimentManager(experiment_base.Experiment):
 
   def _compared_keys(self, previous):
     mine = self._manifest_data()
+    if getattr(self, '_class_given', False):  # load(..., agent_class=): it stands in.
+      mine['agent'] = dict(mine['agent'], agent_class=previous['agent']['agent_class'])
     return [key for key in ('n_fit', 'seed_entropy', 'agent') if previous.get(key) != mine[key]]
 
   # --- Fitting. ---
@@ -227,8 +287,9 @@ class ExperimentManager(experiment_base.Experiment):
     Raises:
       ExperimentError: a bad budget, or another process is fitting this experiment.
     """
-    budget = experiment_base.check_budget(budget or self.fit_budget, 'budget')
+    budget = _check_agent_budget(self.fit_budget if budget is None else budget, 'budget')
     self._run({fit['index']: fit['step'] + budget for fit in self.fits}, fit_kwargs=kwargs)
+    _LOG.info("The ExperimentManager was saved in : '%s'", manifest.path_in(self.directory))
 
   def _writer_kwargs(self, index):
     tensorboard = dict(log_dir=os.path.join(self.directory, 'tensorboard', str(index))) \
@@ -337,13 +398,18 @@ class ExperimentManager(experiment_base.Experiment):
     return values
 
   def get_writer_data(self):
-    """Every row the agents' writers logged, as one DataFrame with rlberry's columns
-    `name, tag, value, dw_time_elapsed, global_step` and `n_simu` (the fit's index).
+    """What each fit's writer logged: {fit index: DataFrame} (rlberry's), each with the
+    columns `name, tag, value, dw_time_elapsed, global_step`; a fit that logged nothing
+    yet is left out.
 
     A BLE agent class's `metrics.jsonl` rows come too (`dw_time_elapsed` NaN).
+    `agents.experiment.read_writer_data(manager)` gives them as one DataFrame.
     """
-    return writer_data.read_writer_rows(
+    frame = writer_data.read_writer_rows(
         self.agent_name, [(fit['index'], self.run_dir(fit['index'])) for fit in self.fits])
+    columns = list(writer_data.WRITER_COLUMNS[:-1])
+    return {int(index): rows[columns].reset_index(drop=True)
+            for index, rows in frame.groupby('n_simu', sort=True)}
 
   def build_eval_env(self):
     """A new evaluation environment (`eval_env`, else `train_env`), seeded from the seed."""
@@ -371,7 +437,7 @@ class ExperimentManager(experiment_base.Experiment):
     Returns:
       The path of the saved profile.
     """
-    budget = experiment_base.check_budget(budget or self.fit_budget, 'budget')
+    budget = _check_agent_budget(self.fit_budget if budget is None else budget, 'budget')
     spec = self._fit_spec(0, budget, run_dir=os.path.join(self.directory, 'profile-run'),
                           fresh=True)
     fname = fname or os.path.join(self.directory, f'{self.agent_name}_profile.prof')
@@ -394,7 +460,9 @@ class ExperimentManager(experiment_base.Experiment):
       timeout: seconds after which no trial starts; None: no limit.
       n_fit: agents per trial.
       n_optuna_workers: trials at once.
-      optuna_parallelization: 'thread' (trials in threads of this process).
+      optuna_parallelization: 'thread': each trial fits as the manager's `parallelization`
+        says; 'process': each trial fits its agents in worker processes. Trials are
+        started from threads of this process either way.
       sampler_method: 'optuna_default' (TPE), 'random', 'grid' or 'cmaes'.
       pruner_method: 'halving', 'median' or 'none'.
       continue_previous: continue the last study in the folder (its cut-off trials again).
@@ -415,9 +483,11 @@ class ExperimentManager(experiment_base.Experiment):
       search.SearchError: bad arguments, or no trial completed.
     """
     from agents.experiment import search
-    if optuna_parallelization != 'thread':
-      raise ExperimentError("optuna_parallelization must be 'thread' (trials run in threads; "
-                            f'each trial fits in its own way), got {optuna_parallelization!r}.')
+    if optuna_parallelization not in ('thread', 'process'):
+      raise ExperimentError("optuna_parallelization must be 'thread' or 'process', got "
+                            f'{optuna_parallelization!r}.')
+    self._trial_parallelization = 'process' if optuna_parallelization == 'process' and \
+        self.parallelization in ('thread', 'inline') else self.parallelization
     if sampler_method not in SAMPLERS:
       raise ExperimentError(f'sampler_method must be one of {tuple(SAMPLERS)}, got '
                             f'{sampler_method!r}.')
@@ -431,6 +501,7 @@ class ExperimentManager(experiment_base.Experiment):
           sampler_kwargs=sampler_kwargs)
     finally:
       self._writers_off = False
+      self._trial_parallelization = self.parallelization
 
   def search_space(self, search_space):
     """The parsed space of a search (None: the class's `sample_parameters` samples).
@@ -476,9 +547,10 @@ class ExperimentManager(experiment_base.Experiment):
     child._configure(
         self.agent_class, self.train_env, budget, self.eval_env,
         dict(self.init_kwargs, **params), self.fit_kwargs, self.eval_kwargs, name, n_fit,
-        self.parallelization, max_workers, self.mp_context, self.worker_logging_level,
+        self._trial_parallelization, max_workers, self.mp_context, self.worker_logging_level,
         False, None, self.default_writer_kwargs, per_instance, self.thread_shared_data)
     child._writers_off = self._writers_off
+    child.unique_id = uuid.uuid4().hex
     child._start(os.path.join(output_dir, name), self.seed_entropy)
     return child
 
@@ -501,7 +573,8 @@ class ExperimentManager(experiment_base.Experiment):
         init_kwargs_per_instance=record(self.init_kwargs_per_instance),
         fit_kwargs=record(self.fit_kwargs), eval_kwargs=record(self.eval_kwargs))
     return dict(
-        agent=agent, name=self.name, n_fit=self.n_fit, fit_budget=self.fit_budget,
+        agent=agent, name=self.name, unique_id=self.unique_id, timestamp_id=self.timestamp_id,
+        n_fit=self.n_fit, fit_budget=self.fit_budget,
         seed_entropy=self.seed_entropy, parallelization=self.parallelization,
         max_workers=self.max_workers, mp_context=self.mp_context,
         worker_logging_level=self.worker_logging_level,
@@ -510,13 +583,20 @@ class ExperimentManager(experiment_base.Experiment):
         study=self.study)
 
   @classmethod
-  def load(cls, filename):
+  def load(cls, filename, *, agent_class=None):
     """The manager `save` wrote (its `experiment.yaml`, or the folder holding it).
 
-    A folder of a config's experiment loads as the `ConfigExperiment` it is.
+    A folder of a config's experiment loads as the `ConfigExperiment` it is. The agent
+    class is found by its recorded `module:qualname`: imported, or the class of that name
+    a manager of this process was built with. Nothing is unpickled to get it.
+
+    Args:
+      filename: the `experiment.yaml` or its folder.
+      agent_class: the class to use instead (one defined in a notebook or a function).
 
     Raises:
       manifest.NotAnExperimentError: `filename` holds no experiment manifest.
+      ExperimentError: the agent class cannot be found (the message says how to fix it).
     """
     path = os.path.abspath(os.path.expanduser(os.fspath(filename)))
     if os.path.basename(path) == manifest.FILENAME:
@@ -527,8 +607,11 @@ class ExperimentManager(experiment_base.Experiment):
       from agents.experiment import config_experiment
       return config_experiment.ConfigExperiment.load(path, quiet=True)
     manager = cls.__new__(cls)
+    manager.unique_id = data.get('unique_id') or uuid.uuid4().hex
+    manager.timestamp_id = data.get('timestamp_id')
+    manager._class_given = agent_class is not None
     manager._configure(  # The arguments as recorded: plain values come back as given.
-        agent_classes.import_path(agent['agent_class'], 'agent_class'),
+        agent_class or _find_agent_class(agent['agent_class']),
         agent_classes.env_from_record(agent['train_env'], 'train_env'),
         data['fit_budget'], agent_classes.env_from_record(agent['eval_env'], 'eval_env'),
         agent['init_kwargs'], agent['fit_kwargs'], agent['eval_kwargs'], data['name'],
@@ -544,7 +627,7 @@ class ExperimentManager(experiment_base.Experiment):
             f'fit_budget={self.fit_budget}, output_dir={self.directory!r})')
 
 
-def _agent_name(agent_class, agent_name):
+def name_of_agent(agent_class, agent_name=None):
   """The agent's name: `agent_name`, else the class's `name`, else the class name."""
   if agent_name is not None:
     return str(agent_name)
@@ -554,12 +637,35 @@ def _agent_name(agent_class, agent_name):
   return getattr(agent_class, '__name__', repr(agent_class))
 
 
-def _folder_name(agent_name, outdir_id_style):
-  if outdir_id_style == 'unique':
-    return f'{agent_name}_{uuid.uuid4().hex}'
-  if outdir_id_style == 'timestamp':
-    return f'{agent_name}_{time.strftime("%Y-%m-%d_%H-%M-%S")}_{uuid.uuid4().hex[:8]}'
-  return agent_name
+def _check_agent_budget(budget, what):
+  """An agent class's budget: any int (its unit is the agent's; rlberry passes it as given).
+
+  Raises:
+    ExperimentError: not an int (a float with an integral value, as `1e4`, is taken).
+  """
+  if isinstance(budget, float) and budget.is_integer():
+    budget = int(budget)
+  if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
+    raise ExperimentError(f'{what} must be an int (the agent\'s budget), got {budget!r}.')
+  return int(budget)
+
+
+def _find_agent_class(path):
+  """The agent class recorded as `module:qualname`: one built in this process, or imported.
+
+  Raises:
+    ExperimentError: in one line, how to make a class that is not importable loadable.
+  """
+  if path in _CLASSES_SEEN:
+    return _CLASSES_SEEN[path]
+  module, _, qualname = str(path).partition(':')
+  if module == '__main__' or '<locals>' in qualname:
+    where = 'inside a function' if '<locals>' in qualname else 'in a notebook or script'
+    raise ExperimentError(
+        f'agent_class {path} was defined {where}, so it cannot be imported: move it to a '
+        'module (a .py file on sys.path) and save again, or pass load(..., agent_class=it); '
+        'load unpickles no code (docs/trust.md).')
+  return agent_classes.import_path(path, 'agent_class')
 
 
 def _implements_sample_parameters(agent_class):
@@ -569,3 +675,26 @@ def _implements_sample_parameters(agent_class):
   if not callable(method):
     return False
   return getattr(method, '__func__', method) is not agent_base.Agent.sample_parameters.__func__
+
+
+def preset_manager(*args, **kwargs):
+  """A subclass of `ExperimentManager` with some arguments set (rlberry's).
+
+      make = preset_manager(train_env=('CartPole-v1', {}), n_fit=4, seed=42)
+      ppo = make(PPOAgent, fit_budget=10_000)
+
+  Args:
+    *args: `ExperimentManager`'s positional arguments, given first.
+    **kwargs: its keyword arguments, given first.
+
+  Returns:
+    The class, whose constructor takes the remaining arguments.
+  """
+
+  class Manager(ExperimentManager):
+    __init__ = functools.partialmethod(ExperimentManager.__init__, *args, **kwargs)
+
+  return Manager
+
+
+AgentManager = ExperimentManager  # rlberry's former name of the class, kept by rlberry too.

@@ -16,6 +16,24 @@ class NothingToPlotError(ValueError):
   """No fit of the experiments logged the value asked for."""
 
 
+def as_fit_rows(frame):
+  """`frame` with the columns `name, fit, step, phase, tag, value`.
+
+  An agent class's manager's `get_writer_data()` (rlberry's {fit index: DataFrame} of
+  `name, tag, value, dw_time_elapsed, global_step`) becomes such rows, in phase 'train'
+  (an agent class's writer has no phases); a config experiment's frame is returned as is.
+  """
+  import pandas as pd
+  if isinstance(frame, dict):
+    frame = pd.concat([rows.assign(n_simu=index) for index, rows in frame.items()],
+                      ignore_index=True) if frame else pd.DataFrame(
+                          columns=['name', 'tag', 'value', 'global_step', 'n_simu'])
+  if 'phase' in frame.columns:
+    return frame
+  return pd.DataFrame(dict(name=frame['name'], fit=frame['n_simu'], step=frame['global_step'],
+                           phase='train', tag=frame['tag'], value=frame['value']))
+
+
 def curves(frame, tag, phase='train', smooth=1):
   """The fits' values of `tag` on a common step grid, one column per fit.
 
@@ -29,6 +47,7 @@ def curves(frame, tag, phase='train', smooth=1):
     DataFrame indexed by step, one column per fit; a fit that logged other
     steps is linearly interpolated on the union of steps (not extrapolated).
   """
+  frame = as_fit_rows(frame)
   rows = frame[(frame['tag'] == tag) & (frame['phase'] == phase)]
   table = rows.pivot_table(index='step', columns='fit', values='value', aggfunc='last')
   table = table.sort_index().interpolate(method='index', limit_area='inside')
@@ -60,8 +79,9 @@ def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, t
   """Draws each experiment's mean curve of `tag` with its band; writes a PNG.
 
   Args:
-    frames: `writer_data` DataFrames, one per experiment (their `name` column
-      labels the curves).
+    frames: one per experiment: a `writer_data` DataFrame (their `name` column labels
+      the curves), or an agent class's manager's `get_writer_data()` (its fits' rows are
+      in phase 'train').
     tag: the logged value to draw, e.g. 'mean_score'.
     phase: the phase whose rows are drawn.
     smooth: moving-average window (rows) per fit.
@@ -90,6 +110,7 @@ def plot_writer_data(frames, tag, phase='train', smooth=1, ci=0.95, path=None, t
   fig = figure_lib.Figure(figsize=(7, 4.2), dpi=110)
   ax = fig.add_subplot()
   drawn = 0
+  frames = [as_fit_rows(frame) for frame in frames]
   for index, frame in enumerate(frames):
     table = curves(frame, tag, phase, smooth)
     if table.empty:

@@ -17,6 +17,7 @@ import collections
 import logging
 import math
 import os
+import sys
 import time
 
 import numpy as np
@@ -37,8 +38,8 @@ class DefaultWriter:
 
     Args:
       name: the writer's name, written in every row (the agent's name).
-      print_log: log the last values (at INFO, logger `agents.experiment.writer`) at
-        most every `log_interval` seconds.
+      print_log: log the last values (at INFO, logger `agents.experiment.writer`; printed
+        to stderr when logging does not show INFO) at most every `log_interval` seconds.
       style_log: 'multi_line' (a table), 'one_line' or 'progressbar' (one line with
         each tag's recent trend).
       log_interval: seconds between two logs.
@@ -183,7 +184,11 @@ class DefaultWriter:
     else:
       text = '\n'.join(f'  {tag:<24} {value:.4g}' for tag, value in last.items())
     separator = '\n' if self._style_log == 'multi_line' else ' | '
-    _LOG.info('[%s] max_global_step = %s%s%s', header, step, separator, text)
+    message = f'[{header}] max_global_step = {step}{separator}{text}'
+    if _LOG.isEnabledFor(logging.INFO):
+      _LOG.info('%s', message)
+    else:  # Logging is not set up to show INFO: print it, as rlberry's writer does.
+      print(message, file=sys.stderr)
 
   # TensorBoard's other methods (add_text, add_histogram, ...): kept when TensorBoard is
   # on only as far as `tf.summary` has them, otherwise accepted and ignored.

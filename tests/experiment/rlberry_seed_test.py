@@ -102,13 +102,14 @@ class SeedExampleTest(unittest.TestCase):
     self.assertTrue(all(0 < value <= 500 for value in values))  # eval_horizon=500
 
   def test_the_writers_rows_come_back_with_rlberrys_columns(self):
-    data = self.manager.get_writer_data()
-    self.assertEqual(list(data.columns), WRITER_COLUMNS)
+    by_fit = self.manager.get_writer_data()  # rlberry's: {fit index: DataFrame}
+    self.assertEqual(list(by_fit), [0])
+    data = by_fit[0]
+    self.assertEqual(list(data.columns), WRITER_COLUMNS[:-1])  # n_simu is the key
     agent, = self.manager.get_agent_instances()
     self.assertEqual(len(data), agent.episodes)
     self.assertEqual(set(data['tag']), {'episode_rewards'})
     self.assertEqual(set(data['name']), {'pole'})
-    self.assertEqual(set(data['n_simu']), {0})
     self.assertTrue(data['global_step'].is_monotonic_increasing)
     self.assertEqual(list(data['value']),
                      list(agent.writer.read_tag_value('episode_rewards')))
@@ -188,8 +189,8 @@ class WriterTest(unittest.TestCase):
     self.assertFalse(agents[0].writer)  # A NullWriter: takes the calls, keeps nothing.
     self.assertEqual(agents[2].writer.style_log, 'progressbar')
     data = manager.get_writer_data()
-    self.assertEqual(sorted(set(data['n_simu'])), [1, 2])
-    self.assertEqual(set(data[data['n_simu'] == 1]['name']), {'custom'})
+    self.assertEqual(sorted(data), [1, 2])
+    self.assertEqual(set(data[1]['name']), {'custom'})
 
   def test_enable_tensorboard_writes_events(self):
     manager = ExperimentManager(
@@ -225,8 +226,9 @@ class ManagerMethodsTest(unittest.TestCase):
       for run in os.listdir(os.path.join(trials, trial)):
         if run.startswith('fit'):
           self.assertFalse(os.path.exists(os.path.join(trials, trial, run, 'writer_data.csv')))
-    with self.assertRaisesRegex(ExperimentError, "optuna_parallelization must be 'thread'"):
-      self.manager.optimize_hyperparams(n_trials=1, optuna_parallelization='process')
+    with self.assertRaisesRegex(ExperimentError,
+                                "optuna_parallelization must be 'thread' or 'process'"):
+      self.manager.optimize_hyperparams(n_trials=1, optuna_parallelization='fork')
 
   def test_clear_handlers_build_eval_env_and_profile(self):
     # One fit in one worker process (each imports the package anew): its saved agent is
