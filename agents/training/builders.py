@@ -19,9 +19,10 @@ import os
 
 import gymnasium
 
-from agents import configs
+from agents import config_fields, configs
 from agents.algorithms import registry
 from agents.config_fields import ConfigError
+from agents.configs import sections
 
 _LOG = logging.getLogger(__name__)
 
@@ -75,8 +76,7 @@ def make_batch_env(config, processes=None):
   from agents.tools import batch_env as batch_env_lib
   from agents.tools import placement as placement_lib
   from agents.tools.transport import launch
-  config = configs.as_run_config(config)
-  environment = config.environment
+  environment = _environment_section(config)
   processes = environment.processes if processes is None else processes
   num_agents = environment.num_agents
   per_process = environment.envs_per_process
@@ -115,6 +115,14 @@ def make_batch_env(config, processes=None):
   _LOG.info('Environments step %s.', placement.describe())
   batch.placement = placement
   return batch
+
+
+def _environment_section(config):
+  """The typed `environment` section of a run config, or of a mapping that holds only that
+  section (BLE's `make_batch_env` builds one), its missing keys at their defaults."""
+  if isinstance(config, configs.RunConfig):
+    return config.environment
+  return config_fields.from_mapping(sections.EnvironmentConfig, config['environment'])
 
 
 def build_algorithm(config, observation_space, action_space, is_training=None):
