@@ -5,6 +5,7 @@ only the resumable keys) and writes config.yaml; `start_trackers` records the se
 in run.yaml and starts the experiment trackers of `loop.track`.
 """
 
+import copy
 import logging
 import os
 from collections.abc import Mapping
@@ -46,22 +47,23 @@ def start_trackers(config: Mapping[str, Any], run_dir: str, name: str | None,
   the runs they opened before when resumed); returns the trackers that started.
 
   Args:
-    config: the run's config (its `loop.track`; its keys are the trackers' parameters).
+    config: the run's config, or a Python agent run's (its `loop.track`; its keys are the
+      trackers' parameters).
     run_dir: the run directory.
     name: the run's name in the trackers; None: the run directory's name.
     group: the experiment the trackers file the run under, or None.
     environments: where the environments step (`Placement.as_record()`), for run.yaml.
   """
-  config = configs.as_run_config(config)
+  track = list(config['loop']['track'])  # a run config's, or a Python agent run's
   started = []
 
   def start(previous):
-    if not config.loop.track:
+    if not track:
       return {}
     run = tracking.TrackedRun(name=name or os.path.basename(os.path.abspath(run_dir)),
-                              group=group, run_dir=run_dir, config=config.to_plain(),
+                              group=group, run_dir=run_dir, config=copy.deepcopy(dict(config)),
                               params=configs.flatten(config))
-    trackers, states = tracking.start(list(config.loop.track), run, previous)
+    trackers, states = tracking.start(track, run, previous)
     started.extend(trackers)
     return states
 
