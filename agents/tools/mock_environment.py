@@ -1,4 +1,4 @@
-"""A deterministic Gymnasium environment that records what was done to it, for tests.
+"""A deterministic Gymnasium environment that records what was done to it, for tests (yours too).
 
 Like BatchPPO's `MockEnvironment`: episode lengths are given up front, so a
 test knows exactly on which step each environment of a batch ends, and which
