@@ -122,6 +122,10 @@ class InProcessGroup:
         batch_checks.check_same_space(kind, index + offset, getattr(env, f'{kind}_space'),
                                       getattr(self, f'{kind}_space'))
     self._array_observ = slab_lib.is_array_space(self.observation_space)
+    # As a slab's: which episodes ended without a reset since (EpisodeEndedError).
+    self._ended = np.zeros(self.num_envs, bool)
+    self._tracks_ends = np.array([not getattr(env.unwrapped, 'steps_finished_episodes', False)
+                                  for env in self._envs])
 
   def step_batch(self, actions, blocking=True, copy=True):
     del copy  # Results are fresh arrays already.
@@ -133,6 +137,9 @@ class InProcessGroup:
     observs, rewards = [None] * count, np.empty(count, np.float64)
     terminated, truncated = np.empty(count, bool), np.empty(count, bool)
     infos = None
+    if self._ended.any():
+      offset = int(np.flatnonzero(self._ended)[0])
+      raise errors.name_environment(errors.EpisodeEndedError([0], 1), self.index + offset, 1)
     for offset, env in enumerate(self._envs):
       try:
         observs[offset], rewards[offset], terminated[offset], truncated[offset], info = (
@@ -142,6 +149,7 @@ class InProcessGroup:
       if info:  # Rare for cheap environments: only then build the vector format.
         infos = infos or [{}] * count
         infos[offset] = slab_lib.vector_infos(info, 1, False)
+    self._ended |= (terminated | truncated) & self._tracks_ends
     return (self._stack(observs), rewards, terminated, truncated,
             slab_lib.concatenate_infos(infos, [1] * count) if infos else {})
 
@@ -158,6 +166,7 @@ class InProcessGroup:
         observ, info = self._envs[position].reset(seed=None if seed is None else int(seed))
       except Exception as error:
         raise errors.name_environment(error, self.index + position, 1) from None
+      self._ended[position] = False
       observs.append(observ)
       infos.append(slab_lib.vector_infos(info, 1, False))
     merged = slab_lib.concatenate_infos(infos, [1] * len(infos)) if any(infos) else {}

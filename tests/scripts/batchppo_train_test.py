@@ -10,7 +10,7 @@ import tempfile
 import textwrap
 import unittest
 
-from agents.scripts import train
+from agents.scripts import train, visualize
 
 _USER_MODULE = '''
 from agents.scripts import configs
@@ -59,6 +59,16 @@ class TinyCheetahTest(unittest.TestCase):
     with open(os.path.join(run_dir, 'metrics.jsonl'), encoding='utf-8') as file:
       rows = [json.loads(line) for line in file]
     self.assertEqual(max(row['updates'] for row in rows if row['phase'] == 'update'), 4)
+    # BatchPPO's visualize command, with its flags, on the run.
+    outdir = os.path.join(logdir, 'video')
+    with contextlib.redirect_stdout(io.StringIO()):
+      code = visualize.main([f'--logdir={run_dir}', f'--outdir={outdir}', '--num_agents=1',
+                             '--env_processes', '--num_episodes=1', '--max_steps=10',
+                             '--format=gif'])
+    self.assertEqual(code, 0)
+    with open(os.path.join(outdir, 'episodes.json'), encoding='utf-8') as file:
+      episodes = json.load(file)['episodes']
+    self.assertEqual([episode['length'] for episode in episodes], [10])
 
 
 if __name__ == '__main__':

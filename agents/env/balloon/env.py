@@ -82,6 +82,9 @@ class BalloonEnv(gymnasium.Env):
   """
 
   metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 10}
+  # A finished balloon stays put when stepped (evaluation flies ended rows on);
+  # slabs need not refuse it (`agents.tools.errors.EpisodeEndedError`).
+  steps_finished_episodes = True
 
   def __init__(self, render_mode=None, wind='procedural', power_sun='episode_start',
                gp_predict_dtype=np.float32, progress_reward=0.0, lookahead=None):
@@ -190,6 +193,9 @@ class BalloonVectorEnv(VectorEnv):
 
   metadata = {'autoreset_mode': AutoresetMode.DISABLED, 'render_modes': ['rgb_array'],
               'render_fps': 10}
+  # A finished balloon stays put when stepped (evaluation flies ended rows on);
+  # slabs need not refuse it (`agents.tools.errors.EpisodeEndedError`).
+  steps_finished_episodes = True
 
   def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS, wind='procedural',
                render_mode=None, seed=None, power_sun='episode_start',
