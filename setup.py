@@ -93,7 +93,7 @@ _SETUP_ARGUMENTS = dict(
                  'wandb>=0.17', 'build>=1.0', 'gin-config>=0.5', 'gymnasium[mujoco]>=1.0',
                  'mujoco>=3.1', 'pylint>=3.0'],
         # Peers that the benchmarks compare against.
-        'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
+        'bench': ['stable-baselines3>=2.3', 'torch==2.13.0', 'envpool>=0.8'],
     },
     entry_points={
         'console_scripts': [

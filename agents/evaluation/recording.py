@@ -27,7 +27,7 @@ def _video_writer_format(requested):
   if requested:
     return requested
   try:
-    import imageio_ffmpeg  # noqa: F401
+    import imageio_ffmpeg  # noqa: F401  pylint: disable=unused-import
   except ImportError:
     return 'gif'
   return 'mp4'

@@ -17,9 +17,10 @@ by that kind.
 
 from agents.algorithms.ppo.networks import FeedForwardPolicy, RecurrentPolicy
 
-feed_forward_gaussian = FeedForwardPolicy
-feed_forward_categorical = FeedForwardPolicy
-recurrent_gaussian = RecurrentPolicy
+# BatchPPO's names, lower case as in its networks.py.
+feed_forward_gaussian = FeedForwardPolicy  # pylint: disable=invalid-name
+feed_forward_categorical = FeedForwardPolicy  # pylint: disable=invalid-name
+recurrent_gaussian = RecurrentPolicy  # pylint: disable=invalid-name
 
 __all__ = ['FeedForwardPolicy', 'RecurrentPolicy', 'feed_forward_categorical',
            'feed_forward_gaussian', 'recurrent_gaussian']

@@ -44,6 +44,7 @@ _PROG = 'agents.scripts.train'
 
 
 def parse_args(argv):
+  """The parsed flags, with `run_dir` set (a new run's or the resumed one's)."""
   parser = command_line.OneLineArgumentParser(prog=_PROG,
                                               description='Train an agent with a config.')
   parser.add_argument('--logdir', default=None,

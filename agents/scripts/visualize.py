@@ -39,7 +39,7 @@ from agents.training import command_line
 def main(argv=None):
   """Console entry point `agents-visualize`; returns the exit code."""
   parser = command_line.OneLineArgumentParser(prog='agents.scripts.visualize',
-                                              description=__doc__.split('\n')[0])
+                                              description=__doc__.split('\n', maxsplit=1)[0])
   parser.add_argument('--logdir', default=None, help='Run directory <logdir>/<time>-<config>.')
   parser.add_argument('--savedmodel', default=None,
                       help='Exported policy to fly instead of a run (agents.scripts.export).')

@@ -62,6 +62,7 @@ class InProcessSlab:
     self.action_space = self._slab.action_space
 
   def step_batch(self, actions, blocking=True, copy=True):
+    """Steps the slab: its results, or with `blocking=False` a callable returning them."""
     del copy  # Results are fresh arrays already.
     num_envs, is_vector = self.num_envs, self.is_vector
 
@@ -184,6 +185,7 @@ class InProcessGroup:
                              self.num_envs)
 
   def close(self):
+    """Closes every environment, then raises the first error any of them raised."""
     first_error = None
     for env in self._envs:
       try:

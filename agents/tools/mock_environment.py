@@ -54,7 +54,7 @@ class MockEnvironment(gymnasium.Env):
     """Index of the current episode (the number of resets minus one)."""
     return len(self.steps) - 1
 
-  def reset(self, seed=None, options=None):
+  def reset(self, *, seed=None, options=None):
     self.seeds.append(seed)
     self.steps.append(0)
     self._done = False

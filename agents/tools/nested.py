@@ -45,7 +45,7 @@ def _children(structures):
   return None
 
 
-def map(function, *structures, flatten=False):  # pylint: disable=redefined-builtin
+def map(function, *structures, flatten=False):  # pylint: disable=redefined-builtin,redefined-outer-name
   """Applies `function` to the leaves (one argument per structure) and keeps the nesting.
 
   Args:
@@ -73,7 +73,7 @@ def map(function, *structures, flatten=False):  # pylint: disable=redefined-buil
   return _flatten(result) if flatten else result
 
 
-def zip(*structures, flatten=False):  # pylint: disable=redefined-builtin
+def zip(*structures, flatten=False):  # pylint: disable=redefined-builtin,redefined-outer-name
   """Combines the corresponding leaves of several structures into tuples.
 
   With one structure, its leaves stay as they are.
@@ -95,7 +95,8 @@ def flatten(structure):
   return _flatten(structure)
 
 
-def filter(predicate, *structures, flatten=False):  # pylint: disable=redefined-builtin
+# pylint: disable-next=redefined-builtin,redefined-outer-name
+def filter(predicate, *structures, flatten=False):
   """Keeps the leaves for which `predicate` is true, dropping containers left empty.
 
   With several structures, `predicate` gets one leaf of each and the kept leaves are

@@ -315,7 +315,7 @@ class BalloonVectorEnv(VectorEnv):
       return None
     return self._renderer.render(self.render_mode)
 
-  def close_extras(self, **kwargs):
+  def close_extras(self, **kwargs):  # pylint: disable=unused-argument
     if self._renderer is not None:
       self._renderer.close()
 
