@@ -7,7 +7,7 @@ CONFIG ?= balloon
 LOGDIR ?= logdir
 ARGS ?=
 
-.PHONY: install train test lint docs bench clean
+.PHONY: install train test lint pylint docs bench clean
 
 install: $(VENV)/.installed
 
@@ -24,6 +24,10 @@ lint: install
 	$(VENV)/bin/ruff check agents tests bench devtools
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/mypy
+
+# BatchPPO's lint command with .pylintrc: about 2.5 minutes of CPU, so apart from `lint`.
+pylint: install
+	$(PY) -m pylint agents
 
 # The documentation site (mkdocs.yml); --strict makes a broken link, a missing anchor
 # or a docstring griffe cannot parse fail the build. `site/` is not committed.

@@ -67,6 +67,8 @@ _SETUP_ARGUMENTS = dict(
         'rliable>=1.2',
     ],
     extras_require={
+        # Gymnasium's MuJoCo tasks (BatchPPO's configs: cheetah, hopper, walker, ant, ...).
+        'mujoco': ['gymnasium[mujoco]>=1.0', 'mujoco>=3.1'],
         # Flight plots, videos and the balloon renderer.
         'viz': ['matplotlib>=3.7', 'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1'],
         # The experiment manager (agents.experiment): data frames, plots, search, statistics.
@@ -90,9 +92,10 @@ _SETUP_ARGUMENTS = dict(
                  'optuna>=4.0', 'rliable>=1.0', 'adastop>=0.1', 'ray>=2.9', 'mkdocs>=1.5',
                  'mkdocs-material>=9.0', 'mkdocstrings[python]>=0.24', 'mlflow>=2.12',
                  'wandb>=0.17', 'build>=1.0', 'gin-config>=0.5', 'pytest>=8.0',
-                 'pytest-xdist>=3.5', 'mypy>=1.10'],
+                 'pytest-xdist>=3.5', 'mypy>=1.10', 'gymnasium[mujoco]>=1.0', 'mujoco>=3.1',
+                 'pylint>=3.0'],
         # Peers that the benchmarks compare against.
-        'bench': ['stable-baselines3>=2.3', 'torch==2.13.0'],
+        'bench': ['stable-baselines3>=2.3', 'torch==2.13.0', 'envpool>=0.8'],
     },
     entry_points={
         'console_scripts': [

@@ -52,4 +52,3 @@ def load_tests(loader, standard_tests, pattern):
   """
   del loader, pattern
   return standard_tests
-

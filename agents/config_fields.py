@@ -231,7 +231,7 @@ def _parse_annotation(annotation, cls, name):
   nullable = False
   origin = typing.get_origin(annotation)
   if origin in (typing.Union, types.UnionType):
-    arguments = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    arguments = [arg for arg in typing.get_args(annotation) if arg is not types.NoneType]
     nullable = len(arguments) < len(typing.get_args(annotation))
     if len(arguments) > 1:
       if not set(arguments) <= {bool, int, str}:

@@ -70,7 +70,8 @@ def load_plugins() -> None:
   Raises:
     PluginError: a plug-in cannot be imported or raises while registering, named.
   """
-  global _loaded
+  # Set once, under the lock.
+  global _loaded  # pylint: disable=global-statement
   with _load_lock:
     if _loaded:
       return

@@ -143,6 +143,7 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
     """
     hyperparameters = (config_fields.from_mapping(cls.Config, config['algorithm'])
                        if cls.Config is not None else None)
+    # pylint: disable-next=too-many-function-args,unexpected-keyword-arg
     return cls(config['environment']['num_agents'], observation_space, action_space,
                hyperparameters, seed=config['seed'], is_training=is_training)
 

@@ -91,3 +91,9 @@ def cartpole_qrdqn():
 CONFIGS = plugins.CONFIGS
 for _config in (default, pendulum, cartpole, cartpole_qrdqn):
   CONFIGS.register(_config.__name__, _config)
+
+# BatchPPO's MuJoCo configs, written its way in the command-line layer; registered by
+# path (imported at first use, so the layers below the scripts import nothing of them).
+BATCHPPO_CONFIGS = ('reacher', 'cheetah', 'walker', 'hopper', 'ant', 'humanoid')
+for _name in BATCHPPO_CONFIGS:
+  CONFIGS.register(_name, f'agents.scripts.configs:{_name}')

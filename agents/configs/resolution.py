@@ -21,7 +21,7 @@ import gymnasium
 from agents import config_fields, plugins
 from agents.algorithms import registry
 from agents.config_fields import ConfigError
-from agents.configs import named, sections, yaml_io
+from agents.configs import batchppo, named, sections, yaml_io
 from agents.configs.run_config import RunConfig
 
 
@@ -49,13 +49,30 @@ def resolve(name_or_path: str,
 
 
 def base_config(name_or_path):
-  """The full config of a name or a YAML file, before overrides and validation."""
+  """The full config of a name, a YAML file or a 'module:function', before overrides and
+  validation."""
   if name_or_path in plugins.CONFIGS:
-    return plugins.CONFIGS.get(name_or_path)()
+    return called_config(plugins.CONFIGS.get(name_or_path), name_or_path)
   if str(name_or_path).endswith(('.yaml', '.yml')) or os.path.isfile(name_or_path):
     return from_mapping(yaml_io.read_yaml(name_or_path))
+  if isinstance(name_or_path, str) and name_or_path.count(':') == 1:
+    function = plugins.import_path(name_or_path, 'Config function')
+    return called_config(function, name_or_path)
   raise ConfigError(f'Unknown config {name_or_path!r}; expected one of '
-                    f'{plugins.CONFIGS.names()} or the path of a YAML config file.')
+                    f"{plugins.CONFIGS.names()}, the path of a YAML config file or a "
+                    "'module:function' returning a config.")
+
+
+def called_config(function, name):
+  """The run config a config function returns: nested as is, or BatchPPO's flat
+  `locals()` translated (`agents.configs.batchppo`)."""
+  if not callable(function):
+    raise ConfigError(f'Config {name!r} is not a function, but {type(function).__name__}.')
+  config = function()
+  if not isinstance(config, dict):
+    raise ConfigError(f'Config function {name!r} returned {type(config).__name__}, not a '
+                      'mapping.')
+  return batchppo.translate(config, name) if batchppo.is_flat(config) else config
 
 
 def from_mapping(data):
@@ -71,7 +88,7 @@ def from_mapping(data):
                       f'{base!r}.')
   name = data.get('algorithm', {}).get('name', 'ppo') if isinstance(
       data.get('algorithm'), dict) else 'ppo'
-  config = with_algorithm(plugins.CONFIGS.get(base)(), name)
+  config = with_algorithm(called_config(plugins.CONFIGS.get(base), base), name)
   kind = data['network'].get('kind') if isinstance(data.get('network'), dict) else None
   if kind is not None and kind != config['network'].get('kind'):
     config = sections.with_network_kind(config, kind)

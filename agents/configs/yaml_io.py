@@ -112,4 +112,3 @@ def _first_line(error):
   where = f', line {mark.line + 1}, column {mark.column + 1}' if mark is not None else ''
   context = getattr(error, 'context', None)
   return f'{context + ": " if context and context != problem else ""}{problem}{where}'
-

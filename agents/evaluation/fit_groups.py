@@ -53,7 +53,7 @@ def per_seed_values(member, metric='twr50'):
 def _table_column(path, column):
   """{seed: value} of one column of a per-seed CSV table with a `seed` column."""
   try:
-    with open(path, newline='') as table:
+    with open(path, newline='', encoding='utf-8') as table:
       rows = list(csv.DictReader(table))
   except OSError as error:
     raise EvaluationError(f'cannot read {path}: {error}') from None

@@ -19,7 +19,7 @@ from agents.evaluation import statistics
 def available():
   """Whether matplotlib (the `viz` extra) can be imported."""
   try:
-    import matplotlib  # noqa: F401
+    import matplotlib  # noqa: F401  pylint: disable=unused-import
   except ImportError:
     return False
   return True

@@ -13,6 +13,7 @@ e.g. the balloon's BLE reward), add per-episode values from the step infos
 
 import json
 import os
+import sys
 
 import numpy as np
 
@@ -26,7 +27,7 @@ def _video_writer_format(requested):
   if requested:
     return requested
   try:
-    import imageio_ffmpeg  # noqa: F401
+    import imageio_ffmpeg  # noqa: F401  pylint: disable=unused-import
   except ImportError:
     return 'gif'
   return 'mp4'
@@ -110,6 +111,23 @@ def _saved_model_policy(path, config_name):
   return policy, config
 
 
+def _renders(env, seed):
+  """Whether the environment draws a frame here; says why not in one line when it cannot.
+
+  MuJoCo draws through an OpenGL back end chosen by `MUJOCO_GL` (egl, osmesa or glfw,
+  which needs a display); without a working one, episodes are played without videos.
+  """
+  try:
+    env.reset(seed=seed)
+    env.render()
+    return True
+  except Exception as error:  # pylint: disable=broad-exception-caught
+    print(f'No videos: the environment cannot render here ({type(error).__name__}: '
+          f'{str(error).splitlines()[0] if str(error) else ""}); for MuJoCo set MUJOCO_GL=egl '
+          'or osmesa.', file=sys.stderr)
+    return False
+
+
 def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=None,
               max_steps=None, seed=0, frame_every=None, savedmodel=None, config_name=None):
   """Plays episodes with the deterministic policy and writes their records.
@@ -154,6 +172,11 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
     # looks for no display server, which on a machine without one prints an error line.
     os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
   env = builders.make_env(config, **env_kwargs)
+  if can_render and not _renders(env, seed):
+    env.close()
+    env_kwargs.pop('render_mode')
+    can_render = False
+    env = builders.make_env(config, **env_kwargs)
   fps = env.metadata.get('render_fps') or 30
   horizon = max_steps or (env.spec.max_episode_steps if env.spec else None) or 500
   if frame_every is None:

@@ -116,7 +116,7 @@ def write_json(path, data):
   """
   temporary = f'{path}.tmp-{os.getpid()}'
   try:
-    with open(temporary, 'w') as file:
+    with open(temporary, 'w', encoding='utf-8') as file:
       json.dump(data, file, separators=(',', ':'))
     os.replace(temporary, path)
   except OSError as error:
@@ -141,7 +141,7 @@ def write_shard(output_dir, shard_header, results, complete):
 def read_json(path):
   """The JSON content of a file; EvaluationError naming it when it does not read."""
   try:
-    with open(path) as file:
+    with open(path, encoding='utf-8') as file:
       return json.load(file)
   except (OSError, json.JSONDecodeError) as error:
     raise EvaluationError(f'cannot read {path}: {error}') from None

@@ -61,8 +61,9 @@ def ranking(header, results):
 
 
 def main(argv=None):
+  """Command line: writes the difficulty strata of a results directory."""
   parser = argparse.ArgumentParser(prog='agents.evaluation.strata',
-                                   description=__doc__.split('\n')[0])
+                                   description=__doc__.split('\n', maxsplit=1)[0])
   parser.add_argument('--results_dir', default=None,
                       help='a finished station_seeker big_eval (else flown into --output_dir)')
   parser.add_argument('--output_dir', default='strata_station_seeker_big_eval')

@@ -345,6 +345,7 @@ class AgentWithSimplePolicy(Agent):
   def policy(self, observation):
     """The action for one observation."""
 
+  # pylint: disable-next=arguments-differ
   def eval(self, eval_horizon=10**5, n_simulations=10, gamma=1.0):
     """Mean discounted return of `policy` over `n_simulations` episodes of `eval_env`.
 

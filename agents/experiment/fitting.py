@@ -104,7 +104,6 @@ def run_fit(spec, quiet=True):
 
 
 def _imported_modules():
-  import sys
   return sys.modules
 
 
@@ -113,7 +112,6 @@ LOG_NAME = 'fit.log'
 
 def _redirect_output(run_dir):
   """Sends this process's stdout and stderr (TensorFlow's C++ lines too) to `run_dir/fit.log`."""
-  import sys
   os.makedirs(run_dir, exist_ok=True)
   log = os.open(os.path.join(run_dir, LOG_NAME), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
   sys.stdout.flush()

@@ -84,7 +84,8 @@ def make_sampler(name, space, seed, sampler_kwargs=None):
     return optuna.samplers.GridSampler(**dict(dict(seed=seed), **kwargs))
   if name == 'cmaes':
     try:
-      import cmaes  # noqa: F401  (Optuna's CMA-ES sampler needs it)
+      # Optuna's CMA-ES sampler needs it.
+      import cmaes  # noqa: F401  pylint: disable=unused-import
     except ImportError as error:
       raise SearchError("sampler='cmaes' needs the 'cmaes' package: pip install "
                         "'batchppo-agents[experiment]' (or pip install cmaes).") from error

@@ -37,7 +37,8 @@ def bind_gin(args):
   except run_helpers.UnknownAgentError as error:
     raise BadInputError(f'--agent: {error}') from None
   except run_helpers.GinConfigError as error:
-    flag = '--gin_bindings' if 'binding' in str(error).split(':')[0] else '--agent_gin_file'
+    head = str(error).split(':', maxsplit=1)[0]
+    flag = '--gin_bindings' if 'binding' in head else '--agent_gin_file'
     raise BadInputError(f'{flag}: {error}') from None
   except ImportError as error:
     raise BadInputError(str(error)) from None
@@ -46,7 +47,9 @@ def bind_gin(args):
 def make_env(env_name, wind_field, renderer=None):
   """`gymnasium.make(env_name)`; the balloon with `wind_field`'s wind and, with a renderer,
   frames (`render_mode='rgb_array'`)."""
-  import agents.env  # noqa: F401, PLC0415 - registers the balloon
+  # Registers the balloon.
+  # pylint: disable-next=unused-import
+  import agents.env  # noqa: F401, PLC0415
   try:
     gymnasium.spec(env_name)
   except gymnasium.error.Error as error:

@@ -262,7 +262,7 @@ def eval_agent(agent, env, eval_suite, *, render_period=10, calculate_flight_pat
                                         suites_lib.complete(eval_suite, environment))
   batched = _batched_agent(agent, environment, batch_size)
   _set_eval_mode(batched)
-  observation_space, action_space = environment.spaces
+  _, action_space = environment.spaces
   policy = _AgentPolicy(batched, action_space)
   slabs = max(1, min(workers, batched.batch_size))
   flown = runner.fly(

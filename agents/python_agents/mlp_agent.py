@@ -51,7 +51,8 @@ class MLPAgent(agent.Agent):
         raise ValueError(f'MLPAgent: {name} must be an int >= 1, got {value!r}.')
     if not 0 <= gamma <= 1:
       raise ValueError(f'MLPAgent: gamma must lie in [0, 1], got {gamma!r}.')
-    if not learning_rate > 0:
+    # Written so that NaN fails too.
+    if not learning_rate > 0:  # pylint: disable=unnecessary-negation
       raise ValueError(f'MLPAgent: learning_rate must be positive, got {learning_rate!r}.')
     super().__init__(num_actions, observation_shape)
     self._gamma = float(gamma)

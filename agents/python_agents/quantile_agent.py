@@ -55,7 +55,7 @@ def _kind_keys(kind):
 
 
 
-def _begin_episode(qrdqn, rows):
+def _begin_episode(qrdqn, rows):  # pylint: disable=redefined-outer-name
   """Starts the episodes of `rows` (an op run for its effect; a tf.function returns none)."""
   qrdqn.begin_episode(rows)
 

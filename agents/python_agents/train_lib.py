@@ -108,7 +108,9 @@ def make_batch_env(env_id, num_balloons, num_processes=None, *, max_episode_step
       num_processes, int) or num_processes < (1 if processes else 0)):
     raise ValueError(f'num_processes must be an int >= 0 (0: in this process), got '
                      f'{num_processes!r}.')
-  import agents.env  # noqa: F401, PLC0415 - registers the project's environments
+  # Registers the project's environments.
+  # pylint: disable-next=unused-import
+  import agents.env  # noqa: F401, PLC0415
   spec = gymnasium.spec(env_id)
   environment = {
       'id': env_id, 'kwargs': env_kwargs, 'imports': ['agents.env'],
@@ -234,6 +236,7 @@ class _TrainingLoop:
     self.iteration_means = {}
 
   def run(self, start_iteration, num_iterations, progress):
+    """Runs the iterations from `start_iteration`, reporting to `progress`."""
     agent = self.agent
     agent.set_summary_writer(self.dispatcher.get_summary_writer())
     agent.set_mode(agent_lib.AgentMode.TRAIN)

@@ -62,7 +62,7 @@ def hold(directory, what='directory'):
 def _holder(inode):
   """'pid N: command line' of the process holding a flock on `inode`, if the system says."""
   try:
-    with open('/proc/locks') as locks:
+    with open('/proc/locks', encoding='utf-8') as locks:
       for line in locks:  # '1: FLOCK  ADVISORY  WRITE <pid> <major>:<minor>:<inode> 0 EOF'
         fields = line.split()
         if 'FLOCK' not in fields or '->' in fields:

@@ -81,7 +81,7 @@ class BestPolicy:
     path = os.path.join(run_dir, cls.FOLDER, cls.RECORD)
     if not os.path.exists(path):
       return None
-    with open(path) as handle:
+    with open(path, encoding='utf-8') as handle:
       return json.load(handle)
 
   def offer(self, step: int, suite: str, metric: str, value: float) -> bool:
@@ -94,6 +94,6 @@ class BestPolicy:
     self._save(self.path, step, f'Selected by loop.select_suite: {metric} {value:.4f} on '
                f'{suite}, the best of the evaluation phases up to step {step}.')
     self.best = dict(step=int(step), suite=suite, metric=metric, value=float(value))
-    with open(record, 'w') as handle:
+    with open(record, 'w', encoding='utf-8') as handle:
       json.dump(self.best, handle)
     return True

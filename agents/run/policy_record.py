@@ -178,7 +178,8 @@ def _check_fields(mapping, fields, prefix, where):
     value = mapping[field]
     # A bool is an int to Python, never to a record.
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-      expected = ' or '.join('null' if kind is type(None) else kind.__name__ for kind in types)
+      expected = ' or '.join('null' if kind is type(None) else kind.__name__  # pylint: disable=unidiomatic-typecheck
+                             for kind in types)
       raise PolicyRecordError(f'{where}: field {prefix}{field} must be {expected}, got '
                               f'{value!r}.')
 
@@ -193,7 +194,7 @@ def weights_digest(directory):
   for path in paths:
     digest.update(os.path.relpath(path, directory).encode())
     with open(path, 'rb') as file:
-      for block in iter(lambda: file.read(1 << 20), b''):
+      for block in iter(lambda: file.read(1 << 20), b''):  # pylint: disable=cell-var-from-loop
         digest.update(block)
   return digest.hexdigest()
 

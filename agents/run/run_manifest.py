@@ -126,4 +126,3 @@ def _session():
       python=platform.python_version(),
       tensorflow=getattr(tensorflow, '__version__', None),
       platform=f'{platform.system()}-{platform.release()}-{platform.machine()}')
-

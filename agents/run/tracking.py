@@ -193,4 +193,3 @@ def measurements(row):
     if isinstance(value, (int, float)):
       values[f'{phase}/{key}'] = float(value)
   return values
-

@@ -59,7 +59,7 @@ def _parser(command):
     return parser
   if command in ('groups', 'ensemble'):
     return _study_parser(command)
-  parser = _Parser(prog='agents.scripts.evaluate', description=__doc__.split('\n')[0])
+  parser = _Parser(prog='agents.scripts.evaluate', description=__doc__.split('\n', maxsplit=1)[0])
   parser.add_argument('--agent', required=True,
                       help="random, an environment's baseline (the balloon's station_seeker, "
                       'random_walk, mpc, perciatelli44[:PATH]), run:<RUN_DIR>, '

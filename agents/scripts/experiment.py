@@ -67,7 +67,9 @@ def _add_experiment_flags(parser):
 
 
 def parse_args(argv):
-  parser = command_line.OneLineArgumentParser(prog=_PROG, description=__doc__.split('\n')[0])
+  """The parsed command line (`fit`, `compare` and their flags)."""
+  parser = command_line.OneLineArgumentParser(
+      prog=_PROG, description=__doc__.split('\n', maxsplit=1)[0])
   commands = parser.add_subparsers(dest='command', required=True,
                                    parser_class=command_line.OneLineArgumentParser)
   fit = commands.add_parser('fit', help='Train n_fit seeds of a config in parallel.')

@@ -107,7 +107,8 @@ def _existing(evaluation_dir, logdir, checkpoint):
 def main(argv=None):
   """Command line: export the latest (or given) checkpoint of a run; returns the exit code."""
   argv = list(sys.argv[1:] if argv is None else argv)
-  parser = command_line.OneLineArgumentParser(prog=_PROG, description=__doc__.split('\n')[0])
+  parser = command_line.OneLineArgumentParser(
+      prog=_PROG, description=__doc__.split('\n', maxsplit=1)[0])
   parser.add_argument('--logdir', required=True, help='Run directory.')
   parser.add_argument('--outdir', default=None, help='Where to write; default RUN_DIR/policy.')
   source = parser.add_mutually_exclusive_group()

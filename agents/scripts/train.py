@@ -1,6 +1,7 @@
 """Trains an agent: the command line of `agents.training.train` and of Python agents.
 
-    python -m agents.scripts.train --logdir=DIR --config=NAME|PATH.yaml [--timestamp=T]
+    python -m agents.scripts.train --logdir=DIR --config=NAME|PATH.yaml|module:function
+        [--timestamp=T]
         [--algorithm=NAME|pkg.module:Class | --agent=NAME|pkg.module:Class] [--num_agents=N]
         [--env_processes|--noenv_processes] [--seed=S] [--set section.key=VALUE ...] [--quiet]
         [--track=mlflow,wandb]
@@ -43,13 +44,15 @@ _PROG = 'agents.scripts.train'
 
 
 def parse_args(argv):
+  """The parsed flags, with `run_dir` set (a new run's or the resumed one's)."""
   parser = command_line.OneLineArgumentParser(prog=_PROG,
                                               description='Train an agent with a config.')
   parser.add_argument('--logdir', default=None,
                       help='Base directory of the runs (required unless --resume).')
   parser.add_argument('--config', default=None,
-                      help=f'One of {sorted(configs.CONFIGS)}, or the path of a YAML config '
-                      '(required unless --resume).')
+                      help=f'One of {sorted(configs.CONFIGS)}, the path of a YAML config, or '
+                      "'module:function' returning a config (BatchPPO's flat locals() or a run "
+                      'config) (required unless --resume).')
   parser.add_argument('--timestamp', default=None,
                       help='Run timestamp; an existing run with it is resumed.')
   parser.add_argument('--resume', default=None, metavar='RUN_DIR',
@@ -111,9 +114,12 @@ def run_directory(logdir, timestamp, label):
 
 
 def config_label(name_or_path):
-  """The run directory's suffix: the config name, or the YAML file's stem."""
+  """The run directory's suffix: the config name, the YAML file's stem, or the function's
+  name of a 'module:function'."""
   if name_or_path in configs.CONFIGS:
     return name_or_path
+  if name_or_path.count(':') == 1 and not os.path.exists(name_or_path):
+    return name_or_path.split(':')[1].rsplit('.', 1)[-1]
   return os.path.splitext(os.path.basename(name_or_path))[0]
 
 

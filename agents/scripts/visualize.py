@@ -21,6 +21,10 @@ otherwise, and a damaged record is one line naming the file and field. It plays
 - for the balloon, `flight-<i>.png`: the environment's own flight plot (ground
   track, altitude over the wind column, battery) at the end of the episode.
 
+BatchPPO's `--num_agents` and `--env_processes` (`--noenv_processes`) are accepted, so its
+commands run as written; episodes are played one at a time in this process, where
+they are rendered, so neither flag changes what is played.
+
 The balloon always flies with BLE's reward here, as in evaluation: a run trained
 with the shaped `progress_reward` is shown with that shaping switched off.
 """
@@ -35,7 +39,7 @@ from agents.training import command_line
 def main(argv=None):
   """Console entry point `agents-visualize`; returns the exit code."""
   parser = command_line.OneLineArgumentParser(prog='agents.scripts.visualize',
-                                              description=__doc__.split('\n')[0])
+                                              description=__doc__.split('\n', maxsplit=1)[0])
   parser.add_argument('--logdir', default=None, help='Run directory <logdir>/<time>-<config>.')
   parser.add_argument('--savedmodel', default=None,
                       help='Exported policy to fly instead of a run (agents.scripts.export).')
@@ -50,11 +54,18 @@ def main(argv=None):
   parser.add_argument('--frame_every', type=int, default=None,
                       help='Video frame every K steps; default picks by episode length.')
   parser.add_argument('--seed', type=int, default=0)
+  parser.add_argument('--num_agents', type=int, default=1,
+                      help="BatchPPO's flag, accepted: episodes are played one at a time here.")
+  parser.add_argument('--env_processes', dest='env_processes', action='store_const', const=True,
+                      default=True, help="BatchPPO's flag, accepted: episodes are played in "
+                      'this process, where they are rendered.')
+  parser.add_argument('--noenv_processes', dest='env_processes', action='store_const',
+                      const=False, help='The same as --env_processes here.')
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   from agents import configs
   from agents.evaluation import recording
   try:
-    for flag in ('num_episodes', 'max_steps', 'frame_every'):
+    for flag in ('num_episodes', 'max_steps', 'frame_every', 'num_agents'):
       value = getattr(args, flag)
       if value is not None and value < 1:
         raise configs.ConfigError(f'--{flag} must be at least 1, got {value}.')

@@ -14,7 +14,14 @@
   when it is time, runs the algorithm's update;
 - `loop`: `Loop`, the phases (train, eval) and their step counts;
 - `slab`, `batch_member`, `placement`: what a member is and where it runs;
-- `ray_member`, `ray_cluster`: a member in a Ray actor, on any node of a cluster.
+- `ray_member`, `ray_cluster`: a member in a Ray actor, on any node of a cluster;
+- BatchPPO's helpers: `AttrDict` (`attr_dict`), `nested` (map, zip, flatten, filter of
+  nested structures), `count_weights` (`weight_count`), and for users' own tests
+  `mock_environment` (`MockEnvironment`, scripted episode lengths) and `mock_algorithm`
+  (`MockAlgorithm`, records every call `simulate` makes).
+
+`tools.simulate` is the module and, called, its function `simulate.simulate` (the
+fused step inside a `tf.function`, as BatchPPO's `tools.simulate(batch_env, algo)`).
 
 Names are imported lazily: worker processes import `agents.tools.wrappers` and must
 not pay for TensorFlow, which only the in-graph batch and the fused step need.
@@ -24,13 +31,17 @@ import importlib
 
 _EXPORTS = {
     'ActionError': 'errors',
+    'AttrDict': 'attr_dict',
     'BatchEnv': 'batch_env',
     'ClosedError': 'errors',
     'ClusterLostError': 'errors',
+    'count_weights': 'weight_count',
     'ExternalProcess': 'wrappers',
     'FusedStep': 'simulate',
     'InGraphBatchEnv': 'in_graph_batch_env',
     'Loop': 'loop',
+    'MockAlgorithm': 'mock_algorithm',
+    'MockEnvironment': 'mock_environment',
     'NonFiniteError': 'errors',
     'SpaceMismatchError': 'errors',
     'WorkerDiedError': 'errors',

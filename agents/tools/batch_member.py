@@ -62,6 +62,7 @@ class InProcessSlab:
     self.action_space = self._slab.action_space
 
   def step_batch(self, actions, blocking=True, copy=True):
+    """Steps the slab: its results, or with `blocking=False` a callable returning them."""
     del copy  # Results are fresh arrays already.
     num_envs, is_vector = self.num_envs, self.is_vector
 
@@ -122,6 +123,10 @@ class InProcessGroup:
         batch_checks.check_same_space(kind, index + offset, getattr(env, f'{kind}_space'),
                                       getattr(self, f'{kind}_space'))
     self._array_observ = slab_lib.is_array_space(self.observation_space)
+    # As a slab's: which episodes ended without a reset since (EpisodeEndedError).
+    self._ended = np.zeros(self.num_envs, bool)
+    self._tracks_ends = np.array([not getattr(env.unwrapped, 'steps_finished_episodes', False)
+                                  for env in self._envs])
 
   def step_batch(self, actions, blocking=True, copy=True):
     del copy  # Results are fresh arrays already.
@@ -133,6 +138,9 @@ class InProcessGroup:
     observs, rewards = [None] * count, np.empty(count, np.float64)
     terminated, truncated = np.empty(count, bool), np.empty(count, bool)
     infos = None
+    if self._ended.any():
+      offset = int(np.flatnonzero(self._ended)[0])
+      raise errors.name_environment(errors.EpisodeEndedError([0], 1), self.index + offset, 1)
     for offset, env in enumerate(self._envs):
       try:
         observs[offset], rewards[offset], terminated[offset], truncated[offset], info = (
@@ -142,6 +150,7 @@ class InProcessGroup:
       if info:  # Rare for cheap environments: only then build the vector format.
         infos = infos or [{}] * count
         infos[offset] = slab_lib.vector_infos(info, 1, False)
+    self._ended |= (terminated | truncated) & self._tracks_ends
     return (self._stack(observs), rewards, terminated, truncated,
             slab_lib.concatenate_infos(infos, [1] * count) if infos else {})
 
@@ -158,6 +167,7 @@ class InProcessGroup:
         observ, info = self._envs[position].reset(seed=None if seed is None else int(seed))
       except Exception as error:
         raise errors.name_environment(error, self.index + position, 1) from None
+      self._ended[position] = False
       observs.append(observ)
       infos.append(slab_lib.vector_infos(info, 1, False))
     merged = slab_lib.concatenate_infos(infos, [1] * len(infos)) if any(infos) else {}
@@ -175,6 +185,7 @@ class InProcessGroup:
                              self.num_envs)
 
   def close(self):
+    """Closes every environment, then raises the first error any of them raised."""
     first_error = None
     for env in self._envs:
       try:

@@ -114,6 +114,29 @@ class ActionError(ValueError):
     return (_rebuild, (type(self), self.__dict__, self.args))
 
 
+class EpisodeEndedError(RuntimeError):
+  """An environment was stepped after its episode ended (terminated or truncated) without a
+  reset in between.
+
+  A plain Gymnasium environment would go on stepping a finished episode silently, and a
+  vector environment without autoreset fails with a bare assertion; the slab says this
+  instead, in this process and in a worker alike. Environments that may step a finished
+  episode (the balloon stays put) declare `steps_finished_episodes = True`.
+
+  Attributes:
+    positions: the positions of those environments within their slab.
+  """
+
+  def __init__(self, positions, num_envs):
+    self.positions = list(positions)
+    where = (f'environment {self.positions[0]} of its slab' if num_envs > 1
+             else 'the environment') if len(self.positions) == 1 else (
+                 f'environments {self.positions} of their slab')
+    super().__init__(f'{where[0].upper()}{where[1:]} stepped after its episode ended '
+                     '(terminated or truncated) without a reset; reset it first '
+                     '(BatchEnv.reset(indices)).')
+
+
 class SpaceMismatchError(ValueError):
   """Environments combined into one batch disagree on their spaces."""
 

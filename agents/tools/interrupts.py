@@ -134,7 +134,7 @@ def deferred_abort():
     _deferral['depth'] -= 1
   if not _deferral['depth'] and _deferral['pending'] is not None:
     pending, _deferral['pending'] = _deferral['pending'], None
-    raise pending
+    raise pending  # pylint: disable=raising-bad-type
 
 
 def exit_code(stopped_by):

@@ -65,7 +65,7 @@ def init(address=None, num_cpus=None):
   kwargs = dict(include_dashboard=False, log_to_driver=False,
                 runtime_env={'env_vars': env_vars})
   address = address or os.environ.get('RAY_ADDRESS')
-  global sessions_started
+  global sessions_started  # pylint: disable=global-statement
   sessions_started += 1
   if address:
     ray.init(address=address, **kwargs)

@@ -39,6 +39,8 @@ import functools
 
 import tensorflow as tf
 
+from agents.tools import callable_module
+
 SimulateResult = collections.namedtuple('SimulateResult', 'done, score, length, episodes')
 SimulateResult.__doc__ = """What one `simulate` call leaves behind.
 
@@ -337,3 +339,8 @@ def _as_dependencies(results):
   return dependencies
 
 
+
+
+# BatchPPO's `tools.simulate(batch_env, algorithm, ...)`: the module answers a call as
+# its function `simulate` (one copy; `from agents.tools import simulate` stays the module).
+callable_module.make_callable(__name__, 'simulate')

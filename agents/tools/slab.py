@@ -17,6 +17,8 @@ import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from agents.tools import errors
+
 # Spaces whose values are single numpy arrays of a fixed shape and dtype; only these
 # travel through shared memory and get validated as one array.
 ARRAY_SPACES = (gymnasium.spaces.Box, gymnasium.spaces.Discrete,
@@ -58,6 +60,21 @@ class Slab:
       self.action_space = env.action_space
     else:
       raise TypeError(f'Expected a gymnasium.Env or gymnasium.vector.VectorEnv, got {type(env)}.')
+    # Which environments ended an episode and have not been reset since; stepping one
+    # raises `EpisodeEndedError` unless the environment declares it may step on.
+    self.ended = np.zeros(self.num_envs, bool)
+    self.tracks_ends = not getattr(getattr(env, 'unwrapped', env), 'steps_finished_episodes',
+                                   False)
+
+  def check_not_ended(self):
+    """Raises `EpisodeEndedError` if an environment is stepped past its episode's end."""
+    if self.ended.any():
+      raise errors.EpisodeEndedError(np.flatnonzero(self.ended).tolist(), self.num_envs)
+
+  def record_ends(self, terminated, truncated):
+    """Notes the environments whose episode just ended (bool arrays or scalars)."""
+    if self.tracks_ends:
+      self.ended |= np.logical_or(terminated, truncated)
 
   def step(self, actions):
     """Steps every environment of the slab.
@@ -69,13 +86,17 @@ class Slab:
       Tuple (observ[K, ...], reward float64[K], terminated bool[K], truncated bool[K],
       raw_info), where raw_info is the environment's own info (dict or vector format).
     """
+    self.check_not_ended()
     if self.is_vector:
       observ, reward, terminated, truncated, info = self.env.step(actions)
-      return (observ, np.asarray(reward, np.float64), np.asarray(terminated, bool),
-              np.asarray(truncated, bool), info)
+      terminated, truncated = np.asarray(terminated, bool), np.asarray(truncated, bool)
+      self.record_ends(terminated, truncated)
+      return observ, np.asarray(reward, np.float64), terminated, truncated, info
     observ, reward, terminated, truncated, info = self.env.step(actions[0])
+    terminated, truncated = np.array([terminated], bool), np.array([truncated], bool)
+    self.record_ends(terminated, truncated)
     return (batch_single(self.observation_space, observ), np.array([reward], np.float64),
-            np.array([terminated], bool), np.array([truncated], bool), info)
+            terminated, truncated, info)
 
   def reset(self, indices=None, seeds=None):
     """Resets some environments of the slab.
@@ -93,6 +114,7 @@ class Slab:
       if len(indices) != 1 or indices[0] != 0:
         raise IndexError(f'A single environment has only index 0, got {indices.tolist()}.')
       observ, info = self.env.reset(seed=seeds[0])
+      self.ended[0] = False
       return batch_single(self.observation_space, observ), vector_infos(info, 1, False)
     mask = np.zeros(self.num_envs, bool)
     mask[indices] = True
@@ -100,6 +122,7 @@ class Slab:
     for index, seed in zip(indices, seeds):
       all_seeds[index] = seed
     observ, info = self.env.reset(seed=all_seeds, options={'reset_mask': mask})
+    self.ended[indices] = False
     return select(observ, indices), select(info, indices)
 
   def close(self):

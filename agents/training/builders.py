@@ -179,4 +179,3 @@ def restore_algorithm(run_dir, checkpoint=None, is_training=None):
     # An algorithm may checkpoint the variable it was given; the caller's mode wins.
     is_training.assign(mode)
   return config, algorithm, observation_space, action_space
-

@@ -9,8 +9,7 @@ import tensorflow as tf
 
 from agents.algorithms import algorithm
 from agents.tools import batch_env as batch_env_lib
-from agents.tools import in_graph_batch_env, simulate
-from tests.helpers import mock_environment
+from agents.tools import in_graph_batch_env, mock_environment, simulate
 
 
 def _docstring_example():

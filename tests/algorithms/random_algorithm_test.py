@@ -11,9 +11,8 @@ import tensorflow as tf
 
 from agents.algorithms import random_algorithm
 from agents.tools import batch_env as batch_env_lib
-from agents.tools import in_graph_batch_env
+from agents.tools import in_graph_batch_env, mock_environment
 from agents.tools import loop as loop_lib
-from tests.helpers import mock_environment
 
 
 def _batch(action_space, durations=([2], [3], [4])):

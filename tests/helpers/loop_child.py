@@ -11,9 +11,8 @@ the same objects.
 import sys
 
 from agents.tools import batch_env as batch_env_lib
-from agents.tools import in_graph_batch_env
+from agents.tools import in_graph_batch_env, mock_algorithm, mock_environment
 from agents.tools import loop as loop_lib
-from tests.helpers import mock_algorithm, mock_environment
 
 
 def build(logdir):

@@ -8,8 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from agents.tools import batch_env as batch_env_lib
-from agents.tools import in_graph_batch_env, space_spec
-from tests.helpers import mock_environment
+from agents.tools import in_graph_batch_env, mock_environment, space_spec
 
 
 def _build(durations=([2], [3]), info_specs=mock_environment.INFO_SPECS, seed=None,

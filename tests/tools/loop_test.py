@@ -14,9 +14,9 @@ import tensorflow as tf
 
 from agents.run import metrics_writer
 from agents.tools import batch_env as batch_env_lib
-from agents.tools import in_graph_batch_env
+from agents.tools import in_graph_batch_env, mock_algorithm, mock_environment
 from agents.tools import loop as loop_lib
-from tests.helpers import events, loop_child, mock_algorithm, mock_environment
+from tests.helpers import events, loop_child
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

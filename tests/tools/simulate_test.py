@@ -7,8 +7,7 @@ import tensorflow as tf
 
 from agents.algorithms import algorithm
 from agents.tools import batch_env as batch_env_lib
-from agents.tools import errors, in_graph_batch_env, simulate
-from tests.helpers import mock_algorithm, mock_environment
+from agents.tools import errors, in_graph_batch_env, mock_algorithm, mock_environment, simulate
 
 # Three environments with varied episode lengths: 2; 3; and 1, 4 in turn.
 DURATIONS = [[2], [3], [1, 4]]

@@ -56,6 +56,7 @@ class PolicyValueNetwork(tf.Module):
 
   recurrent = False
 
+  # pylint: disable-next=unused-argument
   def __init__(self, observ_size, action_space, policy_layers, value_layers, activation,
                init_std, seed, name, matmul_dtype='float32'):
     super().__init__(name=name)
@@ -144,6 +145,7 @@ class RecurrentPolicy(PolicyValueNetwork):
     return self._head_to_params(self.head(state)), state
 
   def policy_sequence(self, observ, state, reset):
+    """The policy's parameters over whole sequences [N, T, P] (see the module docstring)."""
     features = apply_over_leading_axes(self.encoder, observ)
 
     def step(previous, elems):

@@ -396,5 +396,3 @@ class PPO(algorithm.InGraphAlgorithm):
         tf.cast(tf.abs(ratio - 1.0) > self.config.clip_ratio, tf.float32))
     return dict(policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
                 clip_fraction=clip_fraction, gradient_norm=gradient_norm)
-
-

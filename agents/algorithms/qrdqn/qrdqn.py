@@ -100,7 +100,7 @@ class QuantileNetwork(tf.Module):
     Raises:
       ConfigError: the count or a shape differs from this network's (named).
     """
-    layers = [*self.body.layers, self.body.head]
+    layers = [*self.body.layers, self.body.head]  # pylint: disable=redefined-outer-name
     if len(weights) != len(layers):
       raise ConfigError(f"Config key 'network.initial_weights' gives {len(weights)} layers; "
                         f'the network has {len(layers)} (network.hidden_layers and the output).')

@@ -88,6 +88,9 @@ class BalloonEnv(gymnasium.Env):
   """
 
   metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 10}
+  # A finished balloon stays put when stepped (evaluation flies ended rows on);
+  # slabs need not refuse it (`agents.tools.errors.EpisodeEndedError`).
+  steps_finished_episodes = True
 
   def __init__(self, render_mode=None, wind=None, power_sun='episode_start',
                gp_predict_dtype=np.float32, progress_reward=0.0, lookahead=None, *,
@@ -230,6 +233,9 @@ class BalloonVectorEnv(VectorEnv):
 
   metadata = {'autoreset_mode': AutoresetMode.DISABLED, 'render_modes': ['rgb_array'],
               'render_fps': 10}
+  # A finished balloon stays put when stepped (evaluation flies ended rows on);
+  # slabs need not refuse it (`agents.tools.errors.EpisodeEndedError`).
+  steps_finished_episodes = True
 
   def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS, wind='procedural',
                render_mode=None, seed=None, power_sun='episode_start',
@@ -350,7 +356,7 @@ class BalloonVectorEnv(VectorEnv):
       return None
     return self._renderer.render(self.render_mode)
 
-  def close_extras(self, **kwargs):
+  def close_extras(self, **kwargs):  # pylint: disable=unused-argument
     if self._renderer is not None:
       self._renderer.close()
 

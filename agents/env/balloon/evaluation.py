@@ -79,7 +79,7 @@ def strata_ranking():
     FileNotFoundError: strata.json is missing (the message says how to regenerate it).
   """
   try:
-    with open(STRATA_PATH) as file:
+    with open(STRATA_PATH, encoding='utf-8') as file:
       return json.load(file)
   except FileNotFoundError:
     raise FileNotFoundError(f'the strata ranking {STRATA_PATH} is missing; regenerate it '

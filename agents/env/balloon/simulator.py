@@ -99,7 +99,10 @@ class BalloonSimulator:
     self._seed_stream = np.random.default_rng(None if seed is None else check_seed(seed))
     self.atmosphere = atmosphere_lib.Atmosphere(np.full(count, 0.5))
     self.safety = safety.SafetyLayers(count, power_sun)
-    zeros = lambda: np.zeros(count)
+
+    def zeros():
+      return np.zeros(count)
+
     self.start_unix_s, self.station_lat_deg, self.station_lng_deg = zeros(), zeros(), zeros()
     self.x, self.y, self.time_elapsed_s = zeros(), zeros(), zeros()
     self.physical = physics.SlabState.zeros(count)

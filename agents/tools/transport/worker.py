@@ -73,9 +73,9 @@ def run(reader, writer, constructor_bytes, parent_pid, registry):
       try:
         if message == wire.FAST_STEP or message[:1] == wire.FAST_RESET:
           if message == wire.FAST_STEP:
-            info = fast_step()
+            info = fast_step()  # pylint: disable=not-callable
           else:
-            info = fast_reset(*wire.decode_fast_reset(message))
+            info = fast_reset(*wire.decode_fast_reset(message))  # pylint: disable=not-callable
           if info:
             channel.send(wire.encode_info_reply(info))
           else:
@@ -153,7 +153,9 @@ def serve(slab, command, args):
   """Executes one pickled request other than step/spaces/attach/close."""
   if command == 'reset':
     seed, options = args
-    return slab.env.reset(seed=seed, options=options)
+    result = slab.env.reset(seed=seed, options=options)
+    slab.ended[:] = False
+    return result
   if command == 'reset_batch':
     return slab.reset(*args)
   if command == 'call':
@@ -209,8 +211,12 @@ def make_fast_step(slab, views):
   reward, terminated, truncated = views['reward'], views['terminated'], views['truncated']
   env, shape = slab.env, observ.shape
 
+  ended = slab.ended
+
   def step_single():
     # A plain environment: skip the slab's batching, this is the hot path.
+    if ended[0]:
+      slab.check_not_ended()
     result = env.step(actions[0].copy())
     value = result[0]
     if np.shape(value) != shape[1:]:
@@ -218,6 +224,8 @@ def make_fast_step(slab, views):
                        f'observation space shape {shape[1:]}.')
     observ[0] = value
     reward[0], terminated[0], truncated[0] = result[1], result[2], result[3]
+    if result[2] or result[3]:
+      slab.record_ends(True, False)
     return result[4]
 
   def step_slab():
@@ -244,6 +252,7 @@ def make_fast_reset(slab, views):
     if indices != [0]:
       raise IndexError(f'A single environment has only index 0, got {indices}.')
     value, info = env.reset(seed=None if seeds is None else seeds[0])
+    slab.ended[0] = False
     if np.shape(value) != shape[1:]:
       raise ValueError(f'Observation of shape {np.shape(value)} does not match the '
                        f'observation space shape {shape[1:]}.')

@@ -316,7 +316,7 @@ def main(argv=None):
   """Command line: `fetch [--wheel=WHEEL] [--path=DEST]`; returns the exit code."""
   from agents.training.command_line import OneLineArgumentParser
   parser = OneLineArgumentParser(prog='agents.env.balloon.controllers.perciatelli44',
-                                 description=__doc__.split('\n')[0])
+                                 description=__doc__.split('\n', maxsplit=1)[0])
   commands = parser.add_subparsers(dest='command', required=True,
                                    parser_class=OneLineArgumentParser)
   fetch_parser = commands.add_parser(

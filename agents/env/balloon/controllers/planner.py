@@ -87,7 +87,7 @@ class PlannerConfig:
       raise ValueError(f'PlannerConfig needs horizon_s > switch_after_s >= rollout_step_s '
                        f'for two-stage plans, got {self.horizon_s}, {self.switch_after_s} and '
                        f'{self.rollout_step_s}.')
-    if not (self.horizon_s >= self.rollout_step_s > 0):
+    if not self.horizon_s >= self.rollout_step_s > 0:
       raise ValueError(f'PlannerConfig needs horizon_s >= rollout_step_s > 0, got '
                        f'{self.horizon_s} and {self.rollout_step_s}.')
 

@@ -255,9 +255,11 @@ def lookahead_block(simulator, lookahead):
   if switch:
     computed = picked_valid.sum(axis=1)
     follow = _follow_levels(lookahead, computed)
-    distance_km = _shifted_second_stage(switch_state, later, follow)
+    distance_km = _shifted_second_stage(
+        switch_state, later, follow)  # pylint: disable=possibly-used-before-assignment
     per_level[..., 2 * len(checkpoints):spread_start] = _two_stage_features(
-        lookahead, switch_reward_sum, distance_km)
+        lookahead, switch_reward_sum,  # pylint: disable=possibly-used-before-assignment
+        distance_km)
   block = np.empty((count, constants.NUM_COLUMN_LEVELS, lookahead.features_per_level),
                    np.float32)
   block[...] = lookahead.padding()
@@ -346,7 +348,7 @@ def _two_stage_features(lookahead, reward_switch, distance_km):
   # The second stage's running sums; the first stage's sum joins at the horizons read.
   later_sum = np.cumsum(reward.distance_reward(distance_km, np.float32), axis=-1)
   switch = lookahead.switch_step()
-  features = []
+  features = []  # pylint: disable=redefined-outer-name
   for checkpoint in lookahead.checkpoints():
     if checkpoint <= switch:
       continue

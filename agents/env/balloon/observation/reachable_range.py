@@ -55,7 +55,6 @@ def build_table(atmosphere, start_unix_s, station_lat_deg, station_lng_deg, eart
     at times 0, 1 h, …, 48 h after the episode start.
   """
   count = atmosphere.num_balloons
-  atmosphere = atmosphere
   bottom = atmosphere.pressure_at_height(np.full(count, constants.ALTITUDE_MIN_M))
   column = np.linspace(_COLUMN_TOP_PA, bottom, _COLUMN_LEVELS, axis=1)          # [K, 20]
   _, column_temperature, _ = atmosphere.at_pressure(column)
@@ -116,4 +115,3 @@ def lookup(table, elapsed_s):
   rows = np.arange(len(elapsed_s))
   values = table[rows, index] * (1.0 - weight) + table[rows, index + 1] * weight
   return values[:, 0], values[:, 1]
-

@@ -96,4 +96,3 @@ def vent_mass_flow(m, pressure, superpressure, internal_temperature):
   positive_superpressure = m.maximum(superpressure, 0.0)
   gas_density = (positive_superpressure + pressure) * _GAS_DENSITY_FACTOR / internal_temperature
   return -_VENT_FACTOR * m.sqrt(2.0 * positive_superpressure * gas_density)
-

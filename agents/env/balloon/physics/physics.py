@@ -209,6 +209,7 @@ class ScalarSunForcing:
       latitude, longitude = solar.latlng_from_offset(
           station_lat_deg, station_lng_deg, x + offset * drift_x, y + offset * drift_y, m)
       ends.append((latitude, longitude, solar.sun_terms(unix_time_s + _DT * offset, m)))
+    # pylint: disable-next=unbalanced-tuple-unpacking
     (lat0, lng0, (dec0, eot0, flux0)), (lat1, lng1, (dec1, eot1, flux1)) = ends
     self.end = tuple(np.array([value]) for value in (lat1, lng1)) + (
         tuple(np.array([value]) for value in (dec1, eot1, flux1)),)

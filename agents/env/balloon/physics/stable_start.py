@@ -24,6 +24,7 @@ def ballonet_air_for_neutral_buoyancy(ambient_density):
       / constants.AIR_MOLAR_MASS, 0.0)
 
 
+# pylint: disable-next=redefined-outer-name
 def stable_internal_temperature(ambient_temperature, ambient_density, sun_heat_per_area,
                                 earth_heat):
   """The internal temperature where dT/dt = 0 at volume V0 (any broadcastable shapes)."""

@@ -186,7 +186,7 @@ class StaticWind:
       raise ValueError(f'StaticWind needs num_balloons >= 1, got {num_balloons}.')
     self.num_balloons = int(num_balloons)
 
-  def sample(self, indices, rngs):
+  def sample(self, indices, rngs):  # pylint: disable=unused-argument
     """No-op: the static field has no randomness (kept for the common interface)."""
     check_indices(indices, self.num_balloons, 'StaticWind.sample')
 

@@ -402,4 +402,3 @@ class WindGP:
     self._alpha[rows] = np.matmul(precision, self._errors[rows])
     kernels.write_weights(self._precision, self._alpha, self._weights, rows, self._block_size)
     self._since_refresh[rows] = 0
-

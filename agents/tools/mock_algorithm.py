@@ -1,4 +1,4 @@
-"""An in-graph algorithm that records every call `simulate` makes, for tests.
+"""An in-graph algorithm that records every call `simulate` makes, for tests (yours too).
 
 Like BatchPPO's mock algorithm, it acts with zeros and learns nothing; what it
 offers is `calls`, the ordered list of (method, data) pairs recorded from

@@ -1,4 +1,4 @@
-"""A deterministic Gymnasium environment that records what was done to it, for tests.
+"""A deterministic Gymnasium environment that records what was done to it, for tests (yours too).
 
 Like BatchPPO's `MockEnvironment`: episode lengths are given up front, so a
 test knows exactly on which step each environment of a batch ends, and which
@@ -54,7 +54,7 @@ class MockEnvironment(gymnasium.Env):
     """Index of the current episode (the number of resets minus one)."""
     return len(self.steps) - 1
 
-  def reset(self, seed=None, options=None):
+  def reset(self, *, seed=None, options=None):
     self.seeds.append(seed)
     self.steps.append(0)
     self._done = False
