@@ -89,7 +89,8 @@ class BalloonEnv(gymnasium.Env):
 
     Args:
       render_mode: None, 'human' (draws a matplotlib figure) or 'rgb_array'.
-      wind: 'procedural' (§10 forecast + error field) or 'static' (§10 static field).
+      wind: 'generative' (BLE's: its VAE decoder's forecast + its simplex noise),
+        'procedural' (§10 forecast + error field) or 'static' (§10 static field).
       power_sun: the power safety layer's sunrise and sunset: 'episode_start' (BLE) or
         'balloon' (at the balloon's current position; see safety.py).
       gp_predict_dtype: np.float32 (default) or np.float64, the wind GP's prediction.
@@ -199,7 +200,7 @@ class BalloonVectorEnv(VectorEnv):
     Args:
       num_envs: number of balloons B.
       max_episode_steps: steps before truncation (None: never).
-      wind: 'procedural' or 'static'.
+      wind: 'generative', 'procedural' or 'static' (as for BalloonEnv).
       render_mode: None or 'rgb_array' (draws balloon 0).
       seed: seeds the stream of episode seeds used when reset gets no seed.
       power_sun: as for BalloonEnv.

@@ -8,9 +8,10 @@ the balloon BLE's way:
   one per worker process, for a suite's episode length and wind;
 - seeds: suite seed s is flown as episode seed `EVALUATION_SEED_BASE + s` (2**62 + s),
   a space the balloon never draws training episodes from;
-- suites: the option `wind` ('procedural' or 'static'), and the five difficulty strata
-  of `big_eval` (`strata.json`, next to this module; `python -m agents.evaluation.strata`
-  regenerates it) besides BLE's named suites, which every environment has;
+- suites: the option `wind` ('generative', 'procedural' or 'static'), and the five
+  difficulty strata of `big_eval` (`strata.json`, next to this module;
+  `python -m agents.evaluation.strata` regenerates it) besides BLE's named suites, which
+  every environment has;
 - metrics: BLE's EvaluationResult fields per seed, `time_within_radius` (steps within
   50 km / steps flown), `twr50` (/ the suite's episode length, the headline metric),
   `out_of_power`, `envelope_burst`, `zeropressure`, and the flight path when asked;
@@ -35,8 +36,8 @@ from agents.env.balloon import constants
 from agents.env.balloon.controllers import baselines, perciatelli44, planner
 from agents.env.balloon.env import BalloonVectorEnv
 from agents.env.balloon.episode_start import EVALUATION_SEED_BASE
+from agents.env.balloon.wind.slab_wind import WINDS
 
-WINDS = ('procedural', 'static')
 STRATA = ('hardest_strata', 'hard_strata', 'mid_strata', 'easy_strata', 'easiest_strata')
 STRATUM_SIZE = 2000
 STRATA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'strata.json')
@@ -300,7 +301,7 @@ def fly(policy, seeds, wind='procedural', steps=constants.EPISODE_STEPS):
   Args:
     policy: callable observations [B, 1099] -> actions [B], with begin_episode(indices).
     seeds: episode seeds, one balloon each.
-    wind: 'procedural' or 'static'.
+    wind: 'generative', 'procedural' or 'static'.
     steps: episode length (960 for TWR50).
 
   Returns:

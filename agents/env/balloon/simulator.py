@@ -68,7 +68,8 @@ class BalloonSimulator:
 
     Args:
       num_balloons: B ≥ 1.
-      wind: 'procedural' (§10 forecast + error field) or 'static' (§10 static field).
+      wind: 'generative' (BLE's: its VAE decoder's forecast + its simplex noise),
+        'procedural' (§10 forecast + error field) or 'static' (§10 static field).
       max_episode_steps: if set, a balloon is truncated after this many steps (the vector
         face uses 960); None leaves truncation to a TimeLimit wrapper.
       seed: seeds the stream of episode seeds used when `reset` gets no seed.
