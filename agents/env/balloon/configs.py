@@ -148,7 +148,7 @@ def balloon_finetune_perciatelli():
   Two fine-tunes of its 2M steps (17-20 minutes each on 2 cores) flew `small_eval` at
   0.357 and 0.367, +0.046 [+0.015, +0.080] over the released weights (0.316), paired;
   on BLE's reward alone the same run read +0.005. Its weights must be on this machine
-  (`python -m agents.env.balloon.controllers.perciatelli44 fetch`), else building the
+  (`python -m agents.env.balloon.ble_models fetch`), else building the
   run fails in one line that says so.
   """
   from agents.env.balloon.controllers import perciatelli44
