@@ -210,6 +210,9 @@ an object whose attributes, each optional, replace or add to that (see
     table_columns, table_note, training_row, distribution   # tables, rows and plots
     episode_length                     # suites' default (else the spec's max_episode_steps)
     check_options(options) -> options  # environment-specific suite options (ValueError)
+    suite_defaults(env_kwargs) -> options  # the options an agent trained with env_kwargs
+      # is flown with when the suite names none (the balloon: its wind)
+    suite_option_keys                  # environment kwargs that are also suite options
     named_suites: {name: () -> seeds}  # besides BLE's names, which every environment has
     episode_seed(suite_seed) -> reset seed
     make_slab(num_envs, episode_length, options, flight_paths) -> autoreset-off VectorEnv
@@ -225,6 +228,20 @@ an object whose attributes, each optional, replace or add to that (see
       # OSError on bad input (a missing weights file), refused before anything is flown
     flight_renderer(slab, row) -> renderer with record() and draw(figure)
 """
+
+CONFIG_DEFAULTS = Registry('config defaults')
+"""What an environment defaults to, named in every validated config: Gymnasium id ->
+`complete(environment)` returning the config's `environment` section with those defaults
+filled in where it names none (the balloon: `kwargs.wind: generative`), so a run's
+config.yaml records them."""
+
+SAVED_CONFIGS = Registry('saved-config completion')
+"""What a config saved by an earlier version leaves out: Gymnasium id -> `complete(environment)`
+returning the config's `environment` section with what the environment then defaulted to
+named (the balloon: `kwargs.wind: procedural`, its wind before the wind was named). Applied
+to every config read back from a run's config.yaml or a policy record
+(`agents.configs.from_saved`) before `CONFIG_DEFAULTS`, so old runs resume and old policies
+fly as they were."""
 
 WORKER_PRELOADS = Registry('worker preload')
 """What the worker processes of an environment should start with: Gymnasium id -> a tuple

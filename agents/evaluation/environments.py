@@ -72,6 +72,8 @@ class EnvironmentEvaluation:
     # with them is flown with them (the balloon's `lookahead`).
     self.observation_keys = tuple(self._get('observation_kwargs', ()))
     self.final_frame_plot = bool(self._get('final_frame_plot', False))
+    # The environment keyword arguments that are also suite options (the balloon's wind).
+    self.suite_option_keys = tuple(self._get('suite_option_keys', ()))
 
   def playback_summary(self, trace):
     """Per-episode values of a played episode from its step infos ({key: [values]})."""
@@ -139,6 +141,16 @@ class EnvironmentEvaluation:
   def acts_in_slab(self, agent):
     """Whether `agent` is a baseline whose actions its slab computes (`slab_constructor`)."""
     return bool(getattr(self.baselines.get(agent), 'acts_in_slab', False))
+
+  def made_options(self, env_kwargs):
+    """The suite options an environment made with `env_kwargs` names (`suite_option_keys`)."""
+    return {key: env_kwargs[key] for key in self.suite_option_keys if key in (env_kwargs or {})}
+
+  def suite_defaults(self, env_kwargs):
+    """The suite options an agent trained with `env_kwargs` is flown with when the suite
+    names none (the plug-in's `suite_defaults`; the balloon: its wind), else {}."""
+    defaults = self._get('suite_defaults', None)
+    return {} if defaults is None else dict(defaults(dict(env_kwargs or {})))
 
   def observation_kwargs(self, env_kwargs):
     """The part of a run's environment kwargs that shapes the observation (see

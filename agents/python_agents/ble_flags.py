@@ -104,10 +104,11 @@ def _boolean(text):
 
 
 def wind_option(wind_field):
-  """The balloon's `wind` for BLE's `--wind_field`: 'generative' -> 'procedural' (the
-  project's generated wind field), 'simple' -> 'static' (BLE's simple static field)."""
+  """The balloon's `wind` for BLE's `--wind_field`: 'generative' -> 'generative' (BLE's
+  VAE forecast and simplex noise), 'simple' -> 'static' (BLE's simple static field), and
+  this project's 'procedural' (its own generated field) -> 'procedural'."""
   return WIND_FIELDS[wind_field]
 
 
-WIND_FIELDS = {'generative': 'procedural', 'simple': 'static'}
+WIND_FIELDS = {'generative': 'generative', 'simple': 'static', 'procedural': 'procedural'}
 RENDERERS = ('matplotlib',)

@@ -185,8 +185,12 @@ def eval_agent(agent, env, eval_suite, *, render_period=10, calculate_flight_pat
   del render_period
   env_id = env_id_of(env)
   environment = environments.get(env_id)
-  suite = (get_eval_suite(eval_suite, env_id) if isinstance(eval_suite, str)
-           else suites_lib.complete(eval_suite, environment))
+  # The suite flies in the given environment's wind (as BLE's does) unless it names one.
+  spec = getattr(env, 'spec', None) or getattr(getattr(env, 'unwrapped', None), 'spec', None)
+  defaults = environment.made_options(getattr(spec, 'kwargs', None))
+  suite = (suites_lib.get_suite(eval_suite, env_id, defaults) if isinstance(eval_suite, str)
+           else suites_lib.complete(suites_lib.with_defaults(eval_suite, defaults),
+                                    environment))
   batched = _batched_agent(agent, environment, batch_size)
   _set_eval_mode(batched)
   observation_space, action_space = environment.spaces

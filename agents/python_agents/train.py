@@ -14,8 +14,9 @@ configuration (`run_helpers.bind_gin_variables`), makes the environment and the 
 `checkpoints/` and `metrics/<collector>/`. With `--renderer`, the last frame is saved as
 `<base_dir>/balloon_path.png`, as BLE does. Running the same command again resumes.
 
-Differences: `--wind_field=generative` flies the project's procedural wind (BLE's is a
-learnt generative model), `simple` the static field; episodes are seeded from 0 and the
+Differences: `--wind_field=generative` (the default) flies BLE's generative wind, as
+BLE does (NumPy seeds, not JAX keys), `simple` the static field and `procedural` this
+project's own generated wind; episodes are seeded from 0 and the
 iteration (`run_training_loop`'s `seed`); an unknown collector is refused, not skipped.
 Bad input (a flag, an agent name, a gin file or binding, a base directory holding another
 agent's checkpoints) prints one line naming it and exits with code 2, before anything is

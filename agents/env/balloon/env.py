@@ -12,9 +12,10 @@ Observation: Box of 1099 float32 (balloon.md §11); action: Discrete(3), 0 DOWN,
 
 Deviations from BLE (balloon.md §15; keep this list true):
 
-- The wind forecast is generated procedurally (matching the statistics of §10) instead
-  of by BLE's VAE decoder.
-- The forecast error is our own smooth noise with BLE's scales, not OpenSimplex.
+- The default wind ('generative') is BLE's own, its VAE decoder run in NumPy plus its
+  simplex noise, drawn from the episode's NumPy generator, and decoded in float32 by
+  the machine's BLAS; `wind='procedural'` is this project's generated wind (BLE's
+  statistics, our own smooth noise with BLE's scales).
 - Random streams are numpy Generators, not JAX keys, so seed N is not BLE's seed N.
 - Gymnasium API (5-tuple step, terminated vs truncated); the 960-step limit comes from
   the registration (TimeLimit) for the single environment and from the slab itself for
@@ -83,7 +84,7 @@ class BalloonEnv(gymnasium.Env):
 
   metadata = {'render_modes': ['human', 'rgb_array'], 'render_fps': 10}
 
-  def __init__(self, render_mode=None, wind='procedural', power_sun='episode_start',
+  def __init__(self, render_mode=None, wind=constants.DEFAULT_WIND, power_sun='episode_start',
                gp_predict_dtype=np.float32, progress_reward=0.0, lookahead=None):
     """Creates the environment.
 
@@ -192,9 +193,10 @@ class BalloonVectorEnv(VectorEnv):
   metadata = {'autoreset_mode': AutoresetMode.DISABLED, 'render_modes': ['rgb_array'],
               'render_fps': 10}
 
-  def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS, wind='procedural',
-               render_mode=None, seed=None, power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0, lookahead=None):
+  def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS,
+               wind=constants.DEFAULT_WIND, render_mode=None, seed=None,
+               power_sun='episode_start', gp_predict_dtype=np.float32, progress_reward=0.0,
+               lookahead=None):
     """Creates the slab.
 
     Args:

@@ -33,10 +33,10 @@ import os
 import numpy as np
 
 from agents.env.balloon import constants
+from agents.env.balloon.constants import DEFAULT_WIND, LEGACY_WIND, WINDS
 from agents.env.balloon.controllers import baselines, perciatelli44, planner
 from agents.env.balloon.env import BalloonVectorEnv
 from agents.env.balloon.episode_start import EVALUATION_SEED_BASE
-from agents.env.balloon.wind.slab_wind import WINDS
 
 STRATA = ('hardest_strata', 'hard_strata', 'mid_strata', 'easy_strata', 'easiest_strata')
 STRATUM_SIZE = 2000
@@ -64,10 +64,16 @@ def check_options(options):
   if unknown:
     raise ValueError(f'option {unknown[0]}={options[unknown[0]]} is not one of the '
                      "balloon's suite options ['wind'].")
-  wind = options.get('wind', 'procedural')
+  wind = options.get('wind', DEFAULT_WIND)
   if wind not in WINDS:
     raise ValueError(f'wind must be one of {WINDS}, got {wind!r}.')
   return {'wind': wind}
+
+
+def suite_defaults(env_kwargs):
+  """The wind an agent trained with `env_kwargs` is flown in when a suite names none: its
+  training wind (`procedural` for a config saved before the wind was named)."""
+  return {'wind': env_kwargs.get('wind', LEGACY_WIND)}
 
 
 @functools.cache
@@ -280,6 +286,8 @@ class BalloonEvaluation:
                'mpc': ModelPredictive, 'perciatelli44': perciatelli44.Perciatelli44}
   episode_seed = staticmethod(episode_seed)
   check_options = staticmethod(check_options)
+  suite_defaults = staticmethod(suite_defaults)
+  suite_option_keys = ('wind',)
   make_slab = staticmethod(make_slab)
   episode_metrics = EpisodeMetrics
   flight_renderer = staticmethod(flight_renderer)
@@ -295,7 +303,7 @@ class BalloonEvaluation:
 BALLOON_EVALUATION = BalloonEvaluation()
 
 
-def fly(policy, seeds, wind='procedural', steps=constants.EPISODE_STEPS):
+def fly(policy, seeds, wind=DEFAULT_WIND, steps=constants.EPISODE_STEPS):
   """Flies one episode per seed as one slab and returns per-episode metrics.
 
   Args:

@@ -62,8 +62,9 @@ class BalloonSimulator:
   solar_power = _physical_field('solar_power')
   status = _physical_field('status')
 
-  def __init__(self, num_balloons, wind='procedural', max_episode_steps=None, seed=None,
-               power_sun='episode_start', gp_predict_dtype=np.float32, progress_reward=0.0):
+  def __init__(self, num_balloons, wind=constants.DEFAULT_WIND, max_episode_steps=None,
+               seed=None, power_sun='episode_start', gp_predict_dtype=np.float32,
+               progress_reward=0.0):
     """Creates the slab; call `reset` before `step`.
 
     Args:

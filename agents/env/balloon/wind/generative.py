@@ -183,10 +183,11 @@ class GenerativeForecast(wind_forecast.WindForecast):
 
     Args:
       num_balloons: number of balloons B in the slab.
-      decoder: a `Decoder` (None: `Decoder.load()`, fetching the weights if needed).
+      decoder: a `Decoder` (None: `Decoder.load()` at the first `sample`, fetching the
+        weights if needed, so a slab built only for its spaces needs none).
     """
     super().__init__(num_balloons)
-    self._decoder = decoder if decoder is not None else Decoder.load()
+    self._decoder = decoder
 
   def sample(self, indices, rngs):
     """Decodes a new field for each balloon in `indices`: a latent from its Generator.
@@ -202,5 +203,7 @@ class GenerativeForecast(wind_forecast.WindForecast):
                        f'{len(rngs)} generators.')
     if not len(indices):
       return
+    if self._decoder is None:
+      self._decoder = Decoder.load()
     latents = np.stack([rng.standard_normal(LATENT_SIZE) for rng in rngs]).astype(np.float32)
     self._grid[indices] = to_grid(self._decoder(latents))

@@ -7,12 +7,10 @@ plus the random-Fourier error field); 'static', the §10 static field without er
 
 import numpy as np
 
+from agents.env.balloon.constants import DEFAULT_WIND, LEGACY_WIND, WINDS
 from agents.env.balloon.wind import forecast_error, wind_forecast, wind_gp
 
-WINDS = ('generative', 'procedural', 'static')
-DEFAULT_WIND = 'generative'
-# What a config, run or policy record saved before the wind was named flew in.
-LEGACY_WIND = 'procedural'
+__all__ = ['DEFAULT_WIND', 'LEGACY_WIND', 'WINDS', 'SlabWind', 'check_wind']
 
 
 def check_wind(wind):
