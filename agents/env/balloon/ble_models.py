@@ -187,7 +187,8 @@ def write_checked(data: bytes, path, expected_sha256, what) -> str:
     raise WeightsError(f'{what} has SHA-256 {digest}, not {expected_sha256} '
                        f'(BLE {VERSION} ships the latter); nothing written.')
   os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-  partial = f'{path}.partial'
+  # A name of this process's own: worker processes that start together may all fetch.
+  partial = f'{path}.{os.getpid()}.partial'
   with open(partial, 'wb') as file:
     file.write(data)
   os.replace(partial, path)
