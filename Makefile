@@ -37,10 +37,13 @@ docs: install
 # The bytecode and the balloon's Numba kernels are compiled first: the suite starts about
 # a hundred Python processes, and on a fresh clone each of them would compile the package
 # again where PYTHONDONTWRITEBYTECODE is set (about 35 s of CPU in all), and the first ones
-# to fly a balloon would each compile its kernels (about 5 s each).
+# to fly a balloon would each compile its kernels (about 5 s each). BLE's model files (the
+# generative wind's decoder, Perciatelli44) are fetched once into the user's cache, so the
+# tests that need them run.
 test: lint docs
 	$(PY) -m compileall -q agents tests examples
 	$(PY) -m agents.env.balloon.precompile
+	$(PY) -m agents.env.balloon.ble_models fetch
 	$(PY) -m tests.run_all
 
 clean:

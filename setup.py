@@ -61,6 +61,11 @@ _SETUP_ARGUMENTS = dict(
         'threadpoolctl>=3.1',
         # Compiled inner loops of the balloon's wind GP and forecast (kernels.py).
         'numba>=0.60',
+        # BLE's generative wind: its simplex noise (noise4, bit-identical to the 0.3
+        # noise4d BLE calls) and its decoder's weights file (wind/simplex_noise.py,
+        # wind/generative.py).
+        'opensimplex>=0.4.5,<0.5',
+        'msgpack>=1.0',
         # Evaluation statistics: bootstrap intervals and Wilcoxon (scipy), IQM and the
         # probability of improvement (rliable).
         'scipy>=1.10',

@@ -243,6 +243,8 @@ class EnvironmentPlugin:
       `controller=name`), its policy sending placeholders; one with `spec_argument =
       'WHAT'` is also named `name:<WHAT>` and built (batch_size, episode_length,
       argument), its optional `describe(argument)` returning what results record of it.
+    suite_option_keys: environment keyword arguments that are also suite options (the
+      balloon's wind).
     playback_kwargs: environment keyword arguments for playing episodes (`visualize`).
     observation_kwargs: environment keyword arguments that shape the observation: an
       agent trained with them is flown with them.
@@ -275,6 +277,7 @@ class EnvironmentPlugin:
   baselines: Mapping[str, Any] = MappingProxyType({})
   playback_kwargs: Mapping[str, Any] = MappingProxyType({})
   observation_kwargs: tuple[str, ...] = ()
+  suite_option_keys: tuple[str, ...] = ()
   final_frame_plot: bool = False
   make_slab: Callable[..., Any] | None = None
   episode_metrics: Callable[..., Any] | None = None
@@ -293,10 +296,30 @@ class EnvironmentPlugin:
                        'which has none.')
     return {}
 
+  def suite_defaults(self, env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The suite options an agent trained with `env_kwargs` is flown with when the suite
+    names none (the balloon: its training wind); generic: none."""
+    del env_kwargs
+    return {}
+
   def episode_seed(self, suite_seed: int) -> int:
     """The seed an episode is reset with for a suite seed (generic: the seed itself)."""
     return int(suite_seed)
 
+
+CONFIG_DEFAULTS = Registry('config defaults')
+"""What an environment defaults to, named in every validated config: Gymnasium id ->
+`complete(environment)` returning the config's `environment` section with those defaults
+filled in where it names none (the balloon: `kwargs.wind: generative`), so a run's
+config.yaml records them."""
+
+SAVED_CONFIGS = Registry('saved-config completion')
+"""What a config saved by an earlier version leaves out: Gymnasium id -> `complete(environment)`
+returning the config's `environment` section with what the environment then defaulted to
+named (the balloon: `kwargs.wind: procedural`, its wind before the wind was named). Applied
+to every config read back from a run's config.yaml or a policy record
+(`agents.configs.from_saved`) before `CONFIG_DEFAULTS`, so old runs resume and old policies
+fly as they were."""
 
 WORKER_PRELOADS = Registry('worker preload')
 """What the worker processes of an environment should start with: Gymnasium id -> a tuple

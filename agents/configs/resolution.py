@@ -193,8 +193,21 @@ def validate(config: Mapping[str, Any]) -> RunConfig:
                        sections.network_kind_config(name, ordered['network'].get('kind'))):
     if hasattr(config_class, 'check_run'):
       config_class.check_run(ordered)
+  # What the environment defaults to, named (plugins.CONFIG_DEFAULTS: the balloon's wind).
+  complete = plugins.CONFIG_DEFAULTS.find(ordered['environment']['id'])
+  if complete is not None:
+    ordered['environment'] = complete(ordered['environment'])
   check_environment(ordered)
   return RunConfig(ordered)
+
+
+def _complete_saved(data):
+  """A saved config's mapping with what its environment then defaulted to named
+  (plugins.SAVED_CONFIGS), before validation names today's defaults."""
+  environment = data.get('environment')
+  env_id = environment.get('id') if isinstance(environment, dict) else None
+  complete = plugins.SAVED_CONFIGS.find(env_id) if isinstance(env_id, str) else None
+  return data if complete is None else dict(data, environment=complete(environment))
 
 
 def check_environment(config):
@@ -311,7 +324,7 @@ def from_saved(data, where):
   if not isinstance(data, dict):
     raise ConfigError(f'{where}: a config is a mapping, not {type(data).__name__}.')
   try:
-    return validate(data)
+    return validate(_complete_saved(data))
   except ConfigError as error:
     raise ConfigError(f'{where}: {error}') from None
 

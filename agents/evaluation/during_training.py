@@ -52,8 +52,11 @@ def check(config, key='eval_suite'):
   name = config['loop'].get(key)
   if not name:
     return None
+  env_id = config['environment']['id']
+  # The suite flies in the run's own wind unless it names another.
+  defaults = environments.get(env_id).suite_defaults(config['environment'].get('kwargs'))
   try:
-    return suites.get_suite(name, config['environment']['id'])
+    return suites.get_suite(name, env_id, defaults)
   except EvaluationError as error:
     raise ValueError(f"Config key 'loop.{key}': {error}") from None
 

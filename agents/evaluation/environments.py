@@ -82,6 +82,8 @@ class EnvironmentEvaluation:
     # with them is flown with them (the balloon's `lookahead`).
     self.observation_keys = tuple(plugin.observation_kwargs)
     self.final_frame_plot = bool(plugin.final_frame_plot)
+    # The environment keyword arguments that are also suite options (the balloon's wind).
+    self.suite_option_keys = tuple(plugin.suite_option_keys)
 
   def playback_summary(self, trace: Mapping[str, Any]) -> dict[str, Any]:
     """Per-episode values of a played episode from its step infos ({key: [values]})."""
@@ -139,6 +141,16 @@ class EnvironmentEvaluation:
     """Whether `agent` is a baseline whose actions its slab computes (`slab_constructor`)."""
     baseline = self.baselines.get(agent) if agent is not None else None
     return bool(getattr(baseline, 'acts_in_slab', False))
+
+  def made_options(self, env_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The suite options an environment made with `env_kwargs` names (`suite_option_keys`)."""
+    env_kwargs = env_kwargs or {}
+    return {key: env_kwargs[key] for key in self.suite_option_keys if key in env_kwargs}
+
+  def suite_defaults(self, env_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The suite options an agent trained with `env_kwargs` is flown with when the suite
+    names none (the plug-in's `suite_defaults`; the balloon: its wind)."""
+    return dict(self.plugin.suite_defaults(dict(env_kwargs or {})))
 
   def observation_kwargs(self, env_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
     """The part of a run's environment kwargs that shapes the observation (see

@@ -317,6 +317,26 @@ def observation_kwargs(spec, environment):
   Raises:
     EvaluationError: an unreadable config or a damaged record.
   """
+  kwargs = _trained_env_kwargs(spec)
+  return {} if kwargs is None else environment.observation_kwargs(kwargs)
+
+
+def suite_defaults(spec, environment):
+  """The suite options an agent is flown with when its suite names none
+  (`EnvironmentEvaluation.suite_defaults`: the balloon's wind it trained in): from a
+  run's config (`run:`) or an exported policy's record (`savedmodel:`); {} for any other
+  agent (the environment's defaults).
+
+  Raises:
+    EvaluationError: an unreadable config or a damaged record.
+  """
+  kwargs = _trained_env_kwargs(spec)
+  return {} if kwargs is None else environment.suite_defaults(kwargs)
+
+
+def _trained_env_kwargs(spec):
+  """The environment kwargs of the config a `run:` or `savedmodel:` agent trained with,
+  as saved (None for other agents, or none saved)."""
   kind, rest = split_spec(spec)
   config = None
   if kind == 'run' and os.path.exists(os.path.join(rest, 'config.yaml')):
@@ -329,8 +349,8 @@ def observation_kwargs(spec, environment):
     record = saved_model_record(rest)
     config = None if record is None else record['config']
   if not config:
-    return {}
-  return environment.observation_kwargs((config.get('environment') or {}).get('kwargs') or {})
+    return None
+  return (config.get('environment') or {}).get('kwargs') or {}
 
 
 def resolve_checkpoint(run_dir, checkpoint=None):

@@ -62,7 +62,10 @@ def run_shards(agent, suite, output_dir, num_shards=None, shard_indices=None, ad
   num_shards = num_shards or cluster_cpus(ray)
   shard_indices = range(num_shards) if shard_indices is None else shard_indices
   env_id = policies_lib.resolve_env_id(agent, env_id)
-  suite = suites_lib.complete(suite, environments.get(env_id))
+  environment = environments.get(env_id)
+  suite = suites_lib.complete(
+      suites_lib.with_defaults(suite, policies_lib.suite_defaults(agent, environment)),
+      environment)
   agent_info = policies_lib.describe_agent(agent, checkpoint)
   os.makedirs(output_dir, exist_ok=True)
   headers, done = {}, {}

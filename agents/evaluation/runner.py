@@ -218,6 +218,9 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
   environment = environments.get(env_id or (
       environments.default_env_id() if policy is not None
       else policies_lib.resolve_env_id(agent)))
+  if policy is None:
+    # A trained agent flies in its own wind unless the suite names one.
+    suite = suites_lib.with_defaults(suite, policies_lib.suite_defaults(agent, environment))
   suite = suites_lib.complete(suite, environment)
   seeds = [int(seed) for seed in seeds]
   if not seeds:

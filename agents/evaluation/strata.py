@@ -2,11 +2,12 @@
 
     OPENBLAS_NUM_THREADS=1 python -m agents.evaluation.strata [--results_dir=DIR] [--workers=2]
 
-Flies (or, with `--results_dir`, reads) the station seeker on `big_eval` with procedural
-wind, ranks the 10,000 seeds hardest first (by TWR50, then cumulative reward, then seed)
-and writes `agents/env/balloon/strata.json`: `hardest_strata` is the first 2,000 seeds of
-the ranking, ..., `easiest_strata` the last 2,000. BLE ranks its strata the same way on
-its own winds; ours are ranked on our procedural wind, so seed N is not BLE's seed N.
+Flies (or, with `--results_dir`, reads) the station seeker on `big_eval` (in the default
+wind, BLE's generative one; the shipped ranking was flown in the procedural wind), ranks
+the 10,000 seeds hardest first (by TWR50, then cumulative reward, then seed) and writes
+`agents/env/balloon/strata.json`: `hardest_strata` is the first 2,000 seeds of the
+ranking, ..., `easiest_strata` the last 2,000. BLE ranks its strata the same way on
+its own winds; ours are ranked on our winds, so seed N is not BLE's seed N.
 
 The strata's names, size and file are the balloon's evaluation plug-in's (`strata`,
 `stratum_size`, `strata_path`), found as the plug-in that has the station seeker.
@@ -55,8 +56,9 @@ def ranking(header, results):
     twr = np.array([by_seed[seed].twr50 for seed in members])
     strata[name] = {'station_seeker_twr50_mean': round(float(twr.mean()), 4),
                     'station_seeker_twr50_range': [float(twr.min()), float(twr.max())]}
+  wind = header['suite'].get('wind', 'procedural')
   return {'ranked_by': 'station_seeker TWR50 (steps within 50 km / 960) on big_eval, '
-                       'procedural wind; ties by cumulative reward, then seed',
+                       f'{wind} wind; ties by cumulative reward, then seed',
           'command': COMMAND, 'strata': strata, 'seeds_hardest_first': seeds}
 
 

@@ -52,8 +52,11 @@ def evaluate(agent, suite, output_dir, num_shards=1, shard_index=None, workers=2
     EvaluationError: bad input; nothing already written is lost.
   """
   env_id = policies.resolve_env_id(agent, env_id)
-  suite = (suites_lib.get_suite(suite, env_id) if isinstance(suite, str)
-           else suites_lib.complete(suite, environments.get(env_id)))
+  environment = environments.get(env_id)
+  # An agent trained in one wind flies in it unless the suite names another.
+  defaults = policies.suite_defaults(agent, environment)
+  suite = (suites_lib.get_suite(suite, env_id, defaults) if isinstance(suite, str)
+           else suites_lib.complete(suites_lib.with_defaults(suite, defaults), environment))
   runner.check_sizes(workers, slab_size)
   if os.path.exists(output_dir) and not os.path.isdir(output_dir):
     raise EvaluationError(f'--output_dir {output_dir} is a file, not a folder.')

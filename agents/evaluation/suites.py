@@ -167,13 +167,16 @@ def suite_names(env_id=None):
   return (*BLE_SUITES, *environment.named_suites)
 
 
-def get_suite(name, env_id=None):
+def get_suite(name, env_id=None, defaults=None):
   """The named suite, or a custom one from `custom:seeds=...,episode_length=...,key=value`.
 
   Args:
-    name: a suite name (see `suite_names`) or a custom suite.
+    name: a suite name (see `suite_names`), with options after a colon
+      (`small_eval:wind=procedural`), or a custom suite.
     env_id: the environment (its named suites, episode length and options); None: the
       default one (see `environments.default_env_id`).
+    defaults: options the suite takes where it names none (an agent's own, see
+      `with_defaults`), before the environment's.
 
   Returns:
     The `Suite`, completed for its environment (see `complete`).
@@ -182,20 +185,32 @@ def get_suite(name, env_id=None):
     EvaluationError: an unknown name, or a custom suite that does not parse.
   """
   environment = environments.get(env_id or environments.default_env_id())
-  if name in BLE_SUITES:
-    suite = Suite(name, range(BLE_SUITES[name]))
-  elif name in environment.named_suites:
+  base, colon, rest = name.partition(':') if isinstance(name, str) else (name, '', '')
+  if base in BLE_SUITES:
+    suite = Suite(base, range(BLE_SUITES[base]))
+  elif base in environment.named_suites:
     try:
-      suite = Suite(name, environment.named_suites[name]())
+      suite = Suite(base, environment.named_suites[base]())
     except (OSError, ValueError) as error:
-      raise EvaluationError(f'suite {name!r}: {error}') from None
+      raise EvaluationError(f'suite {base!r}: {error}') from None
   elif isinstance(name, str) and name.startswith('custom'):
     suite = parse_suite(name)
+    colon = ''
   else:
     raise EvaluationError(
         f'unknown suite {name!r}; choose one of {", ".join(suite_names(environment.env_id))}'
         ', or custom:seeds=A-B|S1;S2;...,episode_length=N[,option=value...].')
-  return complete(suite, environment)
+  if colon:
+    # A named suite with options: `small_eval:wind=procedural`.
+    suite = suite.replace(options=_parse_options(name, rest))
+  return complete(with_defaults(suite, defaults), environment)
+
+
+def with_defaults(suite, defaults):
+  """The suite with `defaults` for the options it does not name (those it names win)."""
+  if not defaults:
+    return suite
+  return suite.replace(options={**defaults, **suite.options})
 
 
 def parse_suite(text):
@@ -220,6 +235,17 @@ def parse_suite(text):
   except ValueError as error:
     raise EvaluationError(f'custom suite {text!r}: {error}') from None
   return Suite(fields['name'], seeds, episode_length, **options)
+
+
+def _parse_options(text, body):
+  """{key: value} of `key=value,...` (the options after a named suite's colon)."""
+  options = {}
+  for item in filter(None, body.split(',')):
+    key, equals, value = item.partition('=')
+    if not equals or not key:
+      raise EvaluationError(f'suite {text!r}: expected key=value, got {item!r}.')
+    options[key] = value
+  return options
 
 
 def parse_seeds(text):

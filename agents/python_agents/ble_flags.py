@@ -106,10 +106,11 @@ def _boolean(text):
 
 def wind_option(wind_field):
   """The balloon's `wind` for BLE's `--wind_field`, by name (`ble_names.wind_mode`):
-  'simple' -> 'static' (BLE's simple static field), 'generative' -> 'generative' once the
-  balloon has that mode, else the nearest it has ('procedural')."""
+  'generative' -> 'generative' (BLE's VAE forecast and simplex noise), 'simple' ->
+  'static' (BLE's simple static field), and this project's 'procedural' (its own
+  generated field) -> 'procedural'."""
   return ble_names.wind_mode(wind_field)
 
 
-WIND_FIELDS = tuple(ble_names.WIND_FIELDS)
+WIND_FIELDS = (*ble_names.WIND_FIELDS, 'procedural')
 RENDERERS = ('matplotlib',)

@@ -15,12 +15,13 @@ object per seed, to `<output_dir>/<suite>/<name>.json`, the name being
 appended when `--num_shards` > 1. The defaults are BLE's: `--agent=dqn`,
 `--suite=big_eval` (10,000 seeds), `--output_dir=/tmp/ble/eval`.
 
-Differences: `--wind_field=generative` flies the balloon's `wind='generative'` when it
-has that mode, else its procedural wind, `simple` the static field; `--renderer` and
-`--render_period` are accepted and unused (draw flights with `agents.scripts.visualize`).
-Bad input (a flag, an agent, a gin file or binding, a shard index not below
-`--num_shards`, a checkpoint that does not load) prints one line naming it and exits
-with code 2, before anything is written.
+Differences: `--wind_field=generative` (the default) flies BLE's generative wind, as
+BLE does (wind/generative.py; NumPy seeds, not JAX keys), `simple` the static field and
+`procedural` this project's own generated wind; `--renderer` and `--render_period` are
+accepted and unused (draw flights with `agents.scripts.visualize`). Bad input (a flag,
+an agent, a gin file or binding, a shard index not below `--num_shards`, a checkpoint that
+does not load) prints one line naming it and exits with code 2, before anything is
+written.
 """
 
 import os

@@ -14,12 +14,13 @@ configuration (`run_helpers.bind_gin_variables`), makes the environment and the 
 `checkpoints/` and `metrics/<collector>/`. With `--renderer`, the last frame is saved as
 `<base_dir>/balloon_path.png`, as BLE does. Running the same command again resumes.
 
-Differences: `--wind_field=generative` flies the balloon's `wind='generative'` when it has
-that mode, else its procedural wind, `simple` the static field (`ble_names`); episodes
-are seeded from 0 and the iteration (`run_training_loop`'s `seed`); an unknown collector
-is refused, not skipped. Bad input (a flag, an agent name, a gin file or binding, a base
-directory holding another agent's checkpoints) prints one line naming it and exits with
-code 2, before anything is written. The gin bindings need gin-config (`pip install 'agents[gin]'`).
+Differences: `--wind_field=generative` (the default) flies BLE's generative wind, as
+BLE does (NumPy seeds, not JAX keys), `simple` the static field and `procedural` this
+project's own generated wind (`ble_names`); episodes are seeded from 0 and the
+iteration (`run_training_loop`'s `seed`); an unknown collector is refused, not skipped.
+Bad input (a flag, an agent name, a gin file or binding, a base directory holding another
+agent's checkpoints) prints one line naming it and exits with code 2, before anything is
+written. The gin bindings need gin-config (`pip install 'agents[gin]'`).
 """
 
 import os

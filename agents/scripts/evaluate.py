@@ -69,8 +69,11 @@ def _parser(command):
                       "baseline's, else the one with an evaluation plug-in, the balloon)")
   parser.add_argument('--suite', default='small_eval',
                       help="micro_eval, tiny_eval, small_eval, medium_eval, big_eval, the "
-                      "environment's own (the balloon: *_strata, all_strata), or "
-                      'custom:seeds=A-B,episode_length=N[,option=value] (the balloon: wind=W)')
+                      "environment's own (the balloon: *_strata, all_strata), with options "
+                      'after a colon (small_eval:wind=procedural), or '
+                      'custom:seeds=A-B,episode_length=N[,option=value] (the balloon: '
+                      "wind=generative|procedural|static; default: a trained agent's own "
+                      'wind, else generative)')
   parser.add_argument('--output_dir', required=True)
   parser.add_argument('--num_shards', type=int, default=None)
   parser.add_argument('--shard_index', type=int, default=None)

@@ -30,7 +30,8 @@ class NamedConfigsTest(unittest.TestCase):
   def test_balloon_keeps_its_values(self):
     balloon = configs.resolve('balloon')
     self.assertEqual(balloon['environment']['num_agents'], 256)
-    self.assertEqual(balloon['environment']['kwargs'], {'progress_reward': 0.2})
+    self.assertEqual(balloon['environment']['kwargs'],
+                     {'progress_reward': 0.2, 'wind': 'generative'})
     self.assertEqual(balloon['algorithm']['segment_length'], 30)
     # Every update still learns from 7,680 samples.
     self.assertEqual(balloon['environment']['num_agents'] * balloon['algorithm']['segment_length'],

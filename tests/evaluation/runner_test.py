@@ -12,7 +12,7 @@ from agents.evaluation import policies, results, runner, suites
 from agents.evaluation.errors import EvaluationError
 from tests.helpers import fake_agents
 
-SHORT = suites.Suite('short', range(6), episode_length=20)
+SHORT = suites.Suite('short', range(6), episode_length=20, wind='procedural')
 
 
 def by_seed(items):
@@ -56,7 +56,7 @@ class FlyTest(unittest.TestCase):
     flown = by_seed(runner.fly('station_seeker', SHORT, SHORT.seeds, workers=0))
     direct = balloon_evaluation.fly(baselines.StationSeekerPolicy(),
                                 [suites.episode_seed(seed) for seed in SHORT.seeds],
-                                steps=SHORT.episode_length)
+                                wind='procedural', steps=SHORT.episode_length)
     for index, seed in enumerate(SHORT.seeds):
       # BatchEnv carries rewards as float32.
       self.assertAlmostEqual(flown[seed].cumulative_reward, direct['reward'][index], places=4)
@@ -101,7 +101,7 @@ class FlyTest(unittest.TestCase):
   def test_ble_agent_through_the_adapter(self):
     adapter = policies.make_policy('tests.helpers.fake_agents:BLEStyleAgent', 2)
     self.assertIsInstance(adapter, policies.BLEAgentAdapter)
-    suite = suites.Suite('two', range(2), episode_length=5)
+    suite = suites.Suite('two', range(2), episode_length=5, wind='procedural')
     flown = runner.fly('ble', suite, suite.seeds, workers=0, policy=adapter)
     self.assertEqual(len(flown), 2)
     for agent in adapter._agents:

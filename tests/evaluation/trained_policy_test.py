@@ -37,7 +37,7 @@ def tiny_balloon_run_and_warnings():
     (run_dir, the warnings logged by the package while training).
   """
   from agents.training import trainer
-  config = tiny_run.tiny_config('balloon', **{
+  config = tiny_run.tiny_config('balloon', wind='procedural', **{
       'environment.num_agents': 2, 'environment.processes': False,
       'environment.max_episode_steps': 8, 'loop.steps': 32, 'loop.log_every': 16,
       'algorithm.segment_length': 16, 'loop.steps_per_call': 16, 'loop.eval_every': 16,
@@ -73,7 +73,7 @@ class TrainedPolicyTest(unittest.TestCase):
 
   def test_the_batch_acts_as_the_training_graph_does(self):
     run_dir = tiny_balloon_run()
-    slab = BalloonVectorEnv(2)
+    slab = BalloonVectorEnv(2, wind='procedural')
     observations, _ = slab.reset(seed=[suites.episode_seed(5), suites.episode_seed(6)])
     batched = policies.make_policy(f'run:{run_dir}', 8)
     trained = DeterministicPolicy(run_dir)  # algorithm.perform, as in training
@@ -122,7 +122,8 @@ class TrainedPolicyTest(unittest.TestCase):
     run_dir = os.path.join(tempfile.mkdtemp(), 'run')
     for overrides, message in (
         ({'loop.eval_suite': 'huge_eval'}, "loop.eval_suite.*unknown suite 'huge_eval'"),):
-      config = tiny_run.tiny_config('balloon', **{'loop.eval_every': 64, **overrides})
+      config = tiny_run.tiny_config('balloon', wind='procedural',
+                                    **{'loop.eval_every': 64, **overrides})
       with self.assertRaisesRegex(configs.ConfigError, message):
         trainer.train(config, run_dir, quiet=True)
     config = tiny_run.tiny_config('cartpole', **{'loop.eval_every': 64,

@@ -21,7 +21,8 @@ class CommandLineTest(unittest.TestCase):
     logdir = tempfile.mkdtemp()
     tiny = [f'--set=agent.{key}={value}' for key, value in TINY.items()]
     common = ['--logdir', logdir, '--timestamp', 'T', '--config', 'balloon', '--num_agents',
-              '2', '--noenv_processes', '--set', 'environment.max_episode_steps=12', '--quiet']
+              '2', '--noenv_processes', '--set', 'environment.max_episode_steps=12', '--quiet',
+              '--set', 'environment.kwargs={progress_reward: 0.2, wind: procedural}']
     code, _, stderr = run([*common, '--agent', 'examples.dqn_agent:BatchedDQNAgent',
                            '--set', 'loop.steps=24', *tiny])
     self.assertEqual(code, 0, stderr)
@@ -38,10 +39,12 @@ class ExperimentManagerTest(unittest.TestCase):
 
   def test_two_fits_of_the_dqn_class_train_and_evaluate(self):
     one_balloon = (train_lib.make_batch_env, dict(env_id='BalloonLearningEnvironment-v0',
-                                                  num_balloons=1, num_processes=0))
+                                                  num_balloons=1, num_processes=0,
+                                                  wind='procedural'))
     manager = ExperimentManager(
         agent_class=DQNAgent, train_env=one_balloon, fit_budget=24, n_fit=2, seed=0,
-        init_kwargs=dict(max_episode_length=12, eval_suite='custom:seeds=0-1,episode_length=12',
+        init_kwargs=dict(max_episode_length=12,
+                         eval_suite='custom:seeds=0-1,episode_length=12,wind=procedural',
                          **TINY),
         parallelization='inline', output_dir=tempfile.mkdtemp())
     manager.fit()

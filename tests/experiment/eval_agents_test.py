@@ -15,9 +15,11 @@ _HAS_EVALUATION = importlib.util.find_spec('agents.evaluation') is not None
 # algorithm (a linear softmax policy, greedy when evaluated): policies to fly, trained in
 # a fraction of PPO's time, not good ones.
 # A short suite for the balloon: micro_eval's one seed, 32 of its 960 steps.
-_SHORT_BALLOON_SUITE = 'custom:seeds=0,episode_length=32'
+_SHORT_BALLOON_SUITE = 'custom:seeds=0,episode_length=32,wind=procedural'
 _TINY_CARTPOLE = tiny_experiment.LINEAR_OVERRIDES
-_TINY_BALLOON = dict(_TINY_CARTPOLE, **{'environment.processes': False})
+_TINY_BALLOON = dict(_TINY_CARTPOLE, **{
+    'environment.processes': False,
+    'environment.kwargs': {'progress_reward': 0.2, 'wind': 'procedural'}})
 
 
 def _cartpole_experiment(n_fit=1, fit_budget=64, **overrides):

@@ -180,11 +180,12 @@ class BLEAgentClassTest(unittest.TestCase):
 
   def test_a_ble_agent_class_fits_with_run_training_loop_and_evals_twr50(self):
     batch = (train_lib.make_batch_env, dict(env_id='BalloonLearningEnvironment-v0',
-                                            num_balloons=2, num_processes=0))
+                                            num_balloons=2, num_processes=0,
+                                            wind='procedural'))
     manager = ExperimentManager(
         agent_class=ble_agents.CountingAgent, train_env=batch, fit_budget=40, n_fit=1, seed=0,
         init_kwargs=dict(max_episode_length=10,
-                         eval_suite='custom:seeds=0-1,episode_length=12'),
+                         eval_suite='custom:seeds=0-1,episode_length=12,wind=procedural'),
         output_dir=tempfile.mkdtemp())
     manager.fit()
     # 40 steps over 2 balloons of 10-step episodes: 2 iterations, checkpointed each.

@@ -115,7 +115,8 @@ class TrainValuesTest(_OneLineTest):
   # Refused only once the environment or the network is built, after config.yaml is written.
   BUILD_CASES = [
       (['--config=balloon', '--num_agents=8', '--set', 'environment.kwargs={progress_reward: -1}'],
-       "environment.kwargs = {'progress_reward': -1}", 'progress_reward must be finite and >= 0'),
+       "environment.kwargs = {'progress_reward': -1, 'wind': 'generative'}",
+       'progress_reward must be finite and >= 0'),
       (['--config=cartpole', '--num_agents=2', '--set', 'network.kind=column'],
        'Cannot build ppo for CartPole-v1', 'balloon observation of 1099 floats', 'got 4',
        'network.kind'),

@@ -31,13 +31,23 @@ def tiny_qrdqn_config(**overrides):
   return configs.resolve('cartpole_qrdqn', dict(TINY_QRDQN_OVERRIDES, **overrides))
 
 
-def tiny_config(name='cartpole', **overrides):
+def tiny_config(name='cartpole', wind=None, **overrides):
   """The named config shrunk to a run of a few seconds; overrides by unique key name. With
-  another algorithm than PPO (`algorithm.name`), PPO's keys of the shrinking are left out."""
+  another algorithm than PPO (`algorithm.name`), PPO's keys of the shrinking are left out.
+  `wind` names the balloon's wind (`with_wind`)."""
   base = TINY_OVERRIDES
   if overrides.get('algorithm.name', 'ppo') != 'ppo':
     base = tiny_experiment.without_ppo_keys(base)
-  return configs.resolve(name, dict(base, **overrides))
+  config = configs.resolve(name, dict(base, **overrides))
+  return config if wind is None else with_wind(config, wind)
+
+
+def with_wind(config, wind):
+  """A balloon config with its wind named (the environment's `kwargs.wind`): tests name
+  'procedural', which needs no weights, where they do not test BLE's generative wind."""
+  environment = dict(config['environment'],
+                     kwargs=dict(config['environment'].get('kwargs') or {}, wind=wind))
+  return dict(config, environment=environment)
 
 
 @functools.cache

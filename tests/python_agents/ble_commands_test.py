@@ -24,7 +24,7 @@ from agents.python_agents import train_lib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TINY = ['--num_iterations=1', '--max_episode_length=3', '--episodes_per_iteration=2',
-        '--collectors=jsonl']
+        '--collectors=jsonl', '--wind_field=procedural']
 
 
 def run(main, argv):
@@ -92,7 +92,8 @@ class TrainCommandTest(unittest.TestCase):
     checkpoints = os.path.join(base_dir, 'mlp', '1', 'checkpoints')
     self.assertIn('mlp-0.npz', os.listdir(checkpoints))
     code, stderr = run(eval_command.main, [
-        '--agent=mlp', '--suite=micro_eval', f'--output_dir={output_dir}',
+        '--agent=mlp', '--suite=micro_eval', '--wind_field=procedural',
+        f'--output_dir={output_dir}',
         f'--checkpoint_dir={checkpoints}', '--checkpoint_idx=0', '--pretty_json'])
     self.assertEqual(code, 0, stderr)
     path = os.path.join(output_dir, 'micro_eval', 'mlp_0.json')
@@ -114,7 +115,7 @@ class TrainCommandTest(unittest.TestCase):
         '--collectors=nope': "--collectors: unknown collector 'nope'",
         '--env_name=Nope-v0': '--env_name=Nope-v0: ',
         # The weights named where there are none: the fetch command, in one line.
-        '--agent=finetune_perciatelli': 'perciatelli44 fetch',
+        '--agent=finetune_perciatelli': 'ble_models fetch',
         '--bogus=1': "unknown command line flag '--bogus=1'",
     }
     for flag, message in cases.items():
@@ -147,7 +148,8 @@ class EvalCommandTest(unittest.TestCase):
   def test_a_shard_flies_its_seeds(self):
     output_dir = tempfile.mkdtemp()
     code, stderr = run(eval_command.main, [
-        '--agent=random', '--suite=micro_eval', f'--output_dir={output_dir}',
+        '--agent=random', '--suite=micro_eval', '--wind_field=procedural',
+        f'--output_dir={output_dir}',
         '--num_shards=2', '--shard_idx=1', '--name_override=walk'])
     self.assertEqual(code, 0, stderr)
     with open(os.path.join(output_dir, 'micro_eval', 'walk_1.json')) as file:
@@ -164,8 +166,9 @@ class EvalCommandTest(unittest.TestCase):
     for flag, message in cases.items():
       with self.subTest(flag=flag):
         output_dir = os.path.join(tempfile.mkdtemp(), 'never')
-        argv = ['--agent=mlp', '--suite=micro_eval', '--num_shards=2', '--shard_idx=1',
-                f'--output_dir={output_dir}', f'--checkpoint_dir={tempfile.mkdtemp()}', flag]
+        argv = ['--agent=mlp', '--suite=micro_eval', '--wind_field=procedural', '--num_shards=2',
+                '--shard_idx=1', f'--output_dir={output_dir}',
+                f'--checkpoint_dir={tempfile.mkdtemp()}', flag]
         code, stderr = run(eval_command.main, argv)
         self.assertEqual(code, 2, stderr)
         self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)

@@ -4,7 +4,9 @@ Each test runs one snippet of the guide as it is written, with its import lines 
 (`balloon_learning_environment...` -> `agents...`, `gym` -> `gymnasium`), its
 placeholders (`YourAgent`, `...`, `do_something_with_eval_results`) filled with this
 test's small agent, and its budgets cut (`num_iterations=2000` -> 1, 960 steps -> 3,
-`small_eval` -> `micro_eval`), then checks what the guide promises. The snippets keep
+`small_eval` -> `micro_eval`), then checks what the guide promises. The snippets fly
+BLE's generative wind, the default, as the guide does: they skip where BLE's decoder
+weights are not on the machine. The snippets keep
 the guide's layout (its import order, 4-space indentation, `super(MyNewAgent, self)`),
 hence the file-wide exemptions below.
 """
@@ -21,6 +23,7 @@ import numpy as np
 
 import gin
 from agents.python_agents import agent as agent_lib
+from tests.helpers import ble_wind
 
 BALLOON_STEPS = 3  # max_episode_length of the cut budgets
 
@@ -74,6 +77,7 @@ class ProvidedAgentTest(unittest.TestCase):
   def setUp(self):
     self.addCleanup(fresh_gin())
 
+  @ble_wind.needs_weights
   def test_bind_gin_variables_then_create_agent_gives_the_gin_bound_agent(self):
     import gymnasium as gym  # was: gym
     from agents.python_agents import train_lib  # noqa: F401 - was: from balloon_learning_environment import train_lib
@@ -147,6 +151,7 @@ class UserGinAgentTest(unittest.TestCase):
 class TrainingScriptTest(unittest.TestCase):
   """"Create Training Script": the slimmed-down train.py."""
 
+  @ble_wind.needs_weights
   def test_one_iteration_runs_bles_50_episodes(self):
     root = tempfile.mkdtemp()
     from agents.python_agents import train_lib  # was: ...balloon_learning_environment
@@ -172,6 +177,7 @@ class TrainingScriptTest(unittest.TestCase):
     self.assertEqual(sorted(records), [0])
     self.assertEqual(records[0]['episodes'], 50)
 
+  @ble_wind.needs_weights
   def test_a_batch_counts_the_50_episodes_over_its_balloons(self):
     from agents.python_agents import train_lib
     batch = train_lib.make_batch_env('BalloonLearningEnvironment-v0', 8, num_processes=0)
@@ -183,6 +189,7 @@ class TrainingScriptTest(unittest.TestCase):
     # Six rounds of 8, then a round of 2: rows 0 and 1 fly 7 episodes, the others 6.
     self.assertEqual([single.calls['end_episode'] for single in agents], [7, 7] + [6] * 6)
 
+  @ble_wind.needs_weights
   def test_create_agents_quantile_trains_batched_on_a_batch(self):
     from agents.python_agents import run_helpers, train_lib
     quantile = run_helpers.create_agent('quantile', 3, (1099,), num_envs=4, batch_size=4,
@@ -205,6 +212,7 @@ class TrainingScriptTest(unittest.TestCase):
 class EvaluationScriptTest(unittest.TestCase):
   """"Create Evaluation Script": the slimmed-down eval.py."""
 
+  @ble_wind.needs_weights
   def test_eval_agent_returns_one_result_per_seed_of_the_suite(self):
     written = []
 

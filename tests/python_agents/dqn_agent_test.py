@@ -37,7 +37,7 @@ class DQNAgentTest(unittest.TestCase):
                                        episodes_per_iteration=None)
 
   def test_trains_checkpoints_resumes_and_evaluates(self):
-    env = gymnasium.make(constants.BALLOON_ENV_ID)
+    env = gymnasium.make(constants.BALLOON_ENV_ID, wind='procedural')
     self.addCleanup(env.close)
     agent = DQNAgent(3, (1099,), **TINY)
     initial = weights(agent)
@@ -50,14 +50,14 @@ class DQNAgentTest(unittest.TestCase):
     # The resumed agent restored the 48 training steps of the first two iterations.
     self.assertEqual(resumed.training_steps, 3 * 24)
 
-    suite = eval_lib.get_eval_suite('tiny_eval').replace(episode_length=24)
+    suite = eval_lib.get_eval_suite('tiny_eval:wind=procedural').replace(episode_length=24)
     results = eval_lib.eval_agent(resumed, env, suite, calculate_flight_path=False)
     self.assertEqual([result.seed for result in results], list(range(10)))
     self.assertTrue(all(0.0 <= result.twr50 <= 1.0 for result in results))
 
   def test_batched_form_trains_one_learner_on_a_batch(self):
     batch = train_lib.make_batch_env(constants.BALLOON_ENV_ID, 4, num_processes=0,
-                                     progress_reward=0.2)
+                                     progress_reward=0.2, wind='procedural')
     self.addCleanup(batch.close)
     agent = BatchedDQNAgent(3, (1099,), 4, **TINY)
     initial = weights(agent)
@@ -66,7 +66,7 @@ class DQNAgentTest(unittest.TestCase):
     # One update per transition from the step that brings the memory to 16 (4 per step).
     self.assertEqual(agent.learner.updates, 4 * 24 - 12)
     self.assertTrue(changed(initial, weights(agent)))
-    suite = eval_lib.get_eval_suite('tiny_eval').replace(episode_length=24)
+    suite = eval_lib.get_eval_suite('tiny_eval:wind=procedural').replace(episode_length=24)
     results = eval_lib.eval_agent(agent, None, suite, calculate_flight_path=False)
     self.assertEqual(len(results), 10)
 

@@ -14,7 +14,7 @@ from agents.python_agents import eval_lib, run_helpers
 # BLE 1.0.1's eval_lib.EvaluationResult, field for field.
 BLE_FIELDS = ['seed', 'cumulative_reward', 'time_within_radius', 'out_of_power',
               'envelope_burst', 'zeropressure', 'final_timestep', 'flight_path']
-SHORT = eval_lib.EvaluationSuite(range(5), max_episode_length=24)
+SHORT = eval_lib.EvaluationSuite(range(5), max_episode_length=24, wind='procedural')
 
 
 def station_seeker(num_actions=3, observation_shape=(1099,)):

@@ -293,7 +293,7 @@ class BatchTest(unittest.TestCase):
             os.path.join(base_dir, 'checkpoints', f'row_{row}', 'balancer_1.json')))
 
   def test_balloon_batch_in_worker_processes_reports_twr50_and_failure_flags(self):
-    batch = train_lib.make_batch_env(BALLOON, 4, num_processes=2)
+    batch = train_lib.make_batch_env(BALLOON, 4, num_processes=2, wind='procedural')
     try:
       self.assertEqual(len(batch.workers), 2)
       with tempfile.TemporaryDirectory() as base_dir:
@@ -310,7 +310,8 @@ class BatchTest(unittest.TestCase):
 
 
   def test_a_vector_environment_with_autoreset_off_is_a_batch(self):
-    slab = gymnasium.make_vec(BALLOON, num_envs=2, vectorization_mode='vector_entry_point')
+    slab = gymnasium.make_vec(BALLOON, num_envs=2, vectorization_mode='vector_entry_point',
+                              wind='procedural')
     try:
       with tempfile.TemporaryDirectory() as base_dir:
         result = train(base_dir, StayAgent(3, (1099,), 2), 2, env=slab, length=5)
@@ -356,7 +357,7 @@ class BLEAgentFileTest(unittest.TestCase):
     from agents.evaluation import policies, runner, suites
     with tempfile.TemporaryDirectory() as directory:
       module = self._import_agent_module(directory)
-      env = gymnasium.make(BALLOON)
+      env = gymnasium.make(BALLOON, wind='procedural')
       base_dir = os.path.join(directory, 'run')
       first = module.LinearQAgent(env.action_space.n, env.observation_space.shape)
       train_lib.run_training_loop(base_dir, env, first, 2, max_episode_length=10,
@@ -372,7 +373,7 @@ class BLEAgentFileTest(unittest.TestCase):
       self.assertFalse(np.array_equal(resumed.weights, saved))  # Loaded, then learned on.
       env.close()
 
-      suite = suites.Suite('tiny', range(2), episode_length=10)
+      suite = suites.Suite('tiny', range(2), episode_length=10, wind='procedural')
       evaluated = [module.LinearQAgent(3, (1099,)) for _ in suite.seeds]  # One per row.
       for agent in evaluated:
         agent.load_checkpoint(os.path.join(base_dir, 'checkpoints'), 2)

@@ -11,6 +11,8 @@ from tests.helpers import tiny_run
 from tests.helpers.evaluate_cli import run_cli
 
 SHORT_SUITE = 'custom:seeds=0-3,episode_length=12'
+# The balloon's runs name the wind that needs no weights.
+BALLOON_SUITE = f'{SHORT_SUITE},wind=procedural'
 
 
 class CommandLineTest(unittest.TestCase):
@@ -20,7 +22,7 @@ class CommandLineTest(unittest.TestCase):
     cls.root = tempfile.mkdtemp()
     cls.seeker = os.path.join(cls.root, 'seeker')
     cls.code, cls.out, _ = run_cli(
-        '--agent=station_seeker', f'--suite={SHORT_SUITE}', f'--output_dir={cls.seeker}',
+        '--agent=station_seeker', f'--suite={BALLOON_SUITE}', f'--output_dir={cls.seeker}',
         '--workers=0', '--quiet')
 
   def test_evaluates_and_writes_the_artifacts(self):
@@ -38,7 +40,7 @@ class CommandLineTest(unittest.TestCase):
   def test_shards_then_combine_then_compare(self):
     sharded = os.path.join(self.root, 'random')
     for index in (1, 0):
-      code, out, _ = run_cli('--agent=random', f'--suite={SHORT_SUITE}', '--num_shards=2',
+      code, out, _ = run_cli('--agent=random', f'--suite={BALLOON_SUITE}', '--num_shards=2',
                              f'--shard_index={index}', f'--output_dir={sharded}',
                              '--workers=0', '--quiet', '--nogallery')
       self.assertEqual(code, 0)
@@ -56,7 +58,7 @@ class CommandLineTest(unittest.TestCase):
 
   def test_combine_refuses_missing_seeds(self):
     partial = os.path.join(self.root, 'partial')
-    code, _, _ = run_cli('--agent=station_seeker', f'--suite={SHORT_SUITE}', '--num_shards=2',
+    code, _, _ = run_cli('--agent=station_seeker', f'--suite={BALLOON_SUITE}', '--num_shards=2',
                          '--shard_index=0', f'--output_dir={partial}', '--workers=0', '--quiet')
     self.assertEqual(code, 0)
     code, _, err = run_cli('combine', partial)
@@ -65,7 +67,7 @@ class CommandLineTest(unittest.TestCase):
 
   def test_bad_input_is_one_line_and_exit_code_2(self):
     empty_run = tempfile.mkdtemp()
-    base = [f'--suite={SHORT_SUITE}', '--workers=0', '--quiet']
+    base = [f'--suite={BALLOON_SUITE}', '--workers=0', '--quiet']
     cases = [
         (['--agent=station_keeper', f'--output_dir={self.root}/a'], 'unknown agent'),
         (['--agent=random', '--suite=huge_eval', f'--output_dir={self.root}/b'],

@@ -191,7 +191,7 @@ class RayTrainingTest(unittest.TestCase):
 
   def test_balloon_on_both_nodes_stopped_by_ctrl_c_leaves_no_actor_alive(self):
     # Resuming on both nodes is checked on CartPole above; here the session ends by Ctrl-C.
-    config = tiny_run.tiny_config('balloon', **_ray_overrides(**{
+    config = tiny_run.tiny_config('balloon', wind='procedural', **_ray_overrides(**{
         'environment.num_agents': 4, 'environment.envs_per_process': 2,
         'environment.max_episode_steps': 8, 'loop.steps': 10_000, 'loop.log_every': 32,
         'loop.checkpoint_every': 10_000, 'algorithm.name': tiny_experiment.LINEAR_SOFTMAX,

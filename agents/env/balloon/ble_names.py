@@ -5,8 +5,8 @@ project's (`BalloonEnv`):
 
 - `wind_field_factory`: BLE's wind fields by name: `'simple'` (or BLE's
   `SimpleStaticWindField`) is the static field (`wind='static'`), `'generative'` (or
-  BLE's `generative_wind_field_factory`) the generative wind (`wind='generative'` once
-  the balloon has that mode, the procedural wind until then); a project wind mode
+  BLE's `generative_wind_field_factory`) BLE's generative wind (`wind='generative'`,
+  the default, as in BLE); a project wind mode
   (`'procedural'`, `'static'`) is taken as it is. `run_helpers.get_wind_field_factory`
   returns these factories by BLE's names.
 - `seed`: seeds the stream of episode seeds that `reset()` without a seed draws from;
@@ -22,8 +22,6 @@ from agents.env.balloon import constants
 
 # BLE's wind field names -> the balloon's wind mode of the same meaning.
 WIND_FIELDS = {'simple': 'static', 'generative': 'generative'}
-# A wind mode the balloon does not have yet -> the nearest one it has.
-NEAREST_WIND = {'generative': 'procedural'}
 # BLE's own factories, by their names (a BLE user passes the callable itself).
 _BLE_FACTORY_NAMES = {'SimpleStaticWindField': 'simple',
                       'generative_wind_field_factory': 'generative'}
@@ -42,8 +40,6 @@ def wind_mode(name):
   """
   modes = wind_modes()
   mode = WIND_FIELDS.get(name, name)
-  if mode not in modes and mode in NEAREST_WIND:
-    mode = NEAREST_WIND[mode]
   if mode not in modes:
     raise ValueError(f'unknown wind field {name!r}: BLE names {sorted(WIND_FIELDS)}, '
                      f'wind modes {list(modes)}.')

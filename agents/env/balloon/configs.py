@@ -6,7 +6,7 @@ page (docs/results.md).
 """
 
 from agents.configs import named, sections
-from agents.env.balloon.constants import BALLOON_ENV_ID
+from agents.env.balloon.constants import BALLOON_ENV_ID, DEFAULT_WIND, LEGACY_WIND
 
 # The environment and loop sections of every balloon config.
 ENVIRONMENT = {
@@ -19,7 +19,8 @@ ENVIRONMENT = {
     'vector': True,
     # Shaped *training* reward: BLE's reward plus 0.2 per km gained toward the station
     # each step (potential-based); evaluation always flies BLE's reward.
-    'kwargs': {'progress_reward': 0.2},
+    # BLE's generative wind (the default, named so the run records it).
+    'kwargs': {'progress_reward': 0.2, 'wind': 'generative'},
 }
 
 LOOP = {
@@ -135,6 +136,26 @@ def balloon_qrdqn():
   })
 
 
+def _with_wind(environment, wind):
+  kwargs = dict(environment.get('kwargs') or {})
+  if 'wind' in kwargs:
+    return environment
+  return dict(environment, kwargs=dict(kwargs, wind=wind))
+
+
+def complete_saved(environment):
+  """A saved config's `environment` section with its wind named: one saved before the
+  wind was named (no `kwargs.wind`) flew in the procedural wind, then the default
+  (`agents.plugins.SAVED_CONFIGS`)."""
+  return _with_wind(environment, LEGACY_WIND)
+
+
+def complete_new(environment):
+  """A config's `environment` section with the default wind named where it names none
+  (`agents.plugins.CONFIG_DEFAULTS`), so its run records the wind it flies."""
+  return _with_wind(environment, DEFAULT_WIND)
+
+
 # Where QR-DQN's initial weights come from when it fine-tunes Perciatelli44.
 PERCIATELLI44_WEIGHTS = 'agents.env.balloon.controllers.perciatelli44:layer_weights'
 
@@ -148,7 +169,7 @@ def balloon_finetune_perciatelli():
   Two fine-tunes of its 2M steps (17-20 minutes each on 2 cores) flew `small_eval` at
   0.357 and 0.367, +0.046 [+0.015, +0.080] over the released weights (0.316), paired;
   on BLE's reward alone the same run read +0.005. Its weights must be on this machine
-  (`python -m agents.env.balloon.controllers.perciatelli44 fetch`), else building the
+  (`python -m agents.env.balloon.ble_models fetch`), else building the
   run fails in one line that says so.
   """
   from agents.env.balloon.controllers import perciatelli44

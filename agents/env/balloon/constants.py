@@ -122,9 +122,6 @@ DISTANCE_SQUASH_KM = 250.0
 DESCENT_COST_MIN_W = 100.0
 DESCENT_COST_MAX_W = 300.0
 
-# The wind modes of the simulator (`wind=`), which suites and BLE's names accept.
-WIND_MODES = ('procedural', 'static')
-
 # Reward (§12).
 STATION_RADIUS_KM = 50.0
 REWARD_DROPOFF = 0.4
@@ -149,3 +146,12 @@ BALLOON_ENV_ID = 'BalloonLearningEnvironment-v0'  # the Gymnasium id (agents/env
 # Actions (§13) and balloon status.
 DOWN, STAY, UP = 0, 1, 2
 STATUS_OK, STATUS_OUT_OF_POWER, STATUS_BURST, STATUS_ZEROPRESSURE = 0, 1, 2, 3
+
+# The winds (wind/slab_wind.py): 'generative', BLE's own (its VAE decoder's forecast plus
+# its simplex noise; the default, as in BLE); 'procedural', this project's generated field;
+# 'static', the §10 static field. A config, run or policy record saved before the wind was
+# named flew in LEGACY_WIND.
+WINDS = ('generative', 'procedural', 'static')
+WIND_MODES = WINDS  # the simulator's `wind=`, which suites and BLE's names accept
+DEFAULT_WIND = 'generative'
+LEGACY_WIND = 'procedural'

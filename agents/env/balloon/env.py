@@ -12,9 +12,10 @@ Observation: Box of 1099 float32 (balloon.md §11); action: Discrete(3), 0 DOWN,
 
 Deviations from BLE (balloon.md §15; keep this list true):
 
-- The wind forecast is generated procedurally (matching the statistics of §10) instead
-  of by BLE's VAE decoder.
-- The forecast error is our own smooth noise with BLE's scales, not OpenSimplex.
+- The default wind ('generative') is BLE's own, its VAE decoder run in NumPy plus its
+  simplex noise, drawn from the episode's NumPy generator, and decoded in float32 by
+  the machine's BLAS; `wind='procedural'` is this project's generated wind (BLE's
+  statistics, our own smooth noise with BLE's scales).
 - Random streams are numpy Generators, not JAX keys, so seed N is not BLE's seed N.
 - Gymnasium API (5-tuple step, terminated vs truncated; reset before the first step); BLE's
   constructor keywords are taken beside ours (`ble_names`), and `seed()`, `radius`,
@@ -100,8 +101,8 @@ class BalloonEnv(gymnasium.Env):
 
     Args:
       render_mode: None, 'human' (draws a matplotlib figure) or 'rgb_array'.
-      wind: 'procedural' (§10 forecast + error field; the default) or 'static' (§10 static
-        field).
+      wind: 'generative' (BLE's: its VAE decoder's forecast + its simplex noise; the
+        default), 'procedural' (§10 forecast + error field) or 'static' (§10 static field).
       power_sun: the power safety layer's sunrise and sunset: 'episode_start' (BLE) or
         'balloon' (at the balloon's current position; see safety.py).
       gp_predict_dtype: np.float32 (default) or np.float64, the wind GP's prediction.
@@ -121,7 +122,8 @@ class BalloonEnv(gymnasium.Env):
     if wind is not None and wind_field_factory is not None:
       raise ValueError('pass the wind once: wind (a wind mode) or wind_field_factory (BLE\'s '
                        'name for it), not both.')
-    self.wind = ('procedural' if wind is None else wind) if wind_field_factory is None else (
+    self.wind = (constants.DEFAULT_WIND if wind is None else wind) if (
+        wind_field_factory is None) else (
         ble_names.wind_of_factory(wind_field_factory))
     self.radius = ble_names.radius(station_keeping_radius_km)
     render_mode = ble_names.render_mode_of(renderer, render_mode)
@@ -237,15 +239,16 @@ class BalloonVectorEnv(VectorEnv):
   # slabs need not refuse it (`agents.tools.errors.EpisodeEndedError`).
   steps_finished_episodes = True
 
-  def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS, wind='procedural',
-               render_mode=None, seed=None, power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0, lookahead=None):
+  def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS,
+               wind=constants.DEFAULT_WIND, render_mode=None, seed=None,
+               power_sun='episode_start', gp_predict_dtype=np.float32, progress_reward=0.0,
+               lookahead=None):
     """Creates the slab.
 
     Args:
       num_envs: number of balloons B.
       max_episode_steps: steps before truncation (None: never).
-      wind: 'procedural' or 'static'.
+      wind: 'generative', 'procedural' or 'static' (as for BalloonEnv).
       render_mode: None or 'rgb_array' (draws balloon 0).
       seed: seeds the stream of episode seeds used when reset gets no seed.
       power_sun: as for BalloonEnv.

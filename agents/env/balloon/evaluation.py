@@ -8,9 +8,10 @@ the balloon BLE's way:
   one per worker process, for a suite's episode length and wind;
 - seeds: suite seed s is flown as episode seed `EVALUATION_SEED_BASE + s` (2**62 + s),
   a space the balloon never draws training episodes from;
-- suites: the option `wind` ('procedural' or 'static'), and the five difficulty strata
-  of `big_eval` (`strata.json`, next to this module; `python -m agents.evaluation.strata`
-  regenerates it) besides BLE's named suites, which every environment has;
+- suites: the option `wind` ('generative', 'procedural' or 'static'), and the five
+  difficulty strata of `big_eval` (`strata.json`, next to this module;
+  `python -m agents.evaluation.strata` regenerates it) besides BLE's named suites, which
+  every environment has;
 - metrics: BLE's EvaluationResult fields per seed, `time_within_radius` (steps within
   50 km / steps flown), `twr50` (/ the suite's episode length, the headline metric),
   `out_of_power`, `envelope_burst`, `zeropressure`, and the flight path when asked;
@@ -34,11 +35,11 @@ import numpy as np
 
 from agents import plugins
 from agents.env.balloon import constants
+from agents.env.balloon.constants import DEFAULT_WIND, LEGACY_WIND, WINDS
 from agents.env.balloon.controllers import baselines, perciatelli44, planner
 from agents.env.balloon.env import BalloonVectorEnv
 from agents.env.balloon.episode_start import EVALUATION_SEED_BASE
 
-WINDS = constants.WIND_MODES
 STRATA = ('hardest_strata', 'hard_strata', 'mid_strata', 'easy_strata', 'easiest_strata')
 STRATUM_SIZE = 2000
 STRATA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'strata.json')
@@ -65,10 +66,16 @@ def check_options(options):
   if unknown:
     raise ValueError(f'option {unknown[0]}={options[unknown[0]]} is not one of the '
                      "balloon's suite options ['wind'].")
-  wind = options.get('wind', 'procedural')
+  wind = options.get('wind', DEFAULT_WIND)
   if wind not in WINDS:
     raise ValueError(f'wind must be one of {WINDS}, got {wind!r}.')
   return {'wind': wind}
+
+
+def suite_defaults(env_kwargs):
+  """The wind an agent trained with `env_kwargs` is flown in when a suite names none: its
+  training wind (`procedural` for a config saved before the wind was named)."""
+  return {'wind': env_kwargs.get('wind', LEGACY_WIND)}
 
 
 @functools.cache
@@ -283,6 +290,8 @@ class BalloonEvaluation(plugins.EnvironmentPlugin):
                'mpc': ModelPredictive, 'perciatelli44': perciatelli44.Perciatelli44}
   episode_seed = staticmethod(episode_seed)
   check_options = staticmethod(check_options)
+  suite_defaults = staticmethod(suite_defaults)
+  suite_option_keys = ('wind',)
   make_slab = staticmethod(make_slab)
   episode_metrics = EpisodeMetrics
   flight_renderer = staticmethod(flight_renderer)
@@ -298,13 +307,13 @@ class BalloonEvaluation(plugins.EnvironmentPlugin):
 BALLOON_EVALUATION = BalloonEvaluation()
 
 
-def fly(policy, seeds, wind='procedural', steps=constants.EPISODE_STEPS):
+def fly(policy, seeds, wind=DEFAULT_WIND, steps=constants.EPISODE_STEPS):
   """Flies one episode per seed as one slab and returns per-episode metrics.
 
   Args:
     policy: callable observations [B, 1099] -> actions [B], with begin_episode(indices).
     seeds: episode seeds, one balloon each.
-    wind: 'procedural' or 'static'.
+    wind: 'generative', 'procedural' or 'static'.
     steps: episode length (960 for TWR50).
 
   Returns:

@@ -23,6 +23,10 @@ def register():
   plugins.CONFIGS.register('balloon_qrdqn', 'agents.env.balloon.configs:balloon_qrdqn')
   plugins.CONFIGS.register('balloon_finetune_perciatelli',
                            'agents.env.balloon.configs:balloon_finetune_perciatelli')
+  plugins.SAVED_CONFIGS.register(constants.BALLOON_ENV_ID,
+                                 'agents.env.balloon.configs:complete_saved')
+  plugins.CONFIG_DEFAULTS.register(constants.BALLOON_ENV_ID,
+                                   'agents.env.balloon.configs:complete_new')
   plugins.COLLECTORS.register(constants.BALLOON_ENV_ID,
                               'agents.env.balloon.collectors:default_collectors')
   plugins.SEARCH_SPACES.register('balloon', 'agents.env.balloon.search:BALLOON_SPACE')

@@ -24,7 +24,9 @@ def precompile():
   """Runs every kernel once on small inputs (compiling and caching what is not cached yet)."""
   from agents.env.balloon.controllers import baselines
   from agents.env.balloon.env import BalloonVectorEnv
-  env = BalloonVectorEnv(2, max_episode_steps=4)
+  # The procedural wind needs no weights; BLE's generative wind's own kernels (the simplex
+  # noise and its permutation tables) are compiled below.
+  env = BalloonVectorEnv(2, max_episode_steps=4, wind='procedural')
   try:
     observations, _ = env.reset(seed=[0, 1])
     for _ in range(2):
@@ -36,7 +38,12 @@ def precompile():
     baselines.station_seeker_scores(observations)
   finally:
     env.close()
-  from agents.env.balloon.wind import wind_gp
+  from agents.env.balloon.wind import simplex_noise, wind_gp
+  noise = simplex_noise.SimplexNoise(2)
+  noise.sample(np.arange(2), [np.random.default_rng(seed) for seed in range(2)])
+  points = np.zeros(2)
+  noise.query(None, points, points, np.full(2, 6000.0), points)
+  noise.query(None, points, points, np.full((2, 3), 6000.0), points)
   for dtype in (np.float32, np.float64):
     # A window of two points, refreshed every step: the third measurement drops the first.
     gp = wind_gp.WindGP(2, max_points=2, refresh_interval=1, predict_dtype=dtype)

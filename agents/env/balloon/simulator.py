@@ -62,13 +62,15 @@ class BalloonSimulator:
   solar_power = _physical_field('solar_power')
   status = _physical_field('status')
 
-  def __init__(self, num_balloons, wind='procedural', max_episode_steps=None, seed=None,
-               power_sun='episode_start', gp_predict_dtype=np.float32, progress_reward=0.0):
+  def __init__(self, num_balloons, wind=constants.DEFAULT_WIND, max_episode_steps=None,
+               seed=None, power_sun='episode_start', gp_predict_dtype=np.float32,
+               progress_reward=0.0):
     """Creates the slab; call `reset` before `step`.
 
     Args:
       num_balloons: B ≥ 1.
-      wind: 'procedural' (§10 forecast + error field) or 'static' (§10 static field).
+      wind: 'generative' (BLE's: its VAE decoder's forecast + its simplex noise),
+        'procedural' (§10 forecast + error field) or 'static' (§10 static field).
       max_episode_steps: if set, a balloon is truncated after this many steps (the vector
         face uses 960); None leaves truncation to a TimeLimit wrapper.
       seed: seeds the stream of episode seeds used when `reset` gets no seed.

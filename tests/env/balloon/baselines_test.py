@@ -45,7 +45,7 @@ class StationSeekerTest(unittest.TestCase):
   def test_compiled_actions_are_the_argmax_of_the_scores(self):
     """The compiled policy picks the first best level of `station_seeker_scores`."""
     from agents.env.balloon.env import BalloonVectorEnv
-    env = BalloonVectorEnv(32, max_episode_steps=960)
+    env = BalloonVectorEnv(32, max_episode_steps=960, wind='procedural')
     observations, _ = env.reset(seed=list(range(500, 532)))
     rng = np.random.default_rng(0)
     for _ in range(60):

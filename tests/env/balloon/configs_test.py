@@ -18,7 +18,8 @@ class NamedConfigsTest(unittest.TestCase):
     config = configs.resolve('balloon_spread')
     balloon = configs.resolve('balloon')
     self.assertEqual(config['environment']['kwargs'], {
-        'progress_reward': 0.2, 'lookahead': {'switch_hours': 3.0, 'spread_directions': 8}})
+        'progress_reward': 0.2, 'wind': 'generative',
+        'lookahead': {'switch_hours': 3.0, 'spread_directions': 8}})
     self.assertEqual(config['network'], {
         'kind': 'column', 'policy_layers': [64], 'value_layers': [128, 128], 'gru_units': 64,
         'activation': 'tanh', 'init_std': 1.0, 'matmul_dtype': 'bfloat16',
@@ -40,7 +41,8 @@ class NamedConfigsTest(unittest.TestCase):
                       if key != 'kwargs'},
                      {key: value for key, value in balloon['environment'].items()
                       if key != 'kwargs'})
-    self.assertEqual(balloon['environment']['kwargs'], {'progress_reward': 0.2})
+    self.assertEqual(balloon['environment']['kwargs'],
+                     {'progress_reward': 0.2, 'wind': 'generative'})
     self.assertEqual(config['environment']['num_agents'], 256)
 
   def test_qrdqn_shares_the_ppo_configs_environment_but_for_its_64_balloons_and_loop(self):
@@ -59,7 +61,8 @@ class NamedConfigsTest(unittest.TestCase):
     config = configs.resolve('balloon_finetune_perciatelli')
     self.assertEqual(config['environment'],
                      configs.resolve('balloon_qrdqn')['environment'])
-    self.assertEqual(config['environment']['kwargs'], {'progress_reward': 0.2})
+    self.assertEqual(config['environment']['kwargs'],
+                     {'progress_reward': 0.2, 'wind': 'generative'})
     algorithm = config['algorithm']
     self.assertEqual(
         {key: algorithm[key] for key in ('learning_rate', 'batch_size', 'epsilon_start',

@@ -27,7 +27,7 @@ class RegistrationTest(unittest.TestCase):
       episode_start.check_seed(constants.MAX_SEED)
 
   def test_make_after_import(self):
-    env = gymnasium.make(ENV_ID)
+    env = gymnasium.make(ENV_ID, wind='procedural')
     self.assertEqual(env.spec.max_episode_steps, 960)
     self.assertIsInstance(env.unwrapped, BalloonEnv)
     observation, _ = env.reset(seed=0)
@@ -37,7 +37,7 @@ class RegistrationTest(unittest.TestCase):
   def test_make_with_module_prefix(self):
     # Gymnasium 1.x no longer loads `gymnasium.envs` plugins by itself; the 'module:id'
     # form imports the registering module first.
-    env = gymnasium.make('agents.env:BalloonLearningEnvironment-v0')
+    env = gymnasium.make('agents.env:BalloonLearningEnvironment-v0', wind='procedural')
     self.assertEqual(env.spec.max_episode_steps, 960)
     env.close()
 
@@ -69,7 +69,7 @@ class SingleEnvTest(unittest.TestCase):
   def test_same_seed_same_episode(self):
     runs = []
     for _ in range(2):
-      env = BalloonEnv()
+      env = BalloonEnv(wind='procedural')
       observations = [env.reset(seed=123)[0]]
       for action in (0, 2, 1, 0):
         observations.append(env.step(action)[0])

@@ -27,7 +27,7 @@ SHORT = lookahead.Lookahead(hours=(1.0, 2.0), stride=4, step_s=1800.0)
 
 def flown(option=SHORT, steps=6, seeds=SEEDS):
   """A slab with the option after `steps` steps (the GP holds measurements)."""
-  env = BalloonVectorEnv(len(seeds), lookahead=option)
+  env = BalloonVectorEnv(len(seeds), lookahead=option, wind='procedural')
   observation, _ = env.reset(seed=seeds)
   for step in range(steps):
     observation, *_ = env.step(np.full(len(seeds), (constants.UP, constants.DOWN)[step % 2]))
@@ -124,7 +124,7 @@ class LookaheadOptionTest(unittest.TestCase):
     self.assertTrue((~padding).any(axis=1).all())  # every balloon has computed levels
 
   def test_single_environment_matches_the_slab(self):
-    env = BalloonEnv(lookahead={'hours': [1, 2], 'stride': 4})
+    env = BalloonEnv(lookahead={'hours': [1, 2], 'stride': 4}, wind='procedural')
     observation, _ = env.reset(seed=SEEDS[0])
     observation, *_ = env.step(constants.UP)
     _, slab_observation = flown(steps=1, seeds=SEEDS[:1])
@@ -361,7 +361,7 @@ class EvaluationTest(unittest.TestCase):
     self.assertEqual(self.environment.observation_space(option).shape, (size,))
     self.assertEqual(self.environment.observation_space({}).shape,
                      (constants.OBSERVATION_SIZE,))
-    suite = suites.Suite('short', range(2), episode_length=3)
+    suite = suites.Suite('short', range(2), episode_length=3, wind='procedural')
     policy = ShapeRecorder()
     results = runner.fly('recorder', suite, suite.seeds, workers=0, policy=policy,
                          env_id=BALLOON_ENV_ID, observation_kwargs=option)

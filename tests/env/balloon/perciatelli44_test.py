@@ -19,7 +19,7 @@ from unittest import mock
 
 import numpy as np
 
-from agents.env.balloon import constants
+from agents.env.balloon import ble_models, constants
 from agents.env.balloon.controllers import perciatelli44
 from agents.evaluation import policies
 from agents.evaluation.errors import EvaluationError
@@ -52,7 +52,7 @@ def no_weights_anywhere():
   """No $AGENTS_PERCIATELLI44, an empty cache, no BLE package."""
   with tempfile.TemporaryDirectory() as cache, \
       mock.patch.dict(os.environ, {'XDG_CACHE_HOME': cache}), \
-      mock.patch.object(perciatelli44, 'PACKAGE', 'no_ble_package_here'):
+      mock.patch.object(ble_models, 'PACKAGE', 'no_ble_package_here'):
     os.environ.pop(perciatelli44.ENV_VAR, None)
     yield cache
 
@@ -132,7 +132,7 @@ class FindWeightsTest(PerciatelliTest):
         os.makedirs(models)
         write(os.path.join(site, 'fake_ble'), '__init__.py', b'')
         packaged = write(models, 'perciatelli44.pb', self.graph)
-        with mock.patch.object(perciatelli44, 'PACKAGE', 'fake_ble'), \
+        with mock.patch.object(ble_models, 'PACKAGE', 'fake_ble'), \
             mock.patch.object(sys, 'path', [site, *sys.path]):
           importlib.invalidate_caches()
           self.assertEqual(os.path.realpath(perciatelli44.find_weights()),
@@ -231,8 +231,8 @@ class FetchTest(PerciatelliTest):
         perciatelli44.fetch(other, write(directory, 'not.whl', b'zip?'))
 
   def test_downloads_bles_wheel_without_dependencies(self):
-    def pip(command, check):
-      del check
+    def pip(command, check, **kwargs):
+      del check, kwargs
       self.assertEqual(command[1:4], ['-m', 'pip', 'download'])
       self.assertIn('balloon_learning_environment==1.0.1', command)
       self.assertIn('--no-deps', command)
@@ -240,7 +240,7 @@ class FetchTest(PerciatelliTest):
       return mock.Mock(returncode=0)
 
     with tempfile.TemporaryDirectory() as directory, \
-        mock.patch.object(perciatelli44.subprocess, 'run', pip):
+        mock.patch.object(ble_models.subprocess, 'run', pip):
       target = os.path.join(directory, 'p44.pb')
       perciatelli44.fetch(target, expected_sha256=hashlib.sha256(self.graph).hexdigest())
       self.assertTrue(os.path.isfile(target))

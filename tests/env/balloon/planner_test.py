@@ -22,7 +22,7 @@ TWO_STAGES = planner.PlannerConfig(num_levels=4, horizon_s=4 * 3600.0, rollout_s
 
 def flown_slab(steps=12, config=FAST):
   """A planned slab of the SEEDS after `steps` steps (the GP holds measurements)."""
-  slab = planner.PlannedSlab(BalloonVectorEnv(len(SEEDS)), config)
+  slab = planner.PlannedSlab(BalloonVectorEnv(len(SEEDS), wind='procedural'), config)
   slab.reset(seed=SEEDS)
   for _ in range(steps):
     slab.step(np.full(len(SEEDS), constants.STAY))
@@ -106,7 +106,7 @@ class PlannerTest(unittest.TestCase):
   def check_valid_and_deterministic(self, config):
     flights = []
     for _ in range(2):
-      slab = planner.PlannedSlab(BalloonVectorEnv(len(SEEDS)), config)
+      slab = planner.PlannedSlab(BalloonVectorEnv(len(SEEDS), wind='procedural'), config)
       slab.reset(seed=SEEDS)
       actions = []
       for _ in range(30):
@@ -134,8 +134,8 @@ class PlannerTest(unittest.TestCase):
     np.testing.assert_array_equal(held.plan()[0], target)
 
   def test_slab_ignores_the_actions_sent(self):
-    down = planner.PlannedSlab(BalloonVectorEnv(len(SEEDS)), FAST)
-    up = planner.PlannedSlab(BalloonVectorEnv(len(SEEDS)), FAST)
+    down = planner.PlannedSlab(BalloonVectorEnv(len(SEEDS), wind='procedural'), FAST)
+    up = planner.PlannedSlab(BalloonVectorEnv(len(SEEDS), wind='procedural'), FAST)
     down.reset(seed=SEEDS)
     up.reset(seed=SEEDS)
     for _ in range(5):
@@ -169,10 +169,13 @@ class EvaluationTest(unittest.TestCase):
     self.assertIn('mpc', environment.baselines)
     self.assertTrue(environment.acts_in_slab('mpc'))
     self.assertFalse(environment.acts_in_slab('station_seeker'))
-    slab = environment.slab_constructor(2, 20, {}, agent='mpc')()
+    procedural = {'wind': 'procedural'}
+    slab = environment.slab_constructor(2, 20, procedural, agent='mpc')()
     self.assertIsInstance(slab, planner.PlannedSlab)
-    self.assertNotIsInstance(environment.slab_constructor(2, 20, {})(), planner.PlannedSlab)
-    flight_paths = balloon_evaluation.make_slab(2, 20, {}, True, controller='mpc')
+    self.assertNotIsInstance(environment.slab_constructor(2, 20, procedural)(),
+                             planner.PlannedSlab)
+    flight_paths = balloon_evaluation.make_slab(2, 20, {'wind': 'procedural'}, True,
+                                                   controller='mpc')
     self.assertIsInstance(flight_paths.env, balloon_evaluation.FlightPathSlab)
     with self.assertRaisesRegex(ValueError, 'controller'):
       balloon_evaluation.make_slab(2, 20, {}, controller='nope')
@@ -180,10 +183,10 @@ class EvaluationTest(unittest.TestCase):
       planner.PlannerConfig(horizon_s=3600.0, switch_after_s=7200.0)
 
   def test_evaluation_flies_the_planner(self):
-    suite = suites.Suite('short', range(3), episode_length=20)
+    suite = suites.Suite('short', range(3), episode_length=20, wind='procedural')
     results = {result.seed: result for result in runner.fly('mpc', suite, suite.seeds,
                                                             workers=0)}
-    slab = planner.PlannedSlab(BalloonVectorEnv(3, max_episode_steps=20))
+    slab = planner.PlannedSlab(BalloonVectorEnv(3, max_episode_steps=20, wind='procedural'))
     slab.reset(seed=[suites.episode_seed(seed) for seed in suite.seeds])
     rewards = np.zeros(3)
     for _ in range(20):
@@ -194,10 +197,11 @@ class EvaluationTest(unittest.TestCase):
       self.assertEqual(results[seed].final_timestep, 20)
 
   def test_seeker_is_unchanged_by_the_hook(self):
-    suite = suites.Suite('short', range(2), episode_length=10)
+    suite = suites.Suite('short', range(2), episode_length=10, wind='procedural')
     flown = runner.fly('station_seeker', suite, suite.seeds, workers=0)
     direct = balloon_evaluation.fly(baselines.StationSeekerPolicy(),
-                                [suites.episode_seed(seed) for seed in suite.seeds], steps=10)
+                                [suites.episode_seed(seed) for seed in suite.seeds],
+                                wind='procedural', steps=10)
     self.assertAlmostEqual(sorted(flown, key=lambda r: r.seed)[0].cumulative_reward,
                            direct['reward'][0], places=4)
 

@@ -43,7 +43,8 @@ class ProgressRewardTest(unittest.TestCase):
 
   def _flight(self, progress_reward, steps=6):
     from agents.env.balloon import env
-    slab = env.BalloonVectorEnv(num_envs=3, progress_reward=progress_reward)
+    slab = env.BalloonVectorEnv(num_envs=3, progress_reward=progress_reward,
+                                wind='procedural')
     slab.reset(seed=11)
     distance = np.hypot(slab.read_state()['x'], slab.read_state()['y']) / 1000.0
     distances, rewards = [distance], []
@@ -66,7 +67,8 @@ class ProgressRewardTest(unittest.TestCase):
 
   def test_default_is_bles_reward(self):
     from agents.env.balloon import env
-    self.assertEqual(env.BalloonVectorEnv(num_envs=1).simulator.progress_reward, 0.0)
+    slab = env.BalloonVectorEnv(num_envs=1, wind='procedural')
+    self.assertEqual(slab.simulator.progress_reward, 0.0)
 
   def test_bad_weight_is_refused_by_name(self):
     for bad, error in ((-0.1, ValueError), (float('nan'), ValueError), ('0.1', TypeError),

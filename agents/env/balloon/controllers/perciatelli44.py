@@ -12,15 +12,17 @@ they are found, in this order:
 2. the file `$AGENTS_PERCIATELLI44` names;
 3. an installed `balloon_learning_environment` package's `models/perciatelli44.pb`;
 4. the user cache, `$XDG_CACHE_HOME/agents/perciatelli44.pb` (`~/.cache/agents/...`),
-   which this command fills:
+   which one fetch fills with it and the generative wind's decoder (ble_models.py):
 
 ```sh
-python -m agents.env.balloon.controllers.perciatelli44 fetch [--wheel=WHEEL] [--path=DEST]
+python -m agents.env.balloon.ble_models fetch [--wheel=WHEEL]
 ```
 
 It downloads BLE 1.0.1's wheel with pip (no dependencies, 35 MB) into a temporary
-folder, or reads `--wheel`, extracts the graph and checks its SHA-256 (`SHA256`).
-Then, batched over a whole slab:
+folder, or reads `--wheel`, extracts both files and checks their SHA-256 (`SHA256` here).
+`python -m agents.env.balloon.controllers.perciatelli44 fetch [--wheel=WHEEL]
+[--path=DEST]` still works: without `--path` it is that fetch; with it, it writes the graph
+alone to DEST. Then, batched over a whole slab:
 
 ```sh
 python -m agents.scripts.evaluate --agent=perciatelli44 --suite=small_eval --output_dir=DIR
@@ -32,48 +34,32 @@ is imported when the weights are loaded, not when this module is.
 """
 
 import functools
-import hashlib
-import importlib.util
 import os
-import subprocess
 import sys
 import tempfile
-import zipfile
 
 import numpy as np
 
-from agents.env.balloon import constants
+from agents.env.balloon import ble_models, constants
+from agents.env.balloon.ble_models import WeightsError, sha256_of
 
-PACKAGE = 'balloon_learning_environment'
-VERSION = '1.0.1'
-WHEEL_MEMBER = f'{PACKAGE}/models/perciatelli44.pb'
-SHA256 = 'f4185886e583324092d5424a2b9a4fa0956e1027e1ad2a05d35e15be59714fc8'
-ENV_VAR = 'AGENTS_PERCIATELLI44'
-FETCH_COMMAND = 'python -m agents.env.balloon.controllers.perciatelli44 fetch'
+__all__ = ['WeightsError', 'sha256_of']
+
+PACKAGE = ble_models.PACKAGE
+VERSION = ble_models.VERSION
+MODEL = ble_models.PERCIATELLI44
+WHEEL_MEMBER = MODEL.member
+SHA256 = MODEL.sha256
+ENV_VAR = MODEL.env_var
+FETCH_COMMAND = ble_models.FETCH_COMMAND
 OBSERVATION = 'observation'
 Q_VALUES = 'q_values'
 NUM_ACTIONS = 3
 
 
-class WeightsError(ValueError):
-  """Perciatelli44's weights are missing, unreadable or not its graph; the message is one line."""
-
-
 def cache_path():
   """Where `fetch` puts the weights: `$XDG_CACHE_HOME/agents/perciatelli44.pb`."""
-  cache = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
-  return os.path.join(cache, 'agents', 'perciatelli44.pb')
-
-
-def _package_path():
-  """The graph of an installed BLE package (found without importing it), or None."""
-  try:
-    spec = importlib.util.find_spec(PACKAGE)
-  except (ImportError, ValueError):
-    return None
-  if spec is None or not spec.submodule_search_locations:
-    return None
-  return os.path.join(list(spec.submodule_search_locations)[0], 'models', 'perciatelli44.pb')
+  return ble_models.cache_path(MODEL)
 
 
 def find_weights(path=None):
@@ -83,27 +69,10 @@ def find_weights(path=None):
     WeightsError: `path` or the variable's file does not exist, or no weights are found
       (the message names the fetch command).
   """
-  for given, what in ((path, "Perciatelli44's weights "),
-                      (os.environ.get(ENV_VAR), f'${ENV_VAR}=')):
-    if given:
-      if not os.path.isfile(given):
-        raise WeightsError(f'{what}{given}: no such file; fetch them with `{FETCH_COMMAND}`.')
-      return given
-  for candidate in (_package_path(), cache_path()):
-    if candidate and os.path.isfile(candidate):
-      return candidate
-  raise WeightsError(f"Perciatelli44's weights are not on this machine (no path given, no "
-                     f'${ENV_VAR}, no {PACKAGE} package, no {cache_path()}); fetch them with '
-                     f'`{FETCH_COMMAND}`.')
-
-
-def sha256_of(path):
-  """The hex SHA-256 of a file."""
-  digest = hashlib.sha256()
-  with open(path, 'rb') as file:
-    for block in iter(lambda: file.read(1 << 20), b''):
-      digest.update(block)
-  return digest.hexdigest()
+  found = ble_models.find(MODEL, path)
+  if found is None:
+    raise WeightsError(ble_models.missing_message(MODEL))
+  return found
 
 
 class Perciatelli44Network:
@@ -259,35 +228,15 @@ def read_wheel(wheel):
   Raises:
     WeightsError: the file is not a zip archive or holds no `WHEEL_MEMBER`.
   """
-  try:
-    with zipfile.ZipFile(wheel) as archive:
-      return archive.read(WHEEL_MEMBER)
-  except (OSError, zipfile.BadZipFile, KeyError) as error:
-    raise WeightsError(f'cannot read {WHEEL_MEMBER} from {wheel}: {error}.') from None
-
-
-def download_wheel(directory):
-  """Downloads BLE's wheel (no dependencies) into `directory` with pip; returns its path.
-
-  Raises:
-    WeightsError: pip fails or leaves no wheel.
-  """
-  command = [sys.executable, '-m', 'pip', 'download', f'{PACKAGE}=={VERSION}', '--no-deps',
-             '--only-binary=:all:', '--dest', directory]
-  if subprocess.run(command, check=False).returncode != 0:
-    raise WeightsError(f'`{" ".join(command[2:])}` failed (see its output above); download '
-                       f'the wheel elsewhere and pass it with --wheel.')
-  wheels = sorted(name for name in os.listdir(directory) if name.endswith('.whl'))
-  if not wheels:
-    raise WeightsError(f'pip left no wheel of {PACKAGE}=={VERSION} in {directory}.')
-  return os.path.join(directory, wheels[0])
+  return ble_models.read_wheel(wheel, (MODEL,))[MODEL.name]
 
 
 def fetch(path=None, wheel=None, expected_sha256=SHA256):
-  """Extracts Perciatelli44's weights from BLE's wheel (downloaded unless given) into `path`.
+  """Extracts Perciatelli44's weights from BLE's wheel (downloaded unless given).
 
   Args:
-    path: where to write them (None: `cache_path()`).
+    path: where to write the graph alone (None: `ble_models.fetch`, which writes it and
+      the generative wind's decoder to the cache).
     wheel: a BLE 1.0.1 wheel already on disk (None: download it with pip).
     expected_sha256: the weights' SHA-256, checked before anything is written.
 
@@ -297,19 +246,11 @@ def fetch(path=None, wheel=None, expected_sha256=SHA256):
   Raises:
     WeightsError: the download fails, the wheel holds no weights, or other weights.
   """
-  path = path or cache_path()
+  if path is None:
+    return ble_models.fetch(wheel, expected={MODEL.name: expected_sha256})[MODEL.name]
   with tempfile.TemporaryDirectory() as directory:
-    serialized = read_wheel(wheel or download_wheel(directory))
-  digest = hashlib.sha256(serialized).hexdigest()
-  if digest != expected_sha256:
-    raise WeightsError(f'{WHEEL_MEMBER} has SHA-256 {digest}, not {expected_sha256} '
-                       f'(BLE {VERSION} ships the latter); nothing written.')
-  os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-  partial = f'{path}.partial'
-  with open(partial, 'wb') as file:
-    file.write(serialized)
-  os.replace(partial, path)
-  return path
+    serialized = read_wheel(wheel or ble_models.download_wheel(directory))
+  return ble_models.write_checked(serialized, path, expected_sha256, WHEEL_MEMBER)
 
 
 def main(argv=None):
