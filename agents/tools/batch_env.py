@@ -32,28 +32,25 @@ version: it starts every worker at once, and each `step` sends every request
 before gathering any reply, so the workers step in parallel; the replies are read
 as they arrive, waiting on all workers in one poll.
 
-When every member is a worker and the spaces hold plain arrays, the batch owns
-one shared-memory block with the actions, observations, rewards and flags of
-all environments, and each worker reads and writes its own rows. A step then
-costs one copy in, one small message to and from each worker, and one copy
-out, with nothing pickled. A reset sends each worker it concerns the packed indices
-(and seeds) of its environments; the workers write the observations into their
-rows of the block, and only infos that are not empty are pickled.
+Consecutive workers whose spaces hold plain arrays form one member, a
+`worker_pool.WorkerPool`: one shared-memory block holds their actions, observations,
+rewards and flags, so a step costs one copy in, one small message to and from each
+worker, and one copy out, with nothing pickled.
+
+Every step takes one path: check the actions, send every member its part, gather
+the replies, restart the members that died, check the results for NaN and infinity.
+A reset takes the same path with the indices split by member.
 
 A worker that dies can be restarted (`max_restarts`): the episodes it took along
 report as truncated, with `infos['worker_restarted']` set, and the caller resets
 them like any finished environment (`batch_restarts.py` has the details).
 """
 
-import weakref
-from multiprocessing import shared_memory
-
 import gymnasium
 import numpy as np
 
 from agents.tools import batch_checks, batch_index, batch_member, batch_restarts, errors, wrappers
 from agents.tools import slab as slab_lib
-from agents.tools.transport import shared_block, wire
 
 RAY = 'ray'  # `processes` value: the slabs step in Ray actors (`ray_member`).
 
@@ -90,7 +87,8 @@ class BatchEnv:
     """
     if not envs:
       raise ValueError('BatchEnv needs at least one environment.')
-    self._members = batch_member.as_members(envs)
+    self._restarts = batch_restarts.WorkerRestarts(max_restarts)
+    self._members = batch_member.as_members(envs, self._restarts)
     self._sizes = [member.num_envs for member in self._members]
     self._starts = np.cumsum([0] + self._sizes)[:-1].tolist()
     self._size = int(sum(self._sizes))
@@ -99,35 +97,13 @@ class BatchEnv:
     self.observation_space = self._members[0].observation_space
     self.action_space = self._members[0].action_space
     for member, start in zip(self._members, self._starts):
-      member.index = start  # Errors name the batch index of the member's first environment.
       for kind in ('observation', 'action'):
         batch_checks.check_same_space(kind, start, getattr(member, f'{kind}_space'),
                                       getattr(self, f'{kind}_space'))
-    self._array_observ = slab_lib.is_array_space(self.observation_space)
     self._check_actions = batch_checks.ActionCheck(self.action_space, self._size)
     self._check_finite = check_finite
-    self._restarts = batch_restarts.WorkerRestarts(
-        self._members, self._starts, self._sizes, max_restarts)
-    self._last_observ = None
     self._closed = False
     self._in_flight = None  # (kind, ...) of the request `step_async` or `reset_async` sent.
-    self._block = None
-    self._block_finalizer = None
-    self._waiter = wrappers.ReplyWaiter()  # Polls every worker, each step.
-    if all(isinstance(member, wrappers.ExternalProcess)
-           and member.supports_fast_step for member in self._members):
-      self._share_one_block()
-
-  def _share_one_block(self):
-    layout, size = shared_block.shared_layout(
-        self._size, self.observation_space, self.action_space)
-    memory = shared_memory.SharedMemory(create=True, size=size)
-    self._block_finalizer = weakref.finalize(
-        self, shared_block.release_memory, memory)
-    for member, start, count in zip(self._members, self._starts, self._sizes):
-      member.attach_shared_block(
-          memory, shared_block.slice_layout(layout, start, count))
-    self._block = shared_block.views(memory.buf, layout)
 
   @classmethod
   def from_constructors(cls, constructor, num_envs, processes=True, envs_per_process=1,
@@ -224,9 +200,10 @@ class BatchEnv:
 
   @property
   def workers(self):
-    """The `ExternalProcess` members of the batch, in batch order."""
-    return [member for member in self._members
-            if isinstance(member, wrappers.ExternalProcess)]
+    """The `ExternalProcess` workers of the batch (in pools or alone), in batch order."""
+    return [worker for member in self._members
+            for worker in getattr(member, 'workers', [member])
+            if isinstance(worker, wrappers.ExternalProcess)]
 
   @property
   def members(self):
@@ -276,14 +253,10 @@ class BatchEnv:
     """
     self._check_idle('step_async')
     actions = self._check_actions(actions)
-    if self._block is not None:
-      self._block['actions'][...] = actions
-      # Send every request before waiting for any, so the workers step in parallel.
-      self._in_flight = ('step', True, [member.begin_fast_step() for member in self._members])
-    else:
-      self._in_flight = ('step', False, [
-          member.step_batch(actions[start:start + size], blocking=False, copy=False)
-          for member, start, size in zip(self._members, self._starts, self._sizes)])
+    # Send every request before waiting for any, so the workers step in parallel.
+    self._in_flight = ('step', None, [
+        member.step_batch(actions[start:start + size], blocking=False, copy=False)
+        for member, start, size in zip(self._members, self._starts, self._sizes)])
 
   def step_wait(self):
     """The results of the step sent by `step_async`; see `step` for them and the errors.
@@ -291,20 +264,13 @@ class BatchEnv:
     Raises:
       RuntimeError: no step is in flight.
     """
-    fast, pending = self._take_in_flight('step', 'step_wait')
-    if fast:
-      return self._finish_block_step(pending)
-    return self._finish_promised_step(pending)
-
-  def _finish_promised_step(self, promises):
+    _, promises = self._take_in_flight('step', 'step_wait')
     results, died = self._gather(promises)
     for position, error in died:
-      self._restarts.restart(position, error)
-      results[position] = self._restarts.interrupted_step(
-          position, self._last_observ, self.observation_space)
+      results[position] = self._restarts.interrupted_step(self._members[position], error)
     if len(results) == 1:
-      # One member (everything in this process): its arrays need no joining, only a
-      # copy of the observations, which a slab may reuse on its next step.
+      # One member: its arrays need no joining, only a copy, as a slab or a pool may
+      # reuse them on its next step.
       observ, reward, terminated, truncated, infos = results[0]
       observ = (np.array(observ) if isinstance(observ, np.ndarray)
                 else slab_lib.concatenate([observ]))
@@ -316,51 +282,10 @@ class BatchEnv:
       terminated = np.concatenate([result[2] for result in results])
       truncated = np.concatenate([result[3] for result in results])
       infos = slab_lib.concatenate_infos([result[4] for result in results], self._sizes)
-    infos = self._restarts.truncate_lost_episodes(truncated, infos)
-    if self._array_observ:
-      self._last_observ = observ
+    infos = self._restarts.end_step(observ, truncated, infos)
     if self._check_finite:
       batch_checks.check_finite(observ, reward)
     return observ, reward, terminated, truncated, infos
-
-  def _finish_block_step(self, tokens):
-    """The hot path: all workers read actions from and write results to one block."""
-    block = self._block
-    results = self._waiter.wait(self._members, tokens)
-    observ = block['observ'].copy()
-    reward = block['reward'].astype(np.float32)
-    terminated = block['terminated'].copy()
-    truncated = block['truncated'].copy()
-    infos = {}
-    if any(not ok or info for ok, info in results):  # Rare: infos, errors or dead workers.
-      infos = self._finish_shared_step(results, observ, reward, terminated, truncated)
-    self._last_observ = observ
-    if self._check_finite:
-      batch_checks.check_finite(observ, reward)
-    infos = self._restarts.truncate_lost_episodes(truncated, infos)
-    return observ, reward, terminated, truncated, infos
-
-  def _finish_shared_step(self, results, observ, reward, terminated, truncated):
-    """Gathers the infos of a shared-memory step, raises its errors and restarts dead workers.
-
-    Args:
-      results: One `(ok, raw info or exception)` per member, from `wait_all`.
-      observ, reward, terminated, truncated: The step's results, which get the
-        interrupted episodes of restarted workers written into their rows.
-
-    Returns:
-      The infos of the batch in vector format.
-    """
-    infos, died, failed = batch_restarts.sort_replies(self._members, results)
-    if failed is not None:
-      raise failed[1]
-    for position, error in died:
-      self._restarts.restart(position, error)
-      rows = slice(self._starts[position], self._starts[position] + self._sizes[position])
-      observ[rows], reward[rows], terminated[rows], truncated[rows], infos[position] = (
-          self._restarts.interrupted_step(position, self._last_observ,
-                                          self.observation_space))
-    return slab_lib.concatenate_infos(infos, self._sizes) if any(infos) else {}
 
   def reset(self, indices=None, seeds=None):
     """Resets a subset of the environments.
@@ -395,22 +320,13 @@ class BatchEnv:
       if len(seeds) != len(indices):
         raise ValueError(f'Got {len(seeds)} seeds for {len(indices)} indices to reset.')
       seeds = [None if seed is None else int(seed) for seed in seeds]
-    if not len(indices):
-      self._in_flight = ('reset', indices, None)
-      return
-    self._restarts.forget_lost_episodes(indices)
+    self._restarts.begin_reset(indices)
     requests, counts, order = batch_index.split_by_member(
         indices, seeds, self._member_of, self._starts)
-    fast = self._block is not None and wire.fast_reset_fits(None, seeds)
-    if fast:
-      # Send every request before waiting for any, so the workers reset in parallel.
-      pending = [self._members[position].begin_fast_reset(
-                     wire.encode_fast_reset(local, member_seeds))
-                 for position, local, member_seeds in requests]
-    else:
-      pending = [self._members[position].reset_batch(local, member_seeds, blocking=False)
-                 for position, local, member_seeds in requests]
-    self._in_flight = ('reset', indices, (fast, pending, requests, counts, order))
+    # Send every request before waiting for any, so the workers reset in parallel.
+    promises = [self._members[position].reset_batch(local, member_seeds, blocking=False)
+                for position, local, member_seeds in requests]
+    self._in_flight = ('reset', (indices, requests, counts, order), promises)
 
   def reset_wait(self):
     """The results of the reset sent by `reset_async`; see `reset`.
@@ -418,67 +334,26 @@ class BatchEnv:
     Raises:
       RuntimeError: no reset is in flight.
     """
-    indices, sent = self._take_in_flight('reset', 'reset_wait')
-    if sent is None:
+    (indices, requests, counts, order), promises = self._take_in_flight('reset', 'reset_wait')
+    if not len(indices):
       return gymnasium.vector.utils.create_empty_array(self.observation_space, 0), {}
-    fast, pending, requests, counts, order = sent
-    if fast:
-      parts = self._finish_shared_reset(pending, requests)
-      observ = self._block['observ'][indices]  # A copy, in the caller's order already.
-    else:
-      results, died = self._gather(pending, [position for position, _, _ in requests])
-      for slot, error in died:
-        position, local, member_seeds = requests[slot]
-        self._restarts.restart(position, error)
-        results[slot] = self._restarts.reset_restarted(
-            position, local, member_seeds,
-            lambda member, *args: member.reset_batch(*args))
-      observ = slab_lib.concatenate([result[0] for result in results])
-      if order is not None:
-        observ = slab_lib.select(observ, order)
-      parts = [result[1] for result in results]
+    positions = [position for position, _, _ in requests]
+    results, died = self._gather(promises, positions)
+    for slot, error in died:
+      position, local, member_seeds = requests[slot]
+      results[slot] = self._restarts.reset_restarted(
+          self._members[position], error, local, member_seeds)
+    observ = slab_lib.concatenate([result[0] for result in results])
     infos = {}
-    if any(parts):
-      infos = slab_lib.concatenate_infos(parts, counts)
-      if order is not None:
-        infos = slab_lib.select(infos, order)
-    if self._array_observ:
-      # Kept for environments whose worker dies before their next step completes.
-      if self._last_observ is None:
-        self._last_observ = np.zeros((self._size, *observ.shape[1:]), observ.dtype)
-      else:
-        self._last_observ = self._last_observ.copy()  # The old array is the caller's now.
-      self._last_observ[indices] = observ
+    if any(result[1] for result in results):
+      infos = slab_lib.concatenate_infos([result[1] for result in results], counts)
+    if order is not None:
+      observ = slab_lib.select(observ, order)
+      infos = slab_lib.select(infos, order)
+    self._restarts.end_reset(indices, observ, self._size)
     if self._check_finite:
       batch_checks.check_finite(observ, None)
     return observ, infos
-
-  def _finish_shared_reset(self, tokens, requests):
-    """The hot path of `reset_wait`: the workers wrote the observations into the block.
-
-    Args:
-      tokens: The `begin_fast_reset` token of each request.
-      requests: Tuples (member position, local indices, seeds or None), in batch order.
-
-    Returns:
-      The infos in vector format of each request.
-    """
-    members = self._members
-    involved = [members[position] for position, _, _ in requests]
-    parts, died, failed = batch_restarts.sort_replies(
-        involved, wrappers.wait_all(involved, tokens))
-    if failed is not None:
-      slot, error = failed
-      position = requests[slot][0]
-      raise errors.name_environment(error, self._starts[position], self._sizes[position])
-    for slot, error in died:
-      position, local, member_seeds = requests[slot]
-      self._restarts.restart(position, error)
-      _, parts[slot] = self._restarts.reset_restarted(
-          position, local, member_seeds,
-          lambda member, *args: (None, member.end_fast_reset(member.begin_fast_reset(
-              wire.encode_fast_reset(*args)))))
-    return parts
 
   def close(self):
     """Closes every environment and worker. Safe to call more than once."""
@@ -491,9 +366,6 @@ class BatchEnv:
         member.close()
       except Exception as error:  # noqa: BLE001 - close the rest, then report the first.
         first_error = first_error or error
-    self._block = None
-    if self._block_finalizer is not None:
-      self._block_finalizer()
     if first_error is not None:
       raise first_error
 

@@ -1,19 +1,20 @@
-"""What BatchEnv needs from each of its members, and the in-process member.
+"""What BatchEnv needs from each of its members, and the in-process members.
 
 A member hosts K environments: a plain `gymnasium.Env` (K = 1) or a slab (an
 autoreset-disabled `gymnasium.vector.VectorEnv`), either in this process
-(`InProcessSlab`) or in a worker process (`ExternalProcess`), or a run of plain
-environments stepped in one loop in this process (`InProcessGroup`). All implement
-the `BatchMember` protocol, so BatchEnv treats them alike; workers add the
-shared-memory hot path on top (`attach_shared_block`, `begin_fast_step`, ...).
+(`InProcessSlab`) or in a worker process (`ExternalProcess`); a run of plain
+environments stepped in one loop in this process (`InProcessGroup`); or a run of
+workers stepped through one shared-memory block (`worker_pool.WorkerPool`). All
+implement the `BatchMember` protocol, so BatchEnv treats them alike.
 """
 
+import itertools
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium
 import numpy as np
 
-from agents.tools import batch_checks, errors
+from agents.tools import batch_checks, errors, worker_pool, wrappers
 from agents.tools import slab as slab_lib
 
 
@@ -193,26 +194,28 @@ def as_member(env):
   return InProcessSlab(env)
 
 
-def as_members(envs):
-  """The members of a batch of `envs`: each run of consecutive plain environments
-  becomes one `InProcessGroup`, anything else goes through `as_member`."""
-  members, run, start = [], [], 0
-
-  def close_run():
-    if run:
-      first = start - len(run)
-      members.append(InProcessGroup(run, first) if len(run) > 1
-                     else InProcessSlab(run[0], first))
-      run.clear()
-
-  for env in envs:
-    if isinstance(env, gymnasium.Env):
-      run.append(env)
-      start += 1
-      continue
-    close_run()
-    members.append(as_member(env))
-    members[-1].index = start
-    start += members[-1].num_envs
-  close_run()
+def as_members(envs, restarts=None):
+  """The members of a batch of `envs`, in order: each run of consecutive plain
+  environments becomes one `InProcessGroup`, each run of workers whose spaces hold plain
+  arrays one `WorkerPool` (restarting its workers against the batch's `restarts`), and
+  anything else goes through `as_member`."""
+  members, start = [], 0
+  for kind, run in itertools.groupby(envs, _kind):
+    run = list(run)
+    if kind == 'plain' and len(run) > 1:
+      run = [InProcessGroup(run, start)]
+    elif kind == 'workers':
+      run = [worker_pool.WorkerPool(run, restarts, start)]
+    for member in map(as_member, run):
+      member.index = start
+      start += member.num_envs
+      members.append(member)
   return members
+
+
+def _kind(env):
+  if isinstance(env, gymnasium.Env):
+    return 'plain'
+  if isinstance(env, wrappers.ExternalProcess) and env.supports_fast_step:
+    return 'workers'
+  return 'other'
