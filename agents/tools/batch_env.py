@@ -18,32 +18,22 @@ CONTRACT (other modules rely on it; keep it when extending):
       # the same calls in two halves: the caller works while the workers do.
   batch.close()
 
-No automatic reset: the caller resets the environments that finished. Actions
-are checked against the action space (`ActionError`), and observations and
-rewards for NaN and infinity (`NonFiniteError`, unless `check_finite=False`);
-see `batch_checks.py`.
+No automatic reset: the caller resets the environments that finished.
 
-Members of the batch are plain `gymnasium.Env`s (one environment each), slabs
-(`gymnasium.vector.VectorEnv`s with autoreset disabled, K environments each),
-or `ExternalProcess` workers hosting either: anything that implements the
-`batch_member.BatchMember` protocol. The batch size is the sum of the
-members' sizes. `BatchEnv.from_constructors` builds the process-parallel
-version: it starts every worker at once, and each `step` sends every request
-before gathering any reply, so the workers step in parallel; the replies are read
-as they arrive, waiting on all workers in one poll.
+Members of the batch are anything that implements the `batch_member.BatchMember`
+protocol (`batch_member.as_members` builds them): runs of plain `gymnasium.Env`s
+stepped in this process, slabs (`gymnasium.vector.VectorEnv`s with autoreset
+disabled), `ExternalProcess` workers, Ray actors, and runs of workers whose spaces
+hold plain arrays, which form one `worker_pool.WorkerPool` stepping through one
+shared-memory block. The batch size is the sum of the members' sizes.
 
-Consecutive workers whose spaces hold plain arrays form one member, a
-`worker_pool.WorkerPool`: one shared-memory block holds their actions, observations,
-rewards and flags, so a step costs one copy in, one small message to and from each
-worker, and one copy out, with nothing pickled.
-
-Every step takes one path: check the actions, send every member its part, gather
-the replies, restart the members that died, check the results for NaN and infinity.
-A reset takes the same path with the indices split by member.
-
-A worker that dies can be restarted (`max_restarts`): the episodes it took along
-report as truncated, with `infos['worker_restarted']` set, and the caller resets
-them like any finished environment (`batch_restarts.py` has the details).
+Every step takes one path: check the actions (`ActionError`), send every member its
+part before waiting for any (so the workers step in parallel), gather the replies,
+replace the members that died, and check observations and rewards for NaN and
+infinity (`NonFiniteError`, unless `check_finite=False`; see `batch_checks.py`). A
+reset takes the same path with its indices split by member. A worker that dies is
+restarted up to `max_restarts`: the episodes it took along report as truncated, with
+`infos['worker_restarted']` set (`batch_restarts.py`).
 """
 
 import gymnasium
@@ -52,16 +42,11 @@ import numpy as np
 from agents.tools import batch_checks, batch_index, batch_member, batch_restarts, errors, wrappers
 from agents.tools import slab as slab_lib
 
-RAY = 'ray'  # `processes` value: the slabs step in Ray actors (`ray_member`).
+RAY = batch_member.RAY  # `processes` value: the slabs step in Ray actors (`ray_member`).
 
 
 class BatchEnv:
   """Steps a list of environments, slabs or worker processes as one batch.
-
-  Its 26 methods are one protocol seen from three sides, kept together on purpose:
-  Gymnasium's (`step`, `reset`, their `_async`/`_wait` halves, `close`, the context
-  manager), the builders' (`from_constructors`, `from_slab_constructors`), and the ways a
-  step finishes (in process, through the shared block, or from Ray's promises).
 
   Attributes:
     observation_space: Observation space of one environment.
@@ -90,20 +75,20 @@ class BatchEnv:
     self._restarts = batch_restarts.WorkerRestarts(max_restarts)
     self._members = batch_member.as_members(envs, self._restarts)
     self._sizes = [member.num_envs for member in self._members]
-    self._starts = np.cumsum([0] + self._sizes)[:-1].tolist()
+    self._starts = [member.index for member in self._members]
     self._size = int(sum(self._sizes))
     # The member that hosts each environment of the batch.
     self._member_of = np.repeat(np.arange(len(self._members)), self._sizes).tolist()
     self.observation_space = self._members[0].observation_space
     self.action_space = self._members[0].action_space
-    for member, start in zip(self._members, self._starts):
+    for member in self._members:
       for kind in ('observation', 'action'):
-        batch_checks.check_same_space(kind, start, getattr(member, f'{kind}_space'),
+        batch_checks.check_same_space(kind, member.index, getattr(member, f'{kind}_space'),
                                       getattr(self, f'{kind}_space'))
     self._check_actions = batch_checks.ActionCheck(self.action_space, self._size)
     self._check_finite = check_finite
     self._closed = False
-    self._in_flight = None  # (kind, ...) of the request `step_async` or `reset_async` sent.
+    self._in_flight = None  # (kind, request, promises) that `step_async` or `reset_async` sent.
 
   @classmethod
   def from_constructors(cls, constructor, num_envs, processes=True, envs_per_process=1,
@@ -126,22 +111,10 @@ class BatchEnv:
     Returns:
       A `BatchEnv`.
     """
-    if callable(constructor):
-      constructors = [constructor] * num_envs
-    else:
-      constructors = list(constructor)
-      if len(constructors) != num_envs:
-        raise ValueError(f'Got {len(constructors)} constructors for {num_envs} environments.')
-    if envs_per_process < 1:
-      raise ValueError(f'envs_per_process must be at least 1, got {envs_per_process}.')
-    groups = [constructors[start:start + envs_per_process]
-              for start in range(0, num_envs, envs_per_process)]
-    slab_constructors = [
-        group[0] if envs_per_process == 1 else batch_member.SlabConstructor(group)
-        for group in groups]
     return cls.from_slab_constructors(
-        slab_constructors, processes=processes, max_restarts=max_restarts,
-        check_finite=check_finite, **process_kwargs)
+        batch_member.slab_constructors(constructor, num_envs, envs_per_process),
+        processes=processes, max_restarts=max_restarts, check_finite=check_finite,
+        **process_kwargs)
 
   @classmethod
   def from_slab_constructors(cls, slab_constructors, processes=True, max_restarts=0,
@@ -166,33 +139,11 @@ class BatchEnv:
     Returns:
       A `BatchEnv` whose size is the sum of the slab sizes.
     """
-    if not processes:
-      return cls([make() for make in slab_constructors], max_restarts=max_restarts,
-                 check_finite=check_finite)
-    if processes == RAY:
-      from agents.tools import ray_member
-      members = ray_member.start_batch_members(slab_constructors, **process_kwargs)
-      try:
-        return cls(members, max_restarts=max_restarts, check_finite=check_finite)
-      except BaseException:
-        for member in members:
-          member.close()
-        raise
-    workers = []
+    members = batch_member.start_members(slab_constructors, processes, **process_kwargs)
     try:
-      # Start every worker before waiting for any, so the constructors run in parallel;
-      # indices are fixed once the slab sizes are known.
-      for make in slab_constructors:
-        workers.append(wrappers.ExternalProcess(make, wait=False, **process_kwargs))
-      start = 0
-      for worker in workers:
-        worker.index = start
-        worker.wait_ready()
-        start += worker.num_envs
-      return cls(workers, max_restarts=max_restarts, check_finite=check_finite)
+      return cls(members, max_restarts=max_restarts, check_finite=check_finite)
     except BaseException:
-      for worker in workers:
-        worker.close()
+      batch_member.close_all(members)
       raise
 
   def __len__(self):
@@ -201,8 +152,7 @@ class BatchEnv:
   @property
   def workers(self):
     """The `ExternalProcess` workers of the batch (in pools or alone), in batch order."""
-    return [worker for member in self._members
-            for worker in getattr(member, 'workers', [member])
+    return [worker for member in self._members for worker in getattr(member, 'workers', [member])
             if isinstance(worker, wrappers.ExternalProcess)]
 
   @property
@@ -253,7 +203,6 @@ class BatchEnv:
     """
     self._check_idle('step_async')
     actions = self._check_actions(actions)
-    # Send every request before waiting for any, so the workers step in parallel.
     self._in_flight = ('step', None, [
         member.step_batch(actions[start:start + size], blocking=False, copy=False)
         for member, start, size in zip(self._members, self._starts, self._sizes)])
@@ -265,23 +214,10 @@ class BatchEnv:
       RuntimeError: no step is in flight.
     """
     _, promises = self._take_in_flight('step', 'step_wait')
-    results, died = self._gather(promises)
+    results, died = batch_member.gather(promises, self._members)
     for position, error in died:
       results[position] = self._restarts.interrupted_step(self._members[position], error)
-    if len(results) == 1:
-      # One member: its arrays need no joining, only a copy, as a slab or a pool may
-      # reuse them on its next step.
-      observ, reward, terminated, truncated, infos = results[0]
-      observ = (np.array(observ) if isinstance(observ, np.ndarray)
-                else slab_lib.concatenate([observ]))
-      reward = np.asarray(reward, np.float32)
-      terminated, truncated = np.array(terminated, bool), np.array(truncated, bool)
-    else:
-      observ = slab_lib.concatenate([result[0] for result in results])
-      reward = np.concatenate([result[1] for result in results], dtype=np.float32)
-      terminated = np.concatenate([result[2] for result in results])
-      truncated = np.concatenate([result[3] for result in results])
-      infos = slab_lib.concatenate_infos([result[4] for result in results], self._sizes)
+    observ, reward, terminated, truncated, infos = batch_member.join_steps(results, self._sizes)
     infos = self._restarts.end_step(observ, truncated, infos)
     if self._check_finite:
       batch_checks.check_finite(observ, reward)
@@ -315,18 +251,13 @@ class BatchEnv:
     """
     self._check_idle('reset_async')
     indices = batch_index.check_indices(indices, self._size)
-    if seeds is not None:
-      seeds = list(seeds)
-      if len(seeds) != len(indices):
-        raise ValueError(f'Got {len(seeds)} seeds for {len(indices)} indices to reset.')
-      seeds = [None if seed is None else int(seed) for seed in seeds]
+    seeds = batch_index.check_seeds(seeds, len(indices))
     self._restarts.begin_reset(indices)
     requests, counts, order = batch_index.split_by_member(
         indices, seeds, self._member_of, self._starts)
-    # Send every request before waiting for any, so the workers reset in parallel.
-    promises = [self._members[position].reset_batch(local, member_seeds, blocking=False)
-                for position, local, member_seeds in requests]
-    self._in_flight = ('reset', (indices, requests, counts, order), promises)
+    self._in_flight = ('reset', (indices, requests, counts, order), [
+        self._members[position].reset_batch(local, member_seeds, blocking=False)
+        for position, local, member_seeds in requests])
 
   def reset_wait(self):
     """The results of the reset sent by `reset_async`; see `reset`.
@@ -337,19 +268,17 @@ class BatchEnv:
     (indices, requests, counts, order), promises = self._take_in_flight('reset', 'reset_wait')
     if not len(indices):
       return gymnasium.vector.utils.create_empty_array(self.observation_space, 0), {}
-    positions = [position for position, _, _ in requests]
-    results, died = self._gather(promises, positions)
+    members = [self._members[position] for position, _, _ in requests]
+    results, died = batch_member.gather(promises, members)
     for slot, error in died:
-      position, local, member_seeds = requests[slot]
-      results[slot] = self._restarts.reset_restarted(
-          self._members[position], error, local, member_seeds)
+      _, local, member_seeds = requests[slot]
+      results[slot] = self._restarts.reset_restarted(members[slot], error, local, member_seeds)
     observ = slab_lib.concatenate([result[0] for result in results])
     infos = {}
     if any(result[1] for result in results):
       infos = slab_lib.concatenate_infos([result[1] for result in results], counts)
     if order is not None:
-      observ = slab_lib.select(observ, order)
-      infos = slab_lib.select(infos, order)
+      observ, infos = slab_lib.select(observ, order), slab_lib.select(infos, order)
     self._restarts.end_reset(indices, observ, self._size)
     if self._check_finite:
       batch_checks.check_finite(observ, None)
@@ -357,17 +286,9 @@ class BatchEnv:
 
   def close(self):
     """Closes every environment and worker. Safe to call more than once."""
-    if self._closed:
-      return
-    self._closed = True
-    first_error = None
-    for member in self._members:
-      try:
-        member.close()
-      except Exception as error:  # noqa: BLE001 - close the rest, then report the first.
-        first_error = first_error or error
-    if first_error is not None:
-      raise first_error
+    if not self._closed:
+      self._closed = True
+      batch_member.close_all(self._members)
 
   def __enter__(self):
     return self
@@ -375,41 +296,19 @@ class BatchEnv:
   def __exit__(self, *exc_info):
     self.close()
 
-  # Helpers.
-
-  def _check_open(self):
+  def _check_idle(self, caller):
     if self._closed:
       raise errors.ClosedError('BatchEnv is closed.')
-
-  def _check_idle(self, caller):
-    self._check_open()
     if self._in_flight is not None:
       raise RuntimeError(f'BatchEnv.{caller}: a {self._in_flight[0]} is already in flight; '
                          f'call {self._in_flight[0]}_wait first.')
 
   def _take_in_flight(self, kind, caller):
-    """The request sent by `{kind}_async`, now taken off the batch."""
-    self._check_open()
+    """The request and promises sent by `{kind}_async`, now taken off the batch."""
+    if self._closed:
+      raise errors.ClosedError('BatchEnv is closed.')
     if self._in_flight is None or self._in_flight[0] != kind:
       raise RuntimeError(f'BatchEnv.{caller}: no {kind} in flight; call {kind}_async first.')
-    _, first, second = self._in_flight
+    _, request, promises = self._in_flight
     self._in_flight = None
-    return first, second
-
-  def _gather(self, promises, positions=None):
-    """Resolves every promise before raising, so no worker is left with an unread reply."""
-    positions = range(len(promises)) if positions is None else positions
-    results, died, first_error = [], [], None
-    for slot, (position, promise) in enumerate(zip(positions, promises)):
-      try:
-        results.append(promise())
-      except errors.WorkerDiedError as error:
-        results.append(None)
-        died.append((slot, error))
-      except Exception as error:  # noqa: BLE001 - re-raised below once all replies are in.
-        results.append(None)
-        first_error = first_error or errors.name_environment(error, self._starts[position],
-                                                       self._sizes[position])
-    if first_error is not None:
-      raise first_error
-    return results, died
+    return request, promises

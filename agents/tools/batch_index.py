@@ -32,6 +32,20 @@ def check_indices(indices, size):
   return indices
 
 
+def check_seeds(seeds, count):
+  """Returns the seeds as a list of ints and Nones (None stays None).
+
+  Raises:
+    ValueError: There are seeds, but not `count` of them.
+  """
+  if seeds is None:
+    return None
+  seeds = list(seeds)
+  if len(seeds) != count:
+    raise ValueError(f'Got {len(seeds)} seeds for {count} indices to reset.')
+  return [None if seed is None else int(seed) for seed in seeds]
+
+
 def split_by_member(indices, seeds, member_of, starts):
   """Splits the environments to reset by the member that hosts them.
 

@@ -176,14 +176,7 @@ class InProcessGroup:
                              self.num_envs)
 
   def close(self):
-    first_error = None
-    for env in self._envs:
-      try:
-        env.close()
-      except Exception as error:  # noqa: BLE001 - close the rest, then report the first.
-        first_error = first_error or error
-    if first_error is not None:
-      raise first_error
+    close_all(self._envs)
 
 
 def as_member(env):
@@ -219,3 +212,105 @@ def _kind(env):
   if isinstance(env, wrappers.ExternalProcess) and env.supports_fast_step:
     return 'workers'
   return 'other'
+
+
+# Building and driving the members of a batch (BatchEnv's helpers).
+
+RAY = 'ray'  # `processes` value: the slabs step in Ray actors (`ray_member`).
+
+
+def slab_constructors(constructor, num_envs, envs_per_process):
+  """Groups `num_envs` environment constructors (one callable, or a sequence of them)
+  into constructors of slabs of `envs_per_process` (the last may be smaller)."""
+  if callable(constructor):
+    constructors = [constructor] * num_envs
+  else:
+    constructors = list(constructor)
+    if len(constructors) != num_envs:
+      raise ValueError(f'Got {len(constructors)} constructors for {num_envs} environments.')
+  if envs_per_process < 1:
+    raise ValueError(f'envs_per_process must be at least 1, got {envs_per_process}.')
+  groups = [constructors[start:start + envs_per_process]
+            for start in range(0, num_envs, envs_per_process)]
+  return [group[0] if envs_per_process == 1 else SlabConstructor(group) for group in groups]
+
+
+def start_members(constructors, processes, **kwargs):
+  """Builds one slab per constructor: in this process (`processes` false), in a worker
+  process each (true; `kwargs` go to `ExternalProcess`) or in a Ray actor each (RAY;
+  `kwargs` go to `ray_member.start_batch_members`). All start before any is awaited, so
+  the constructors run in parallel; if one fails, the others are closed."""
+  if not processes:
+    return [make() for make in constructors]
+  if processes == RAY:
+    from agents.tools import ray_member
+    return ray_member.start_batch_members(constructors, **kwargs)
+  workers = []
+  try:
+    for make in constructors:
+      workers.append(wrappers.ExternalProcess(make, wait=False, **kwargs))
+    start = 0
+    for worker in workers:  # Indices are known once the slab sizes are.
+      worker.index = start
+      worker.wait_ready()
+      start += worker.num_envs
+    return workers
+  except BaseException:
+    close_all(workers)
+    raise
+
+
+def close_all(members):
+  """Closes every member (or environment), then raises the first error any raised."""
+  first_error = None
+  for member in members:
+    try:
+      member.close()
+    except Exception as error:  # noqa: BLE001 - close the rest, then report the first.
+      first_error = first_error or error
+  if first_error is not None:
+    raise first_error
+
+
+def gather(promises, members):
+  """Resolves every member's promise before raising, so no worker is left with an
+  unread reply.
+
+  Returns:
+    The results (None where the member died) and the `(position, WorkerDiedError)` of
+    each dead member.
+
+  Raises:
+    The first other error, naming the environments of the member that raised it.
+  """
+  results, died, first_error = [], [], None
+  for position, (promise, member) in enumerate(zip(promises, members)):
+    try:
+      results.append(promise())
+    except errors.WorkerDiedError as error:
+      results.append(None)
+      died.append((position, error))
+    except Exception as error:  # noqa: BLE001 - re-raised below once all replies are in.
+      results.append(None)
+      first_error = first_error or errors.name_environment(error, member.index,
+                                                           member.num_envs)
+  if first_error is not None:
+    raise first_error
+  return results, died
+
+
+def join_steps(results, sizes):
+  """Joins the members' step results into the batch's: fresh arrays, float32 rewards."""
+  if len(results) == 1:
+    # One member: its arrays need no joining, only a copy, as a slab or a pool may
+    # reuse them on its next step.
+    observ, reward, terminated, truncated, infos = results[0]
+    observ = (np.array(observ) if isinstance(observ, np.ndarray)
+              else slab_lib.concatenate([observ]))
+    return (observ, np.asarray(reward, np.float32), np.array(terminated, bool),
+            np.array(truncated, bool), infos)
+  return (slab_lib.concatenate([result[0] for result in results]),
+          np.concatenate([result[1] for result in results], dtype=np.float32),
+          np.concatenate([result[2] for result in results]),
+          np.concatenate([result[3] for result in results]),
+          slab_lib.concatenate_infos([result[4] for result in results], sizes))
