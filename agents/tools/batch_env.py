@@ -18,29 +18,24 @@ CONTRACT (other modules rely on it; keep it when extending):
       # the same calls in two halves: the caller works while the workers do.
   batch.close()
 
-No automatic reset: the caller resets the environments that finished.
-
-Members of the batch are anything that implements the `batch_member.BatchMember`
-protocol (`batch_member.as_members` builds them): runs of plain `gymnasium.Env`s
-stepped in this process, slabs (`gymnasium.vector.VectorEnv`s with autoreset
-disabled), `ExternalProcess` workers, Ray actors, and runs of workers whose spaces
-hold plain arrays, which form one `worker_pool.WorkerPool` stepping through one
-shared-memory block. The batch size is the sum of the members' sizes.
+No automatic reset: the caller resets the environments that finished. Members are
+anything that implements `batch_member.BatchMember`: runs of plain environments in
+this process, slabs (`VectorEnv`s with autoreset disabled), `ExternalProcess` workers,
+Ray actors, and runs of workers with array spaces, which form one
+`worker_pool.WorkerPool` stepping through one shared-memory block.
 
 Every step takes one path: check the actions (`ActionError`), send every member its
-part before waiting for any (so the workers step in parallel), gather the replies,
-replace the members that died, and check observations and rewards for NaN and
-infinity (`NonFiniteError`, unless `check_finite=False`; see `batch_checks.py`). A
-reset takes the same path with its indices split by member. A worker that dies is
-restarted up to `max_restarts`: the episodes it took along report as truncated, with
-`infos['worker_restarted']` set (`batch_restarts.py`).
+part before waiting for any (so workers step in parallel), gather the replies,
+replace the members that died (`max_restarts`; their episodes end truncated with
+`infos['worker_restarted']`, see `batch_restarts.py`), and check observations and
+rewards for NaN and infinity (`NonFiniteError`, unless `check_finite=False`). A reset
+takes the same path with its indices split by member.
 """
 
 import gymnasium
 import numpy as np
 
 from agents.tools import batch_checks, batch_index, batch_member, batch_restarts, errors, wrappers
-from agents.tools import slab as slab_lib
 
 RAY = batch_member.RAY  # `processes` value: the slabs step in Ray actors (`ray_member`).
 
@@ -99,14 +94,11 @@ class BatchEnv:
       constructor: Callable returning a `gymnasium.Env`, or a sequence of `num_envs` such
         callables (for example with different configurations).
       num_envs: Number of environments in the batch.
-      processes: Whether to run the environments in worker processes ('ray': in Ray
-        actors).
+      processes, max_restarts, check_finite, **process_kwargs: As for
+        `from_slab_constructors`.
       envs_per_process: Environments per slab: each worker (or, in-process, each
         `SyncVectorEnv`) steps this many environments together. The last slab may be
         smaller.
-      max_restarts: Total number of dead workers the batch replaces.
-      check_finite: Whether NaN or infinite observations and rewards raise.
-      **process_kwargs: Passed to `ExternalProcess` (context, timeout, start_timeout, ...).
 
     Returns:
       A `BatchEnv`.
@@ -195,11 +187,9 @@ class BatchEnv:
 
     The caller may work meanwhile (for example, compute the actions of another batch)
     and then collects the results with `step_wait`, as with Gymnasium's vector
-    environments. In-process members step here, at once.
-
-    Raises:
-      ActionError: as in `step`, before anything is sent.
-      RuntimeError: a step or reset is already in flight.
+    environments. In-process members step here, at once. Raises `ActionError` as
+    `step` does, before anything is sent, and RuntimeError if a step or reset is
+    already in flight.
     """
     self._check_idle('step_async')
     actions = self._check_actions(actions)
@@ -208,11 +198,8 @@ class BatchEnv:
         for member, start, size in zip(self._members, self._starts, self._sizes)])
 
   def step_wait(self):
-    """The results of the step sent by `step_async`; see `step` for them and the errors.
-
-    Raises:
-      RuntimeError: no step is in flight.
-    """
+    """The results of the step sent by `step_async`, as `step` returns them (and its
+    errors); RuntimeError if no step is in flight."""
     _, promises = self._take_in_flight('step', 'step_wait')
     results, died = batch_member.gather(promises, self._members)
     for position, error in died:
@@ -243,12 +230,8 @@ class BatchEnv:
 
   def reset_async(self, indices=None, seeds=None):
     """Sends a reset and returns without waiting; `reset_wait` collects its results.
-
-    Raises:
-      IndexError: as in `reset`, before anything is sent.
-      ValueError: as in `reset`, before anything is sent.
-      RuntimeError: a step or reset is already in flight.
-    """
+    Raises as `reset` does, before anything is sent, and RuntimeError if a step or
+    reset is already in flight."""
     self._check_idle('reset_async')
     indices = batch_index.check_indices(indices, self._size)
     seeds = batch_index.check_seeds(seeds, len(indices))
@@ -260,11 +243,8 @@ class BatchEnv:
         for position, local, member_seeds in requests])
 
   def reset_wait(self):
-    """The results of the reset sent by `reset_async`; see `reset`.
-
-    Raises:
-      RuntimeError: no reset is in flight.
-    """
+    """The results of the reset sent by `reset_async`, as `reset` returns them;
+    RuntimeError if no reset is in flight."""
     (indices, requests, counts, order), promises = self._take_in_flight('reset', 'reset_wait')
     if not len(indices):
       return gymnasium.vector.utils.create_empty_array(self.observation_space, 0), {}
@@ -273,12 +253,7 @@ class BatchEnv:
     for slot, error in died:
       _, local, member_seeds = requests[slot]
       results[slot] = self._restarts.reset_restarted(members[slot], error, local, member_seeds)
-    observ = slab_lib.concatenate([result[0] for result in results])
-    infos = {}
-    if any(result[1] for result in results):
-      infos = slab_lib.concatenate_infos([result[1] for result in results], counts)
-    if order is not None:
-      observ, infos = slab_lib.select(observ, order), slab_lib.select(infos, order)
+    observ, infos = batch_member.join_resets(results, counts, order)
     self._restarts.end_reset(indices, observ, self._size)
     if self._check_finite:
       batch_checks.check_finite(observ, None)
@@ -296,17 +271,19 @@ class BatchEnv:
   def __exit__(self, *exc_info):
     self.close()
 
-  def _check_idle(self, caller):
+  def _check_open(self):
     if self._closed:
       raise errors.ClosedError('BatchEnv is closed.')
+
+  def _check_idle(self, caller):
+    self._check_open()
     if self._in_flight is not None:
       raise RuntimeError(f'BatchEnv.{caller}: a {self._in_flight[0]} is already in flight; '
                          f'call {self._in_flight[0]}_wait first.')
 
   def _take_in_flight(self, kind, caller):
     """The request and promises sent by `{kind}_async`, now taken off the batch."""
-    if self._closed:
-      raise errors.ClosedError('BatchEnv is closed.')
+    self._check_open()
     if self._in_flight is None or self._in_flight[0] != kind:
       raise RuntimeError(f'BatchEnv.{caller}: no {kind} in flight; call {kind}_async first.')
     _, request, promises = self._in_flight

@@ -314,3 +314,15 @@ def join_steps(results, sizes):
           np.concatenate([result[2] for result in results]),
           np.concatenate([result[3] for result in results]),
           slab_lib.concatenate_infos([result[4] for result in results], sizes))
+
+
+def join_resets(results, counts, order):
+  """Joins the members' reset results (in member order, `counts` environments each) into
+  the batch's, in the caller's order (`order`: the permutation to it, or None)."""
+  observ = slab_lib.concatenate([result[0] for result in results])
+  infos = {}
+  if any(result[1] for result in results):
+    infos = slab_lib.concatenate_infos([result[1] for result in results], counts)
+  if order is not None:
+    observ, infos = slab_lib.select(observ, order), slab_lib.select(infos, order)
+  return observ, infos

@@ -51,12 +51,11 @@ class Promise:
 class ExternalProcess:
   """Hosts an environment (or a slab of environments) in a separate process.
 
-  Implements `agents.tools.batch_member.BatchMember`. Its 35 methods are that whole
-  interface (single, batched and shared-memory steps and resets, each with the halves
-  that let a batch overlap its members, attribute access, restart and close, with the
-  properties and setters of its index and size) and the private requests they share:
-  one class holds one worker's protocol, so that a reader finds every message it sends
-  in one place.
+  Implements `agents.tools.batch_member.BatchMember`: one worker's requests (single and
+  batched steps and resets, blocking or as promises, attribute access, restart and
+  close) and its own shared memory. Many workers stepped together through one block
+  are a `worker_pool.WorkerPool`, which uses `attach_shared_block`, `begin_fast_step`
+  and `connection`.
 
   Attributes:
     is_vector: Whether the hosted environment is a `VectorEnv` slab.
@@ -132,12 +131,6 @@ class ExternalProcess:
   def num_envs(self):
     """Number of environments the worker hosts (1 for a plain environment)."""
     return self._num_envs
-
-  @num_envs.setter
-  def num_envs(self, value):
-    self._num_envs = value
-    if self._connection is not None:
-      self._connection.num_envs = value
 
   @property
   def pid(self):
@@ -239,13 +232,13 @@ class ExternalProcess:
                            f'attribute {name!r}, and neither has its environment.')
     return self._request(('getattr', name), f'reading {name}')
 
-  # Shared memory and the hot path (BatchEnv's interface).
+  # Shared memory and the hot path (a WorkerPool's interface).
 
   def attach_shared_block(self, memory, layout):
     """Moves this worker's shared arrays into a block owned by the caller.
 
-    BatchEnv gives every worker a slice of one block, so a batch step writes all actions
-    and reads all observations with one copy each. The caller keeps `memory` alive and
+    A `WorkerPool` gives every worker a slice of one block, so a batch step writes all
+    actions and reads all observations with one copy each. The caller keeps `memory` alive and
     releases it after closing this process.
 
     Args:
@@ -305,7 +298,8 @@ class ExternalProcess:
     self._remote_attributes = None if spaces[4] is None else set(spaces[4])
     if self._spaces is None:
       self._spaces = spaces
-      self.num_envs, self.is_vector, self.observation_space, self.action_space = spaces[:4]
+      self._num_envs, self.is_vector, self.observation_space, self.action_space = spaces[:4]
+      self._connection.num_envs = self._num_envs
       if self._use_shared_memory:
         self._create_shared_memory()
     elif not _same_spaces(spaces, self._spaces):
