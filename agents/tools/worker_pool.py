@@ -189,6 +189,7 @@ class WorkerPool:
     return infos
 
   def restart(self):
+    """Refused: the pool replaces its dead workers itself, each against the budget."""
     raise errors.WorkerError('a worker pool restarts its workers one by one.', self.index,
                              self.num_envs)
 
