@@ -94,11 +94,13 @@ class BatchEnv:
       constructor: Callable returning a `gymnasium.Env`, or a sequence of `num_envs` such
         callables (for example with different configurations).
       num_envs: Number of environments in the batch.
-      processes, max_restarts, check_finite, **process_kwargs: As for
-        `from_slab_constructors`.
+      processes: As for `from_slab_constructors`.
       envs_per_process: Environments per slab: each worker (or, in-process, each
         `SyncVectorEnv`) steps this many environments together. The last slab may be
         smaller.
+      max_restarts: As for `from_slab_constructors`.
+      check_finite: As for `from_slab_constructors`.
+      **process_kwargs: As for `from_slab_constructors`.
 
     Returns:
       A `BatchEnv`.

@@ -281,7 +281,8 @@ def gather(promises, members):
     each dead member.
 
   Raises:
-    The first other error, naming the environments of the member that raised it.
+    Exception: The first other error, naming the environments of the member that
+      raised it.
   """
   results, died, first_error = [], [], None
   for position, (promise, member) in enumerate(zip(promises, members)):
