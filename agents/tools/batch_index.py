@@ -50,7 +50,7 @@ def split_by_member(indices, seeds, member_of, starts):
   """Splits the environments to reset by the member that hosts them.
 
   Args:
-    indices: Batch indices, checked.
+    indices: Batch indices, checked (an array or a list).
     seeds: One int or None per index, or None.
     member_of: The member position of each batch index.
     starts: The first batch index of each member.
@@ -61,7 +61,7 @@ def split_by_member(indices, seeds, member_of, starts):
     members' results, joined in that order, into the order of `indices` (None when
     they are in that order already).
   """
-  index_list = indices.tolist()
+  index_list = indices.tolist() if isinstance(indices, np.ndarray) else list(indices)
   slots_of = {}  # Member position -> positions in `indices` of its environments.
   for slot, index in enumerate(index_list):
     slots_of.setdefault(member_of[index], []).append(slot)

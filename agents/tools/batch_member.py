@@ -43,7 +43,8 @@ class BatchMember(Protocol):
 
   def reset_batch(self, indices=None, seeds=None, blocking=True):
     """Resets some of the K environments: returns (observ, infos in vector format), or
-    a callable that waits for it."""
+    a callable that waits for it; an observation array that owns its data is the
+    caller's."""
 
   def restart(self):
     """Replaces a dead member by a fresh one, or raises WorkerError if it cannot."""
@@ -324,8 +325,8 @@ def join_resets(results, counts, order):
   observ = results[0][0]
   if len(results) > 1 or not isinstance(observ, np.ndarray):
     observ = slab_lib.concatenate([result[0] for result in results])
-  else:
-    observ = observ.copy()  # Cheaper than joining one piece; a member may reuse it.
+  elif observ.base is not None:  # A view (of a plain environment's array, of Ray's store).
+    observ = observ.copy()
   infos = {}
   if any(result[1] for result in results):
     infos = slab_lib.concatenate_infos([result[1] for result in results], counts)

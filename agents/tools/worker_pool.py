@@ -120,7 +120,8 @@ class WorkerPool:
     Returns:
       (observ[len(indices), ...], infos in vector format), or a callable that waits for it.
     """
-    indices = batch_index.check_indices(indices, self.num_envs)
+    # Positions from BatchEnv, checked there already.
+    indices = list(range(self.num_envs)) if indices is None else [int(i) for i in indices]
     requests, counts, order = batch_index.split_by_member(
         indices, seeds, self._worker_of, self._starts)
     tokens = [self._send_reset(position, local, member_seeds)
@@ -154,7 +155,7 @@ class WorkerPool:
     returns the token whose reply is their infos in vector format."""
     worker = self.workers[position]
     num_envs, is_vector = worker.num_envs, worker.is_vector
-    if wire.fast_reset_fits(local, seeds):
+    if wire.fast_reset_fits(None, seeds):  # Positions within a slab always fit.
       framed = wire.frame(wire.encode_fast_reset(local, seeds))
       return worker.connection.send_frame(
           framed, 'resetting', lambda info: slab_lib.vector_infos(info, num_envs, is_vector))
