@@ -195,6 +195,9 @@ class BatchEnv:
     """
     self._check_idle('step_async')
     actions = self._check_actions(actions)
+    if len(self._members) == 1:  # The common case: one pool, group or slab takes all.
+      self._in_flight = ('step', None, [self._members[0].step_batch(actions, False, False)])
+      return
     self._in_flight = ('step', None, [
         member.step_batch(actions[start:start + size], blocking=False, copy=False)
         for member, start, size in zip(self._members, self._starts, self._sizes)])

@@ -62,6 +62,8 @@ def split_by_member(indices, seeds, member_of, starts):
     they are in that order already).
   """
   index_list = indices.tolist() if isinstance(indices, np.ndarray) else list(indices)
+  if len(starts) == 1:  # One member: nothing to split or reorder.
+    return [(0, [index - starts[0] for index in index_list], seeds)], [len(index_list)], None
   slots_of = {}  # Member position -> positions in `indices` of its environments.
   for slot, index in enumerate(index_list):
     slots_of.setdefault(member_of[index], []).append(slot)

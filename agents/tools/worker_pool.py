@@ -14,6 +14,7 @@ A worker that dies is replaced within the pool, against the batch's budget
 episodes, during a reset its fresh slab is reset whole.
 """
 
+import functools
 import weakref
 from multiprocessing import shared_memory
 
@@ -87,8 +88,8 @@ class WorkerPool:
     """
     self._block['actions'][...] = actions
     # Send every request before waiting for any, so the workers step in parallel.
-    tokens = [worker.begin_fast_step() for worker in self.workers]
-    promise = lambda: self._finish_step(tokens, copy)
+    promise = functools.partial(
+        self._finish_step, [worker.begin_fast_step() for worker in self.workers], copy)
     return promise() if blocking else promise
 
   def _finish_step(self, tokens, copy):
