@@ -101,7 +101,9 @@ class WorkerPool:
     if any(not ok or info for ok, info in replies):  # Rare: infos, errors or dead workers.
       replies = [(ok, slab_lib.vector_infos(value, worker.num_envs, worker.is_vector)
                   if ok else value) for worker, (ok, value) in zip(self.workers, replies)]
-      parts = self._settle(self.workers, replies, self._interrupt_step)
+      parts, died = self._settle(self.workers, replies)
+      for slot, error in died:
+        parts[slot] = self._interrupt_step(slot, error)
       infos = slab_lib.concatenate_infos(parts, [worker.num_envs for worker in self.workers])
     if copy:
       return observ.copy(), reward.copy(), terminated.copy(), truncated.copy(), infos
@@ -132,17 +134,12 @@ class WorkerPool:
 
   def _finish_reset(self, indices, requests, tokens, counts, order):
     involved = [self.workers[position] for position, _, _ in requests]
-
-    def reset_restarted(slot, error):
+    parts, died = self._settle(
+        involved, waiter.wait_all([worker.connection for worker in involved], tokens))
+    for slot, error in died:
       position, local, member_seeds = requests[slot]
-      return self._restarts.reset_restarted(
-          self.workers[position], error, local, member_seeds,
-          lambda _, *request: (None, self.workers[position].connection.resolve(
-              self._send_reset(position, *request))))[1]
-
-    parts = self._settle(
-        involved, waiter.wait_all([worker.connection for worker in involved], tokens),
-        reset_restarted)
+      _, parts[slot] = self._restarts.reset_restarted(
+          self.workers[position], error, local, member_seeds, self._reset_whole)
     observ = self._block['observ'][indices]  # A copy, in the caller's order already.
     infos = {}
     if any(parts):
@@ -150,6 +147,12 @@ class WorkerPool:
       if order is not None:
         infos = slab_lib.select(infos, order)
     return observ, infos
+
+  def _reset_whole(self, worker, local, seeds):
+    """Resets a restarted worker's environments (all of them, `local`); returns (None,
+    their infos), their observations being in the block."""
+    position = self.workers.index(worker)
+    return None, worker.connection.resolve(self._send_reset(position, local, seeds))
 
   def _send_reset(self, position, local, seeds):
     """Asks one worker to reset some of its environments into its rows of the block;
@@ -171,10 +174,10 @@ class WorkerPool:
         wire.encode_request('reset_batch', list(local), seeds), 'resetting', write_rows)
 
   @staticmethod
-  def _settle(workers, replies, on_death):
-    """The infos of each reply (vector format). Raises the first error other than a
-    death, so that nothing restarts; then `on_death(slot, error)` replaces each dead
-    worker and returns its infos."""
+  def _settle(workers, replies):
+    """The infos of each reply (vector format; {} where it failed) and the `(slot,
+    WorkerDiedError)` of each dead worker. Raises the first other error, before anything
+    restarts."""
     infos, died, failed = [], [], None
     for slot, (worker, (ok, value)) in enumerate(zip(workers, replies)):
       infos.append(value if ok else {})
@@ -186,9 +189,7 @@ class WorkerPool:
         failed = errors.name_environment(value, worker.index, worker.num_envs)
     if failed is not None:
       raise failed
-    for slot, error in died:
-      infos[slot] = on_death(slot, error)
-    return infos
+    return infos, died
 
   def restart(self):
     """Refused: the pool replaces its dead workers itself, each against the budget."""
