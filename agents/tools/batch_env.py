@@ -18,53 +18,30 @@ CONTRACT (other modules rely on it; keep it when extending):
       # the same calls in two halves: the caller works while the workers do.
   batch.close()
 
-No automatic reset: the caller resets the environments that finished. Actions
-are checked against the action space (`ActionError`), and observations and
-rewards for NaN and infinity (`NonFiniteError`, unless `check_finite=False`);
-see `batch_checks.py`.
+No automatic reset: the caller resets the environments that finished. Members are
+anything that implements `batch_member.BatchMember`: runs of plain environments in
+this process, slabs (`VectorEnv`s with autoreset disabled), `ExternalProcess` workers,
+Ray actors, and runs of workers with array spaces, which form one
+`worker_pool.WorkerPool` stepping through one shared-memory block.
 
-Members of the batch are plain `gymnasium.Env`s (one environment each), slabs
-(`gymnasium.vector.VectorEnv`s with autoreset disabled, K environments each),
-or `ExternalProcess` workers hosting either: anything that implements the
-`batch_member.BatchMember` protocol. The batch size is the sum of the
-members' sizes. `BatchEnv.from_constructors` builds the process-parallel
-version: it starts every worker at once, and each `step` sends every request
-before gathering any reply, so the workers step in parallel; the replies are read
-as they arrive, waiting on all workers in one poll.
-
-When every member is a worker and the spaces hold plain arrays, the batch owns
-one shared-memory block with the actions, observations, rewards and flags of
-all environments, and each worker reads and writes its own rows. A step then
-costs one copy in, one small message to and from each worker, and one copy
-out, with nothing pickled. A reset sends each worker it concerns the packed indices
-(and seeds) of its environments; the workers write the observations into their
-rows of the block, and only infos that are not empty are pickled.
-
-A worker that dies can be restarted (`max_restarts`): the episodes it took along
-report as truncated, with `infos['worker_restarted']` set, and the caller resets
-them like any finished environment (`batch_restarts.py` has the details).
+Every step takes one path: check the actions (`ActionError`), send every member its
+part before waiting for any (so workers step in parallel), gather the replies,
+replace the members that died (`max_restarts`; their episodes end truncated with
+`infos['worker_restarted']`, see `batch_restarts.py`), and check observations and
+rewards for NaN and infinity (`NonFiniteError`, unless `check_finite=False`). A reset
+takes the same path with its indices split by member.
 """
-
-import weakref
-from multiprocessing import shared_memory
 
 import gymnasium
 import numpy as np
 
 from agents.tools import batch_checks, batch_index, batch_member, batch_restarts, errors, wrappers
-from agents.tools import slab as slab_lib
-from agents.tools.transport import shared_block, wire
 
-RAY = 'ray'  # `processes` value: the slabs step in Ray actors (`ray_member`).
+RAY = batch_member.RAY  # `processes` value: the slabs step in Ray actors (`ray_member`).
 
 
 class BatchEnv:
   """Steps a list of environments, slabs or worker processes as one batch.
-
-  Its 26 methods are one protocol seen from three sides, kept together on purpose:
-  Gymnasium's (`step`, `reset`, their `_async`/`_wait` halves, `close`, the context
-  manager), the builders' (`from_constructors`, `from_slab_constructors`), and the ways a
-  step finishes (in process, through the shared block, or from Ray's promises).
 
   Attributes:
     observation_space: Observation space of one environment.
@@ -90,44 +67,23 @@ class BatchEnv:
     """
     if not envs:
       raise ValueError('BatchEnv needs at least one environment.')
-    self._members = batch_member.as_members(envs)
+    self._restarts = batch_restarts.WorkerRestarts(max_restarts)
+    self._members = batch_member.as_members(envs, self._restarts)
     self._sizes = [member.num_envs for member in self._members]
-    self._starts = np.cumsum([0] + self._sizes)[:-1].tolist()
+    self._starts = [member.index for member in self._members]
     self._size = int(sum(self._sizes))
     # The member that hosts each environment of the batch.
     self._member_of = np.repeat(np.arange(len(self._members)), self._sizes).tolist()
     self.observation_space = self._members[0].observation_space
     self.action_space = self._members[0].action_space
-    for member, start in zip(self._members, self._starts):
-      member.index = start  # Errors name the batch index of the member's first environment.
+    for member in self._members:
       for kind in ('observation', 'action'):
-        batch_checks.check_same_space(kind, start, getattr(member, f'{kind}_space'),
+        batch_checks.check_same_space(kind, member.index, getattr(member, f'{kind}_space'),
                                       getattr(self, f'{kind}_space'))
-    self._array_observ = slab_lib.is_array_space(self.observation_space)
     self._check_actions = batch_checks.ActionCheck(self.action_space, self._size)
     self._check_finite = check_finite
-    self._restarts = batch_restarts.WorkerRestarts(
-        self._members, self._starts, self._sizes, max_restarts)
-    self._last_observ = None
     self._closed = False
-    self._in_flight = None  # (kind, ...) of the request `step_async` or `reset_async` sent.
-    self._block = None
-    self._block_finalizer = None
-    self._waiter = wrappers.ReplyWaiter()  # Polls every worker, each step.
-    if all(isinstance(member, wrappers.ExternalProcess)
-           and member.supports_fast_step for member in self._members):
-      self._share_one_block()
-
-  def _share_one_block(self):
-    layout, size = shared_block.shared_layout(
-        self._size, self.observation_space, self.action_space)
-    memory = shared_memory.SharedMemory(create=True, size=size)
-    self._block_finalizer = weakref.finalize(
-        self, shared_block.release_memory, memory)
-    for member, start, count in zip(self._members, self._starts, self._sizes):
-      member.attach_shared_block(
-          memory, shared_block.slice_layout(layout, start, count))
-    self._block = shared_block.views(memory.buf, layout)
+    self._in_flight = None  # (kind, request, promises) that `step_async` or `reset_async` sent.
 
   @classmethod
   def from_constructors(cls, constructor, num_envs, processes=True, envs_per_process=1,
@@ -138,34 +94,21 @@ class BatchEnv:
       constructor: Callable returning a `gymnasium.Env`, or a sequence of `num_envs` such
         callables (for example with different configurations).
       num_envs: Number of environments in the batch.
-      processes: Whether to run the environments in worker processes ('ray': in Ray
-        actors).
+      processes: As for `from_slab_constructors`.
       envs_per_process: Environments per slab: each worker (or, in-process, each
         `SyncVectorEnv`) steps this many environments together. The last slab may be
         smaller.
-      max_restarts: Total number of dead workers the batch replaces.
-      check_finite: Whether NaN or infinite observations and rewards raise.
-      **process_kwargs: Passed to `ExternalProcess` (context, timeout, start_timeout, ...).
+      max_restarts: As for `from_slab_constructors`.
+      check_finite: As for `from_slab_constructors`.
+      **process_kwargs: As for `from_slab_constructors`.
 
     Returns:
       A `BatchEnv`.
     """
-    if callable(constructor):
-      constructors = [constructor] * num_envs
-    else:
-      constructors = list(constructor)
-      if len(constructors) != num_envs:
-        raise ValueError(f'Got {len(constructors)} constructors for {num_envs} environments.')
-    if envs_per_process < 1:
-      raise ValueError(f'envs_per_process must be at least 1, got {envs_per_process}.')
-    groups = [constructors[start:start + envs_per_process]
-              for start in range(0, num_envs, envs_per_process)]
-    slab_constructors = [
-        group[0] if envs_per_process == 1 else batch_member.SlabConstructor(group)
-        for group in groups]
     return cls.from_slab_constructors(
-        slab_constructors, processes=processes, max_restarts=max_restarts,
-        check_finite=check_finite, **process_kwargs)
+        batch_member.slab_constructors(constructor, num_envs, envs_per_process),
+        processes=processes, max_restarts=max_restarts, check_finite=check_finite,
+        **process_kwargs)
 
   @classmethod
   def from_slab_constructors(cls, slab_constructors, processes=True, max_restarts=0,
@@ -190,33 +133,11 @@ class BatchEnv:
     Returns:
       A `BatchEnv` whose size is the sum of the slab sizes.
     """
-    if not processes:
-      return cls([make() for make in slab_constructors], max_restarts=max_restarts,
-                 check_finite=check_finite)
-    if processes == RAY:
-      from agents.tools import ray_member
-      members = ray_member.start_batch_members(slab_constructors, **process_kwargs)
-      try:
-        return cls(members, max_restarts=max_restarts, check_finite=check_finite)
-      except BaseException:
-        for member in members:
-          member.close()
-        raise
-    workers = []
+    members = batch_member.start_members(slab_constructors, processes, **process_kwargs)
     try:
-      # Start every worker before waiting for any, so the constructors run in parallel;
-      # indices are fixed once the slab sizes are known.
-      for make in slab_constructors:
-        workers.append(wrappers.ExternalProcess(make, wait=False, **process_kwargs))
-      start = 0
-      for worker in workers:
-        worker.index = start
-        worker.wait_ready()
-        start += worker.num_envs
-      return cls(workers, max_restarts=max_restarts, check_finite=check_finite)
+      return cls(members, max_restarts=max_restarts, check_finite=check_finite)
     except BaseException:
-      for worker in workers:
-        worker.close()
+      batch_member.close_all(members)
       raise
 
   def __len__(self):
@@ -224,9 +145,9 @@ class BatchEnv:
 
   @property
   def workers(self):
-    """The `ExternalProcess` members of the batch, in batch order."""
-    return [member for member in self._members
-            if isinstance(member, wrappers.ExternalProcess)]
+    """The `ExternalProcess` workers of the batch (in pools or alone), in batch order."""
+    return [worker for member in self._members for worker in getattr(member, 'workers', [member])
+            if isinstance(worker, wrappers.ExternalProcess)]
 
   @property
   def members(self):
@@ -268,99 +189,31 @@ class BatchEnv:
 
     The caller may work meanwhile (for example, compute the actions of another batch)
     and then collects the results with `step_wait`, as with Gymnasium's vector
-    environments. In-process members step here, at once.
-
-    Raises:
-      ActionError: as in `step`, before anything is sent.
-      RuntimeError: a step or reset is already in flight.
+    environments. In-process members step here, at once. Raises `ActionError` as
+    `step` does, before anything is sent, and RuntimeError if a step or reset is
+    already in flight.
     """
     self._check_idle('step_async')
     actions = self._check_actions(actions)
-    if self._block is not None:
-      self._block['actions'][...] = actions
-      # Send every request before waiting for any, so the workers step in parallel.
-      self._in_flight = ('step', True, [member.begin_fast_step() for member in self._members])
-    else:
-      self._in_flight = ('step', False, [
-          member.step_batch(actions[start:start + size], blocking=False, copy=False)
-          for member, start, size in zip(self._members, self._starts, self._sizes)])
+    if len(self._members) == 1:  # The common case: one pool, group or slab takes all.
+      self._in_flight = ('step', None, [self._members[0].step_batch(actions, False, False)])
+      return
+    self._in_flight = ('step', None, [
+        member.step_batch(actions[start:start + size], blocking=False, copy=False)
+        for member, start, size in zip(self._members, self._starts, self._sizes)])
 
   def step_wait(self):
-    """The results of the step sent by `step_async`; see `step` for them and the errors.
-
-    Raises:
-      RuntimeError: no step is in flight.
-    """
-    fast, pending = self._take_in_flight('step', 'step_wait')
-    if fast:
-      return self._finish_block_step(pending)
-    return self._finish_promised_step(pending)
-
-  def _finish_promised_step(self, promises):
-    results, died = self._gather(promises)
+    """The results of the step sent by `step_async`, as `step` returns them (and its
+    errors); RuntimeError if no step is in flight."""
+    _, promises = self._take_in_flight('step', 'step_wait')
+    results, died = batch_member.gather(promises, self._members)
     for position, error in died:
-      self._restarts.restart(position, error)
-      results[position] = self._restarts.interrupted_step(
-          position, self._last_observ, self.observation_space)
-    if len(results) == 1:
-      # One member (everything in this process): its arrays need no joining, only a
-      # copy of the observations, which a slab may reuse on its next step.
-      observ, reward, terminated, truncated, infos = results[0]
-      observ = (np.array(observ) if isinstance(observ, np.ndarray)
-                else slab_lib.concatenate([observ]))
-      reward = np.asarray(reward, np.float32)
-      terminated, truncated = np.array(terminated, bool), np.array(truncated, bool)
-    else:
-      observ = slab_lib.concatenate([result[0] for result in results])
-      reward = np.concatenate([result[1] for result in results], dtype=np.float32)
-      terminated = np.concatenate([result[2] for result in results])
-      truncated = np.concatenate([result[3] for result in results])
-      infos = slab_lib.concatenate_infos([result[4] for result in results], self._sizes)
-    infos = self._restarts.truncate_lost_episodes(truncated, infos)
-    if self._array_observ:
-      self._last_observ = observ
+      results[position] = self._restarts.interrupted_step(self._members[position], error)
+    observ, reward, terminated, truncated, infos = batch_member.join_steps(results, self._sizes)
+    infos = self._restarts.end_step(observ, truncated, infos)
     if self._check_finite:
       batch_checks.check_finite(observ, reward)
     return observ, reward, terminated, truncated, infos
-
-  def _finish_block_step(self, tokens):
-    """The hot path: all workers read actions from and write results to one block."""
-    block = self._block
-    results = self._waiter.wait(self._members, tokens)
-    observ = block['observ'].copy()
-    reward = block['reward'].astype(np.float32)
-    terminated = block['terminated'].copy()
-    truncated = block['truncated'].copy()
-    infos = {}
-    if any(not ok or info for ok, info in results):  # Rare: infos, errors or dead workers.
-      infos = self._finish_shared_step(results, observ, reward, terminated, truncated)
-    self._last_observ = observ
-    if self._check_finite:
-      batch_checks.check_finite(observ, reward)
-    infos = self._restarts.truncate_lost_episodes(truncated, infos)
-    return observ, reward, terminated, truncated, infos
-
-  def _finish_shared_step(self, results, observ, reward, terminated, truncated):
-    """Gathers the infos of a shared-memory step, raises its errors and restarts dead workers.
-
-    Args:
-      results: One `(ok, raw info or exception)` per member, from `wait_all`.
-      observ, reward, terminated, truncated: The step's results, which get the
-        interrupted episodes of restarted workers written into their rows.
-
-    Returns:
-      The infos of the batch in vector format.
-    """
-    infos, died, failed = batch_restarts.sort_replies(self._members, results)
-    if failed is not None:
-      raise failed[1]
-    for position, error in died:
-      self._restarts.restart(position, error)
-      rows = slice(self._starts[position], self._starts[position] + self._sizes[position])
-      observ[rows], reward[rows], terminated[rows], truncated[rows], infos[position] = (
-          self._restarts.interrupted_step(position, self._last_observ,
-                                          self.observation_space))
-    return slab_lib.concatenate_infos(infos, self._sizes) if any(infos) else {}
 
   def reset(self, indices=None, seeds=None):
     """Resets a subset of the environments.
@@ -382,128 +235,46 @@ class BatchEnv:
 
   def reset_async(self, indices=None, seeds=None):
     """Sends a reset and returns without waiting; `reset_wait` collects its results.
-
-    Raises:
-      IndexError: as in `reset`, before anything is sent.
-      ValueError: as in `reset`, before anything is sent.
-      RuntimeError: a step or reset is already in flight.
-    """
+    Raises as `reset` does, before anything is sent, and RuntimeError if a step or
+    reset is already in flight."""
     self._check_idle('reset_async')
     indices = batch_index.check_indices(indices, self._size)
-    if seeds is not None:
-      seeds = list(seeds)
-      if len(seeds) != len(indices):
-        raise ValueError(f'Got {len(seeds)} seeds for {len(indices)} indices to reset.')
-      seeds = [None if seed is None else int(seed) for seed in seeds]
-    if not len(indices):
-      self._in_flight = ('reset', indices, None)
-      return
-    self._restarts.forget_lost_episodes(indices)
+    seeds = batch_index.check_seeds(seeds, len(indices))
+    self._restarts.begin_reset(indices)
     requests, counts, order = batch_index.split_by_member(
         indices, seeds, self._member_of, self._starts)
-    fast = self._block is not None and wire.fast_reset_fits(None, seeds)
-    if fast:
-      # Send every request before waiting for any, so the workers reset in parallel.
-      pending = [self._members[position].begin_fast_reset(
-                     wire.encode_fast_reset(local, member_seeds))
-                 for position, local, member_seeds in requests]
-    else:
-      pending = [self._members[position].reset_batch(local, member_seeds, blocking=False)
-                 for position, local, member_seeds in requests]
-    self._in_flight = ('reset', indices, (fast, pending, requests, counts, order))
+    self._in_flight = ('reset', (indices, requests, counts, order), [
+        self._members[position].reset_batch(local, member_seeds, blocking=False)
+        for position, local, member_seeds in requests])
 
   def reset_wait(self):
-    """The results of the reset sent by `reset_async`; see `reset`.
-
-    Raises:
-      RuntimeError: no reset is in flight.
-    """
-    indices, sent = self._take_in_flight('reset', 'reset_wait')
-    if sent is None:
+    """The results of the reset sent by `reset_async`, as `reset` returns them;
+    RuntimeError if no reset is in flight."""
+    (indices, requests, counts, order), promises = self._take_in_flight('reset', 'reset_wait')
+    if not len(indices):
       return gymnasium.vector.utils.create_empty_array(self.observation_space, 0), {}
-    fast, pending, requests, counts, order = sent
-    if fast:
-      parts = self._finish_shared_reset(pending, requests)
-      observ = self._block['observ'][indices]  # A copy, in the caller's order already.
-    else:
-      results, died = self._gather(pending, [position for position, _, _ in requests])
-      for slot, error in died:
-        position, local, member_seeds = requests[slot]
-        self._restarts.restart(position, error)
-        results[slot] = self._restarts.reset_restarted(
-            position, local, member_seeds,
-            lambda member, *args: member.reset_batch(*args))
-      observ = slab_lib.concatenate([result[0] for result in results])
-      if order is not None:
-        observ = slab_lib.select(observ, order)
-      parts = [result[1] for result in results]
-    infos = {}
-    if any(parts):
-      infos = slab_lib.concatenate_infos(parts, counts)
-      if order is not None:
-        infos = slab_lib.select(infos, order)
-    if self._array_observ:
-      # Kept for environments whose worker dies before their next step completes.
-      if self._last_observ is None:
-        self._last_observ = np.zeros((self._size, *observ.shape[1:]), observ.dtype)
-      else:
-        self._last_observ = self._last_observ.copy()  # The old array is the caller's now.
-      self._last_observ[indices] = observ
+    members = [self._members[position] for position, _, _ in requests]
+    results, died = batch_member.gather(promises, members)
+    for slot, error in died:
+      _, local, member_seeds = requests[slot]
+      results[slot] = self._restarts.reset_restarted(members[slot], error, local, member_seeds)
+    observ, infos = batch_member.join_resets(results, counts, order)
+    self._restarts.end_reset(indices, observ, self._size)
     if self._check_finite:
       batch_checks.check_finite(observ, None)
     return observ, infos
 
-  def _finish_shared_reset(self, tokens, requests):
-    """The hot path of `reset_wait`: the workers wrote the observations into the block.
-
-    Args:
-      tokens: The `begin_fast_reset` token of each request.
-      requests: Tuples (member position, local indices, seeds or None), in batch order.
-
-    Returns:
-      The infos in vector format of each request.
-    """
-    members = self._members
-    involved = [members[position] for position, _, _ in requests]
-    parts, died, failed = batch_restarts.sort_replies(
-        involved, wrappers.wait_all(involved, tokens))
-    if failed is not None:
-      slot, error = failed
-      position = requests[slot][0]
-      raise errors.name_environment(error, self._starts[position], self._sizes[position])
-    for slot, error in died:
-      position, local, member_seeds = requests[slot]
-      self._restarts.restart(position, error)
-      _, parts[slot] = self._restarts.reset_restarted(
-          position, local, member_seeds,
-          lambda member, *args: (None, member.end_fast_reset(member.begin_fast_reset(
-              wire.encode_fast_reset(*args)))))
-    return parts
-
   def close(self):
     """Closes every environment and worker. Safe to call more than once."""
-    if self._closed:
-      return
-    self._closed = True
-    first_error = None
-    for member in self._members:
-      try:
-        member.close()
-      except Exception as error:  # noqa: BLE001 - close the rest, then report the first.
-        first_error = first_error or error
-    self._block = None
-    if self._block_finalizer is not None:
-      self._block_finalizer()
-    if first_error is not None:
-      raise first_error
+    if not self._closed:
+      self._closed = True
+      batch_member.close_all(self._members)
 
   def __enter__(self):
     return self
 
   def __exit__(self, *exc_info):
     self.close()
-
-  # Helpers.
 
   def _check_open(self):
     if self._closed:
@@ -516,28 +287,10 @@ class BatchEnv:
                          f'call {self._in_flight[0]}_wait first.')
 
   def _take_in_flight(self, kind, caller):
-    """The request sent by `{kind}_async`, now taken off the batch."""
+    """The request and promises sent by `{kind}_async`, now taken off the batch."""
     self._check_open()
     if self._in_flight is None or self._in_flight[0] != kind:
       raise RuntimeError(f'BatchEnv.{caller}: no {kind} in flight; call {kind}_async first.')
-    _, first, second = self._in_flight
+    _, request, promises = self._in_flight
     self._in_flight = None
-    return first, second
-
-  def _gather(self, promises, positions=None):
-    """Resolves every promise before raising, so no worker is left with an unread reply."""
-    positions = range(len(promises)) if positions is None else positions
-    results, died, first_error = [], [], None
-    for slot, (position, promise) in enumerate(zip(positions, promises)):
-      try:
-        results.append(promise())
-      except errors.WorkerDiedError as error:
-        results.append(None)
-        died.append((slot, error))
-      except Exception as error:  # noqa: BLE001 - re-raised below once all replies are in.
-        results.append(None)
-        first_error = first_error or errors.name_environment(error, self._starts[position],
-                                                       self._sizes[position])
-    if first_error is not None:
-      raise first_error
-    return results, died
+    return request, promises

@@ -32,11 +32,25 @@ def check_indices(indices, size):
   return indices
 
 
+def check_seeds(seeds, count):
+  """Returns the seeds as a list of ints and Nones (None stays None).
+
+  Raises:
+    ValueError: There are seeds, but not `count` of them.
+  """
+  if seeds is None:
+    return None
+  seeds = list(seeds)
+  if len(seeds) != count:
+    raise ValueError(f'Got {len(seeds)} seeds for {count} indices to reset.')
+  return [None if seed is None else int(seed) for seed in seeds]
+
+
 def split_by_member(indices, seeds, member_of, starts):
   """Splits the environments to reset by the member that hosts them.
 
   Args:
-    indices: Batch indices, checked.
+    indices: Batch indices, checked (an array or a list).
     seeds: One int or None per index, or None.
     member_of: The member position of each batch index.
     starts: The first batch index of each member.
@@ -47,7 +61,9 @@ def split_by_member(indices, seeds, member_of, starts):
     members' results, joined in that order, into the order of `indices` (None when
     they are in that order already).
   """
-  index_list = indices.tolist()
+  index_list = indices.tolist() if isinstance(indices, np.ndarray) else list(indices)
+  if len(starts) == 1:  # One member: nothing to split or reorder.
+    return [(0, [index - starts[0] for index in index_list], seeds)], [len(index_list)], None
   slots_of = {}  # Member position -> positions in `indices` of its environments.
   for slot, index in enumerate(index_list):
     slots_of.setdefault(member_of[index], []).append(slot)

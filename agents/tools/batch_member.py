@@ -1,19 +1,20 @@
-"""What BatchEnv needs from each of its members, and the in-process member.
+"""What BatchEnv needs from each of its members, and the in-process members.
 
 A member hosts K environments: a plain `gymnasium.Env` (K = 1) or a slab (an
 autoreset-disabled `gymnasium.vector.VectorEnv`), either in this process
-(`InProcessSlab`) or in a worker process (`ExternalProcess`), or a run of plain
-environments stepped in one loop in this process (`InProcessGroup`). All implement
-the `BatchMember` protocol, so BatchEnv treats them alike; workers add the
-shared-memory hot path on top (`attach_shared_block`, `begin_fast_step`, ...).
+(`InProcessSlab`) or in a worker process (`ExternalProcess`); a run of plain
+environments stepped in one loop in this process (`InProcessGroup`); or a run of
+workers stepped through one shared-memory block (`worker_pool.WorkerPool`). All
+implement the `BatchMember` protocol, so BatchEnv treats them alike.
 """
 
+import itertools
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium
 import numpy as np
 
-from agents.tools import batch_checks, errors
+from agents.tools import batch_checks, errors, worker_pool, wrappers
 from agents.tools import slab as slab_lib
 
 
@@ -36,12 +37,14 @@ class BatchMember(Protocol):
   action_space: Any
 
   def step_batch(self, actions, blocking=True, copy=True):
-    """Steps the K environments: returns (observ[K], reward[K], terminated[K],
-    truncated[K], infos in vector format), or a callable that waits for it."""
+    """Steps the K environments: returns numpy arrays (observ[K], reward[K],
+    terminated[K], truncated[K]) and infos in vector format, or a callable that waits
+    for them."""
 
   def reset_batch(self, indices=None, seeds=None, blocking=True):
     """Resets some of the K environments: returns (observ, infos in vector format), or
-    a callable that waits for it."""
+    a callable that waits for it; an observation array that owns its data is the
+    caller's."""
 
   def restart(self):
     """Replaces a dead member by a fresh one, or raises WorkerError if it cannot."""
@@ -186,14 +189,7 @@ class InProcessGroup:
 
   def close(self):
     """Closes every environment, then raises the first error any of them raised."""
-    first_error = None
-    for env in self._envs:
-      try:
-        env.close()
-      except Exception as error:  # noqa: BLE001 - close the rest, then report the first.
-        first_error = first_error or error
-    if first_error is not None:
-      raise first_error
+    close_all(self._envs)
 
 
 def as_member(env):
@@ -204,26 +200,147 @@ def as_member(env):
   return InProcessSlab(env)
 
 
-def as_members(envs):
-  """The members of a batch of `envs`: each run of consecutive plain environments
-  becomes one `InProcessGroup`, anything else goes through `as_member`."""
-  members, run, start = [], [], 0
-
-  def close_run():
-    if run:
-      first = start - len(run)
-      members.append(InProcessGroup(run, first) if len(run) > 1
-                     else InProcessSlab(run[0], first))
-      run.clear()
-
-  for env in envs:
-    if isinstance(env, gymnasium.Env):
-      run.append(env)
-      start += 1
-      continue
-    close_run()
-    members.append(as_member(env))
-    members[-1].index = start
-    start += members[-1].num_envs
-  close_run()
+def as_members(envs, restarts=None):
+  """The members of a batch of `envs`, in order: each run of consecutive plain
+  environments becomes one `InProcessGroup`, each run of workers whose spaces hold plain
+  arrays one `WorkerPool` (restarting its workers against the batch's `restarts`), and
+  anything else goes through `as_member`."""
+  members, start = [], 0
+  for kind, run in itertools.groupby(envs, _kind):
+    run = list(run)
+    if kind == 'plain' and len(run) > 1:
+      run = [InProcessGroup(run, start)]
+    elif kind == 'workers':
+      run = [worker_pool.WorkerPool(run, restarts, start)]
+    for member in map(as_member, run):
+      member.index = start
+      start += member.num_envs
+      members.append(member)
   return members
+
+
+def _kind(env):
+  if isinstance(env, gymnasium.Env):
+    return 'plain'
+  if isinstance(env, wrappers.ExternalProcess) and env.supports_fast_step:
+    return 'workers'
+  return 'other'
+
+
+# Building and driving the members of a batch (BatchEnv's helpers).
+
+RAY = 'ray'  # `processes` value: the slabs step in Ray actors (`ray_member`).
+
+
+def slab_constructors(constructor, num_envs, envs_per_process):
+  """Groups `num_envs` environment constructors (one callable, or a sequence of them)
+  into constructors of slabs of `envs_per_process` (the last may be smaller)."""
+  if callable(constructor):
+    constructors = [constructor] * num_envs
+  else:
+    constructors = list(constructor)
+    if len(constructors) != num_envs:
+      raise ValueError(f'Got {len(constructors)} constructors for {num_envs} environments.')
+  if envs_per_process < 1:
+    raise ValueError(f'envs_per_process must be at least 1, got {envs_per_process}.')
+  groups = [constructors[start:start + envs_per_process]
+            for start in range(0, num_envs, envs_per_process)]
+  return [group[0] if envs_per_process == 1 else SlabConstructor(group) for group in groups]
+
+
+def start_members(constructors, processes, **kwargs):
+  """Builds one slab per constructor: in this process (`processes` false), in a worker
+  process each (true; `kwargs` go to `ExternalProcess`) or in a Ray actor each (RAY;
+  `kwargs` go to `ray_member.start_batch_members`). All start before any is awaited, so
+  the constructors run in parallel; if one fails, the others are closed."""
+  if not processes:
+    return [make() for make in constructors]
+  if processes == RAY:
+    from agents.tools import ray_member
+    return ray_member.start_batch_members(constructors, **kwargs)
+  workers = []
+  try:
+    for make in constructors:
+      workers.append(wrappers.ExternalProcess(make, wait=False, **kwargs))
+    start = 0
+    for worker in workers:  # Indices are known once the slab sizes are.
+      worker.index = start
+      worker.wait_ready()
+      start += worker.num_envs
+    return workers
+  except BaseException:
+    close_all(workers)
+    raise
+
+
+def close_all(members):
+  """Closes every member (or environment), then raises the first error any raised."""
+  first_error = None
+  for member in members:
+    try:
+      member.close()
+    except Exception as error:  # noqa: BLE001 - close the rest, then report the first.
+      first_error = first_error or error
+  if first_error is not None:
+    raise first_error
+
+
+def gather(promises, members):
+  """Resolves every member's promise before raising, so no worker is left with an
+  unread reply.
+
+  Returns:
+    The results (None where the member died) and the `(position, WorkerDiedError)` of
+    each dead member.
+
+  Raises:
+    Exception: The first other error, naming the environments of the member that
+      raised it.
+  """
+  results, died, first_error = [], [], None
+  for position, (promise, member) in enumerate(zip(promises, members)):
+    try:
+      results.append(promise())
+    except errors.WorkerDiedError as error:
+      results.append(None)
+      died.append((position, error))
+    except Exception as error:  # noqa: BLE001 - re-raised below once all replies are in.
+      results.append(None)
+      first_error = first_error or errors.name_environment(error, member.index,
+                                                           member.num_envs)
+  if first_error is not None:
+    raise first_error
+  return results, died
+
+
+def join_steps(results, sizes):
+  """Joins the members' step results into the batch's: fresh arrays, float32 rewards."""
+  if len(results) == 1:
+    # One member: its arrays need no joining, only a copy, as a slab or a pool may
+    # reuse them on its next step.
+    # (`astype` and `copy` cost a third of `np.asarray(x, dtype)` and `np.array`.)
+    observ, reward, terminated, truncated, infos = results[0]
+    observ = observ.copy() if isinstance(observ, np.ndarray) else slab_lib.concatenate([observ])
+    return (observ, reward.astype(np.float32), terminated.astype(bool), truncated.astype(bool),
+            infos)
+  return (slab_lib.concatenate([result[0] for result in results]),
+          np.concatenate([result[1] for result in results], dtype=np.float32),
+          np.concatenate([result[2] for result in results]),
+          np.concatenate([result[3] for result in results]),
+          slab_lib.concatenate_infos([result[4] for result in results], sizes))
+
+
+def join_resets(results, counts, order):
+  """Joins the members' reset results (in member order, `counts` environments each) into
+  the batch's, in the caller's order (`order`: the permutation to it, or None)."""
+  observ = results[0][0]
+  if len(results) > 1 or not isinstance(observ, np.ndarray):
+    observ = slab_lib.concatenate([result[0] for result in results])
+  elif observ.base is not None:  # A view (of a plain environment's array, of Ray's store).
+    observ = observ.copy()
+  infos = {}
+  if any(result[1] for result in results):
+    infos = slab_lib.concatenate_infos([result[1] for result in results], counts)
+  if order is not None:
+    observ, infos = slab_lib.select(observ, order), slab_lib.select(infos, order)
+  return observ, infos

@@ -6,12 +6,15 @@ observation and `infos['worker_restarted']`. A worker that dies during `reset` i
 restarted and its whole fresh slab is reset; the slab's environments the caller did not
 ask to reset lost their episodes with the worker, and their next step reports them as
 truncated.
+
+What dies is a unit: a member of the batch, or one worker of a `WorkerPool`. Each has
+`index` (the batch index of its first environment), `num_envs`, `observation_space`,
+`restart()` and `reset_batch`.
 """
 
 import gymnasium
 import numpy as np
 
-from agents.tools import errors
 from agents.tools import slab as slab_lib
 
 # The info key of the environments whose episode a worker's restart cut short.
@@ -26,102 +29,97 @@ class WorkerRestarts:
     count: How many it has replaced so far.
   """
 
-  def __init__(self, members, starts, sizes, max_restarts):
-    """Args: the batch's members, the batch index of each one's first environment, their
-    sizes, and the restart budget."""
-    self._members, self._starts, self._sizes = members, starts, sizes
+  def __init__(self, max_restarts):
     self.max_restarts = max_restarts
     self.count = 0
-    # Environments whose episode ended with a worker that died during a reset of some
-    # other environment of its slab; their next step reports the episode as truncated.
-    self._lost = np.zeros(int(sum(sizes)), bool)
+    # Batch indices whose episode a restart cut short; the end of the next step reports
+    # them as truncated.
+    self._lost = set()
+    # The batch's last observations, kept when restarts are allowed: a dead worker's
+    # environments report theirs again.
+    self._last_observ = None
 
-  def restart(self, position, error):
-    """Restarts the member at `position`, or raises `error` once the budget is spent."""
+  def restart(self, unit, error):
+    """Restarts `unit`, or raises `error` once the budget is spent."""
     if self.count >= self.max_restarts:
       raise error
     self.count += 1
-    self._members[position].restart()
+    unit.restart()
 
-  def interrupted_step(self, position, last_observ, observation_space):
-    """The step result of the environments of a dead worker: a truncated episode.
-
-    Args:
-      position: The member's position in the batch.
-      last_observ: The batch's last observations (None: zeros stand in).
-      observation_space: The space of one environment.
-    """
-    start, size = self._starts[position], self._sizes[position]
-    if last_observ is not None:
-      observ = last_observ[start:start + size]
+  def interrupted_step(self, unit, error):
+    """Restarts a unit that died during a step; returns its step result: the episodes
+    end truncated, with reward 0 and their last observation (zeros if none is known).
+    The end of the step adds `infos['worker_restarted']`."""
+    self.restart(unit, error)
+    start, size = unit.index, unit.num_envs
+    self._lost.update(range(start, start + size))
+    if self._last_observ is not None:
+      observ = self._last_observ[start:start + size]
     else:
-      observ = gymnasium.vector.utils.create_empty_array(observation_space, size, np.zeros)
-    flags = np.ones(size, bool)
-    infos = {INFO_KEY: flags, '_' + INFO_KEY: flags.copy()}
-    return observ, np.zeros(size), np.zeros(size, bool), np.ones(size, bool), infos
+      observ = gymnasium.vector.utils.create_empty_array(unit.observation_space, size, np.zeros)
+    return observ, np.zeros(size), np.zeros(size, bool), np.ones(size, bool), {}
 
-  def truncate_lost_episodes(self, truncated, infos):
-    """Marks as truncated (in place) the episodes lost to a restart during a reset."""
-    lost = self._lost
-    if not lost.any():
-      return infos
-    truncated |= lost
-    infos = dict(infos)
-    restarted = infos.get(INFO_KEY, np.zeros(len(lost), bool)) | lost
-    infos[INFO_KEY], infos['_' + INFO_KEY] = restarted, restarted.copy()
-    self._lost = np.zeros(len(lost), bool)
-    return infos
-
-  def forget_lost_episodes(self, indices):
-    """The environments at `indices` are being reset: their lost episodes are moot."""
-    self._lost[indices] = False
-
-  def reset_restarted(self, position, local, member_seeds, reset_member):
-    """Resets every environment of a member just restarted during a reset.
+  def reset_restarted(self, unit, error, local, seeds, reset_unit=None):
+    """Restarts a unit that died during a reset and resets all its environments.
 
     A fresh slab has never been reset, and the episodes of its other environments ended
     with the dead worker: they are reset here too (unseeded), and their next step
     reports the lost episode as truncated with `infos['worker_restarted']`.
 
     Args:
-      position: The member's position in the batch.
-      local: The slab indices the caller asked to reset.
-      member_seeds: Their seeds, or None.
-      reset_member: Function (member, all local indices, all seeds) -> (observ or None,
-        infos) that resets the member and returns its results in slab order.
+      unit: The dead unit.
+      error: Its `WorkerDiedError`, raised if the budget is spent.
+      local: The unit's environments the caller asked to reset.
+      seeds: Their seeds, or None.
+      reset_unit: Function (unit, all local indices, all seeds) -> (observ or None,
+        infos) that resets the unit and returns its results in slab order; default:
+        its `reset_batch`.
 
     Returns:
       (observ or None, infos) of the requested environments, in the order of `local`.
     """
-    size = self._sizes[position]
-    seeds = [None] * size
-    for index, seed in zip(local, member_seeds or [None] * len(local)):
-      seeds[index] = seed
-    observ, infos = reset_member(self._members[position], list(range(size)), seeds)
+    self.restart(unit, error)
+    size = unit.num_envs
+    all_seeds = [None] * size
+    for index, seed in zip(local, seeds or [None] * len(local)):
+      all_seeds[index] = seed
+    reset_unit = reset_unit or (lambda member, *args: member.reset_batch(*args))
+    observ, infos = reset_unit(unit, list(range(size)), all_seeds)
     others = np.setdiff1d(np.arange(size), local)
-    self._lost[self._starts[position] + others] = True
+    self._lost.update((unit.index + others).tolist())
     if observ is not None:
       observ = slab_lib.select(observ, np.asarray(local))
     if infos:
       infos = slab_lib.select(infos, np.asarray(local))
     return observ, infos
 
+  def end_step(self, observ, truncated, infos):
+    """Marks the lost episodes truncated (in place), remembers the observations, and
+    returns the infos with `worker_restarted` where an episode was lost."""
+    if self.max_restarts and isinstance(observ, np.ndarray):
+      self._last_observ = observ
+    if not self._lost:
+      return infos
+    lost = np.zeros(len(truncated), bool)
+    lost[list(self._lost)] = True
+    self._lost = set()
+    truncated |= lost
+    infos = dict(infos)
+    restarted = infos.get(INFO_KEY, np.zeros(len(lost), bool)) | lost
+    infos[INFO_KEY], infos['_' + INFO_KEY] = restarted, restarted.copy()
+    return infos
 
-def sort_replies(members, results):
-  """Sorts the replies `wait_all` gathered from `members`.
+  def begin_reset(self, indices):
+    """The environments at `indices` are being reset: their lost episodes are moot."""
+    if self._lost:
+      self._lost.difference_update(indices.tolist())
 
-  Returns:
-    The vector infos of each member ({} where it failed), the `(slot, WorkerDiedError)`
-    of each dead worker, and the `(slot, exception)` of the first other failure or None.
-  """
-  infos, died, failed = [], [], None
-  for slot, (member, (ok, value)) in enumerate(zip(members, results)):
-    if ok:
-      infos.append(slab_lib.vector_infos(value, member.num_envs, member.is_vector))
-      continue
-    infos.append({})
-    if isinstance(value, errors.WorkerDiedError):
-      died.append((slot, value))
-    elif failed is None:
-      failed = (slot, value)
-  return infos, died, failed
+  def end_reset(self, indices, observ, size):
+    """Remembers the observations of the environments reset (of a batch of `size`)."""
+    if not self.max_restarts or not isinstance(observ, np.ndarray):
+      return
+    if self._last_observ is None:
+      self._last_observ = np.zeros((size, *observ.shape[1:]), observ.dtype)
+    else:
+      self._last_observ = self._last_observ.copy()  # The old array is the caller's now.
+    self._last_observ[indices] = observ

@@ -24,8 +24,6 @@ and reported as `WorkerTimeoutError`. Workers exit by themselves when the parent
 goes away, even while their environment is busy (see `transport.worker`).
 """
 
-import select
-import time
 import weakref
 from multiprocessing import shared_memory
 
@@ -34,7 +32,7 @@ import numpy as np
 from agents.tools import errors
 from agents.tools import slab as slab_lib
 from agents.tools.transport import connection as transport_connection
-from agents.tools.transport import launch, shared_block, wire
+from agents.tools.transport import launch, shared_block, waiter, wire
 
 default_context = launch.default_context
 
@@ -42,23 +40,22 @@ default_context = launch.default_context
 class Promise:
   """The pending reply of a non-blocking request; call it to wait for the result."""
 
-  def __init__(self, process, token):
-    self._process = process
+  def __init__(self, connection, token):
+    self._connection = connection
     self._token = token
 
   def __call__(self):
-    return self._process.resolve(self._token)
+    return self._connection.resolve(self._token)
 
 
 class ExternalProcess:
   """Hosts an environment (or a slab of environments) in a separate process.
 
-  Implements `agents.tools.batch_member.BatchMember`. Its 35 methods are that whole
-  interface (single, batched and shared-memory steps and resets, each with the halves
-  that let a batch overlap its members, attribute access, restart and close, with the
-  properties and setters of its index and size) and the private requests they share:
-  one class holds one worker's protocol, so that a reader finds every message it sends
-  in one place.
+  Implements `agents.tools.batch_member.BatchMember`: one worker's requests (single and
+  batched steps and resets, blocking or as promises, attribute access, restart and
+  close) and its own shared memory. Many workers stepped together through one block
+  are a `worker_pool.WorkerPool`, which uses `attach_shared_block`, `begin_fast_step`
+  and `connection`.
 
   Attributes:
     is_vector: Whether the hosted environment is a `VectorEnv` slab.
@@ -134,12 +131,6 @@ class ExternalProcess:
   def num_envs(self):
     """Number of environments the worker hosts (1 for a plain environment)."""
     return self._num_envs
-
-  @num_envs.setter
-  def num_envs(self, value):
-    self._num_envs = value
-    if self._connection is not None:
-      self._connection.num_envs = value
 
   @property
   def pid(self):
@@ -241,13 +232,13 @@ class ExternalProcess:
                            f'attribute {name!r}, and neither has its environment.')
     return self._request(('getattr', name), f'reading {name}')
 
-  # Shared memory and the hot path (BatchEnv's interface).
+  # Shared memory and the hot path (a WorkerPool's interface).
 
   def attach_shared_block(self, memory, layout):
     """Moves this worker's shared arrays into a block owned by the caller.
 
-    BatchEnv gives every worker a slice of one block, so a batch step writes all actions
-    and reads all observations with one copy each. The caller keeps `memory` alive and
+    A `WorkerPool` gives every worker a slice of one block, so a batch step writes all
+    actions and reads all observations with one copy each. The caller keeps `memory` alive and
     releases it after closing this process.
 
     Args:
@@ -272,70 +263,23 @@ class ExternalProcess:
   def begin_fast_step(self):
     """Asks the worker to step with the actions already in its shared `actions` array.
 
-    The hot path of BatchEnv: no pickling and no promise object. Pair every call with
-    `end_fast_step` (or `wait_all`); the results appear in the shared arrays.
+    The hot path of a `WorkerPool`: no pickling and no promise object. The results
+    appear in the shared arrays; wait for the reply with `wait_all` (or
+    `connection.resolve`), which returns the raw info.
 
     Returns:
-      A token for `end_fast_step`.
+      The request's token.
     """
     if self._closed:
       raise errors.ClosedError(f'ExternalProcess for environment {self.index} is closed.')
     return self._connection.send_frame(wire.FAST_STEP_FRAME, 'stepping')
 
-  def end_fast_step(self, token):
-    """Waits for the step begun by `begin_fast_step` and returns the raw info.
-
-    Raises:
-      WorkerError: The environment raised. WorkerDiedError: the worker died.
-    """
-    return self.resolve(token)
-
-  def begin_fast_reset(self, payload):
-    """Asks the worker to reset environments and write their observations to shared memory.
-
-    The reset counterpart of `begin_fast_step`: the observations appear in the rows of
-    the shared `observ` array named by the request. Pair every call with
-    `end_fast_reset` (or `wait_all`, which returns the raw infos).
-
-    Args:
-      payload: The request, from `wire.encode_fast_reset` (check `wire.fast_reset_fits`).
-
-    Returns:
-      A token for `end_fast_reset`.
-    """
-    return self._send_fast(wire.frame(payload), 'resetting')
-
-  def end_fast_reset(self, token):
-    """Waits for the reset begun by `begin_fast_reset`.
-
-    Returns:
-      The infos of the reset environments in vector format, in the order requested.
-
-    Raises:
-      WorkerError: The environment raised. WorkerDiedError: the worker died.
-    """
-    return slab_lib.vector_infos(self.resolve(token), self.num_envs, self.is_vector)
-
-  # Public hooks of the reply bookkeeping, for `wait_all` and other waiters.
-
   @property
   def connection(self):
-    """The current worker's `transport.connection.WorkerConnection`: its replies
-    (`resolve`, `settle`) and the descriptors to poll for them (`reply_fileno`,
-    `death_fileno`). A restart replaces it."""
+    """The current worker's `transport.connection.WorkerConnection`: its requests and
+    replies (`send`, `resolve`, `settle`) and the descriptors to poll for them. A
+    restart replaces it."""
     return self._connection
-
-  def resolve(self, token):
-    """Waits for the reply to `token` (a promise's or a fast request's) and returns it.
-
-    Replies arrive in request order; replies to earlier requests read on the way are
-    kept, with their exceptions, for their own promises.
-
-    Raises:
-      The exception of that request: WorkerError, WorkerDiedError, or whatever the
-      conversion of its result raised. ValueError: the reply was already taken.
-    """
-    return self._connection.resolve(token)
 
   # Lifecycle.
 
@@ -354,7 +298,8 @@ class ExternalProcess:
     self._remote_attributes = None if spaces[4] is None else set(spaces[4])
     if self._spaces is None:
       self._spaces = spaces
-      self.num_envs, self.is_vector, self.observation_space, self.action_space = spaces[:4]
+      self._num_envs, self.is_vector, self.observation_space, self.action_space = spaces[:4]
+      self._connection.num_envs = self._num_envs
       if self._use_shared_memory:
         self._create_shared_memory()
     elif not _same_spaces(spaces, self._spaces):
@@ -449,100 +394,27 @@ class ExternalProcess:
     return self._send(wire.encode_request(*command), what, None, blocking, timeout)
 
   def _send(self, payload, what, finish, blocking, timeout=None):
-    token = self._connection.send(payload, what, finish, timeout)
-    return self._connection.resolve(token) if blocking else Promise(self, token)
-
-  def _send_fast(self, framed, what):
-    """Sends a framed shared-memory request; returns the token."""
-    if self._closed:
-      raise errors.ClosedError(f'ExternalProcess for environment {self.index} is closed.')
-    return self._connection.send_frame(framed, what)
+    connection = self._connection
+    token = connection.send(payload, what, finish, timeout)
+    return connection.resolve(token) if blocking else Promise(connection, token)
 
 
 def wait_all(processes, tokens):
   """Waits for the replies of requests sent to several workers, whichever comes first.
 
-  Where `end_fast_step` and promises wait for one worker at a time, this sleeps in one
-  poll over all of them (their reply pipes and their death descriptors) and reads each
-  reply as soon as it arrives, so no reply waits behind a slower worker's, and a worker
-  that dies is noticed at once. Replies still missing at the earliest timeout are then
-  awaited worker by worker, which kills the hung ones. (`ReplyWaiter` does the same and
-  keeps its poll set for the next wait on the same workers.)
+  Sleeps in one poll over all the workers (their reply pipes and their death
+  descriptors) and reads each reply as soon as it arrives, so no reply waits behind a
+  slower worker's, and a worker that dies is noticed at once; see `transport.waiter`.
 
   Args:
     processes: `ExternalProcess` workers.
-    tokens: The token (from `begin_fast_step` or `begin_fast_reset`) of each worker's
-      request.
+    tokens: The token (from `begin_fast_step`) of each worker's request.
 
   Returns:
-    One `(True, raw info)` or `(False, exception)` per worker, in order; the exceptions
-    are those `end_fast_step` would raise.
+    One `(True, raw info)` or `(False, exception)` per worker, in order: WorkerError,
+    WorkerDiedError or WorkerTimeoutError.
   """
-  return ReplyWaiter().wait(processes, tokens)
-
-
-class ReplyWaiter:
-  """`wait_all` that keeps its poll set between waits on the same workers.
-
-  BatchEnv waits on all its workers every step; registering their descriptors once,
-  rather than building a poll set each time, takes that cost off the hot path. The set
-  is rebuilt when the workers' connections change (a restart replaces one) and after a
-  descriptor fired out of turn (a reply read without polling, or a dead worker).
-  """
-
-  def __init__(self):
-    self._connections = None  # The connections the poll set watches, in order.
-    self._poller = None
-    self._owner = None  # Descriptor -> position of its worker.
-
-  def wait(self, processes, tokens):
-    """Waits for the replies of `processes` to `tokens`; see `wait_all`."""
-    connections = [process.connection for process in processes]
-    if connections != self._connections:
-      self._watch(connections)
-    poller, owner = self._poller, self._owner
-    results = [None] * len(connections)
-    pending, timeout, bounded = 0, None, True
-    for position, (connection, token) in enumerate(zip(connections, tokens)):
-      if connection.reply_fileno(token) is None:
-        results[position] = connection.settle(token)
-        continue
-      pending += 1
-      if connection.timeout is None:
-        bounded = False
-      elif timeout is None or connection.timeout < timeout:
-        timeout = connection.timeout
-    deadline = time.monotonic() + timeout if bounded and pending else None
-    while pending:
-      wait_ms = -1 if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
-      ready = poller.poll(wait_ms)
-      if not ready:
-        break
-      for fd, _ in ready:
-        position = owner.get(fd)  # None: a descriptor unwatched earlier in this loop.
-        if position is None:
-          continue
-        if results[position] is not None:
-          # Out of turn (a reply already read, or a dead worker's descriptor, which
-          # stays readable): stop watching it, and rebuild the set for the next wait.
-          poller.unregister(fd)
-          del owner[fd]
-          self._connections = None
-          continue
-        results[position] = connections[position].settle(tokens[position])
-        pending -= 1
-    for position, result in enumerate(results):
-      if result is None:
-        results[position] = connections[position].settle(tokens[position])
-    return results
-
-  def _watch(self, connections):
-    self._poller, self._owner = select.poll(), {}
-    for position, connection in enumerate(connections):
-      for fd in (connection.pipe_fileno(), connection.death_fileno()):
-        self._owner[fd] = position
-        self._poller.register(fd, select.POLLIN)
-    self._connections = connections
+  return waiter.wait_all([process.connection for process in processes], tokens)
 
 
 def _unbatch_step(result):

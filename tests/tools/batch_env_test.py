@@ -15,10 +15,10 @@ from unittest import mock
 import gymnasium
 import numpy as np
 
-from agents.tools import errors
+from agents.tools import errors, worker_pool
 from agents.tools import slab as slab_lib
 from agents.tools.batch_env import BatchEnv
-from agents.tools.wrappers import ExternalProcess
+from agents.tools.transport import wire
 from tests.helpers import fake_envs
 from tests.helpers.processes import ROOT, pid_exists
 
@@ -367,15 +367,16 @@ class BatchEnvFastResetTest(unittest.TestCase):
   """Resets through the shared block: indices and seeds go in, observations come back."""
 
   def _counted_resets(self):
-    """Patches the pickled reset path to count its uses."""
+    """Patches the pickled reset request to count its uses."""
     calls = []
-    original = ExternalProcess.reset_batch
+    original = wire.encode_request
 
-    def counted(process, *args, **kwargs):
-      calls.append(args)
-      return original(process, *args, **kwargs)
+    def counted(command, *args):
+      if command == 'reset_batch':
+        calls.append(args)
+      return original(command, *args)
 
-    patcher = mock.patch.object(ExternalProcess, 'reset_batch', counted)
+    patcher = mock.patch.object(wire, 'encode_request', counted)
     patcher.start()
     self.addCleanup(patcher.stop)
     return calls
@@ -395,7 +396,7 @@ class BatchEnvFastResetTest(unittest.TestCase):
       with self.subTest(envs_per_process=envs_per_process):
         with BatchEnv.from_constructors(constructors, 6,
                                         envs_per_process=envs_per_process) as batch:
-          self.assertIsNotNone(batch._block)
+          self.assertIsInstance(batch.members[0], worker_pool.WorkerPool)
           results = []
           for indices, seeds in resets:
             results.append(batch.reset(indices, seeds))

@@ -16,6 +16,7 @@ import numpy as np
 
 from agents.tools import errors, wrappers
 from agents.tools import slab as slab_lib
+from agents.tools.transport import waiter
 from agents.tools.wrappers import ExternalProcess
 from tests.helpers import fake_envs
 from tests.helpers.processes import ROOT, pid_exists
@@ -219,7 +220,7 @@ class ExternalProcessTest(unittest.TestCase):
         pending()[0], fake_envs.CountingEnv().reset(seed=4)[0])
     # The surviving workers go on serving.
     for worker in workers[:3]:
-      self.assertEqual(worker.end_fast_step(worker.begin_fast_step()), {})
+      self.assertEqual(worker.connection.resolve(worker.begin_fast_step()), {})
 
   def test_reply_waiter_serves_again_after_a_death_a_restart_and_a_queued_reply(self):
     workers = [self.start(fake_envs.CountingEnv),
@@ -227,10 +228,11 @@ class ExternalProcessTest(unittest.TestCase):
                self.start(functools.partial(fake_envs.FaultyEnv, 'slow', 3), index=2)]
     for worker in workers:
       worker.reset(seed=0)
-    waiter = wrappers.ReplyWaiter()
+    reply_waiter = waiter.ReplyWaiter()
 
     def step_all():
-      return waiter.wait(workers, [worker.begin_fast_step() for worker in workers])
+      return reply_waiter.wait([worker.connection for worker in workers],
+                               [worker.begin_fast_step() for worker in workers])
 
     self.assertEqual(step_all(), [(True, {})] * 3)
     results = step_all()  # Step 2: worker 1 dies.

@@ -7,6 +7,8 @@
 - `channel`: length-prefixed messages over two one-way pipes.
 - `launch`: starting a worker process (forkserver or spawn) and stopping it.
 - `worker`: the worker process's loop, and its watchdog for a dead parent.
+- `connection`: one worker's requests and replies, the parent's bookkeeping.
+- `waiter`: waiting for the replies of many workers with one poll.
 
 `agents.tools.wrappers.ExternalProcess` (the parent's side: requests,
 promises, faults) is built on them.

@@ -1,0 +1,210 @@
+"""Worker processes stepped as one batch member through one shared-memory block.
+
+A `WorkerPool` holds consecutive `ExternalProcess` workers of a batch whose spaces
+hold plain arrays. It owns one block with the actions, observations, rewards and
+flags of all their environments; each worker reads and writes its own rows. A step
+then costs one copy in, one one-byte message to and from each worker, and one copy
+out, with nothing pickled; the replies are read as they arrive, with one poll over
+every worker (`transport.waiter`). A reset sends each worker it concerns the packed
+indices (and seeds) of its environments; the workers write the observations into
+their rows of the block, and only infos that are not empty are pickled.
+
+A worker that dies is replaced within the pool, against the batch's budget
+(`batch_restarts.WorkerRestarts`): during a step its rows report the interrupted
+episodes, during a reset its fresh slab is reset whole.
+"""
+
+import functools
+import weakref
+from multiprocessing import shared_memory
+
+import numpy as np
+
+from agents.tools import batch_checks, batch_index, batch_restarts, errors
+from agents.tools import slab as slab_lib
+from agents.tools.transport import shared_block, waiter, wire
+
+
+class WorkerPool:
+  """Steps `ExternalProcess` workers together through one shared block; a `BatchMember`.
+
+  Attributes:
+    workers: The workers, in batch order.
+    num_envs: Number of environments of all workers.
+    observation_space: Observation space of one environment.
+    action_space: Action space of one environment.
+  """
+
+  is_vector = True  # Infos come out in vector format.
+
+  def __init__(self, workers, restarts=None, index=0):
+    """Moves the workers' shared arrays into one block owned by the pool.
+
+    Args:
+      workers: `ExternalProcess` workers whose `supports_fast_step` is true.
+      restarts: The batch's `WorkerRestarts` (None: no restarts).
+      index: Batch index of the first environment.
+    """
+    self.workers = list(workers)
+    self._restarts = restarts or batch_restarts.WorkerRestarts(0)
+    sizes = [worker.num_envs for worker in self.workers]
+    self._starts = np.cumsum([0] + sizes)[:-1].tolist()
+    self._worker_of = np.repeat(np.arange(len(sizes)), sizes).tolist()
+    self.num_envs = int(sum(sizes))
+    self.observation_space = self.workers[0].observation_space
+    self.action_space = self.workers[0].action_space
+    self.index = index
+    for worker in self.workers[1:]:
+      for kind in ('observation', 'action'):
+        batch_checks.check_same_space(kind, worker.index, getattr(worker, f'{kind}_space'),
+                                      getattr(self, f'{kind}_space'))
+    layout, size = shared_block.shared_layout(
+        self.num_envs, self.observation_space, self.action_space)
+    memory = shared_memory.SharedMemory(create=True, size=size)
+    self._release = weakref.finalize(self, shared_block.release_memory, memory)
+    for worker, start, count in zip(self.workers, self._starts, sizes):
+      worker.attach_shared_block(memory, shared_block.slice_layout(layout, start, count))
+    self._block = shared_block.views(memory.buf, layout)
+    self._waiter = waiter.ReplyWaiter()  # Polls every worker, each step.
+
+  @property
+  def index(self):
+    """Batch index of the pool's first environment; each worker's follows from it."""
+    return self._index
+
+  @index.setter
+  def index(self, value):
+    self._index = value
+    for worker, start in zip(self.workers, self._starts):
+      worker.index = value + start
+
+  def step_batch(self, actions, blocking=True, copy=True):
+    """Steps every worker with the actions written to the block.
+
+    Returns:
+      (observ, reward float64, terminated, truncated, infos) for all environments, or a
+      callable that waits for it. Without `copy`, the arrays are the block's, valid
+      until the next step.
+    """
+    self._block['actions'][...] = actions
+    # Send every request before waiting for any, so the workers step in parallel.
+    promise = functools.partial(
+        self._finish_step, [worker.begin_fast_step() for worker in self.workers], copy)
+    return promise() if blocking else promise
+
+  def _finish_step(self, tokens, copy):
+    block = self._block
+    replies = self._waiter.wait([worker.connection for worker in self.workers], tokens)
+    observ, reward = block['observ'], block['reward']
+    terminated, truncated = block['terminated'], block['truncated']
+    infos = {}
+    if any(not ok or info for ok, info in replies):  # Rare: infos, errors or dead workers.
+      replies = [(ok, slab_lib.vector_infos(value, worker.num_envs, worker.is_vector)
+                  if ok else value) for worker, (ok, value) in zip(self.workers, replies)]
+      parts, died = self._settle(self.workers, replies)
+      for slot, error in died:
+        parts[slot] = self._interrupt_step(slot, error)
+      infos = slab_lib.concatenate_infos(parts, [worker.num_envs for worker in self.workers])
+    if copy:
+      return observ.copy(), reward.copy(), terminated.copy(), truncated.copy(), infos
+    return observ, reward, terminated, truncated, infos
+
+  def _interrupt_step(self, slot, error):
+    worker, start = self.workers[slot], self._starts[slot]
+    rows = slice(start, start + worker.num_envs)
+    block = self._block
+    (block['observ'][rows], block['reward'][rows], block['terminated'][rows],
+     block['truncated'][rows], infos) = self._restarts.interrupted_step(worker, error)
+    return infos
+
+  def reset_batch(self, indices=None, seeds=None, blocking=True):
+    """Resets some environments of the pool (positions within it, in the order given).
+
+    Returns:
+      (observ[len(indices), ...], infos in vector format), or a callable that waits for it.
+    """
+    # Positions from BatchEnv, checked there already.
+    indices = list(range(self.num_envs)) if indices is None else [int(i) for i in indices]
+    requests, counts, order = batch_index.split_by_member(
+        indices, seeds, self._worker_of, self._starts)
+    tokens = [self._send_reset(position, local, member_seeds)
+              for position, local, member_seeds in requests]
+    promise = lambda: self._finish_reset(indices, requests, tokens, counts, order)
+    return promise() if blocking else promise
+
+  def _finish_reset(self, indices, requests, tokens, counts, order):
+    involved = [self.workers[position] for position, _, _ in requests]
+    parts, died = self._settle(
+        involved, waiter.wait_all([worker.connection for worker in involved], tokens))
+    for slot, error in died:
+      position, local, member_seeds = requests[slot]
+      _, parts[slot] = self._restarts.reset_restarted(
+          self.workers[position], error, local, member_seeds, self._reset_whole)
+    observ = self._block['observ'][indices]  # A copy, in the caller's order already.
+    infos = {}
+    if any(parts):
+      infos = slab_lib.concatenate_infos(parts, counts)
+      if order is not None:
+        infos = slab_lib.select(infos, order)
+    return observ, infos
+
+  def _reset_whole(self, worker, local, seeds):
+    """Resets a restarted worker's environments (all of them, `local`); returns (None,
+    their infos), their observations being in the block."""
+    position = self.workers.index(worker)
+    return None, worker.connection.resolve(self._send_reset(position, local, seeds))
+
+  def _send_reset(self, position, local, seeds):
+    """Asks one worker to reset some of its environments into its rows of the block;
+    returns the token whose reply is their infos in vector format."""
+    worker = self.workers[position]
+    num_envs, is_vector = worker.num_envs, worker.is_vector
+    if wire.fast_reset_fits(None, seeds):  # Positions within a slab always fit.
+      framed = wire.frame(wire.encode_fast_reset(local, seeds))
+      return worker.connection.send_frame(
+          framed, 'resetting', lambda info: slab_lib.vector_infos(info, num_envs, is_vector))
+    start = self._starts[position]
+    rows = self._block['observ'][start:start + num_envs]
+
+    def write_rows(reply):  # Seeds beyond int64: the observations come pickled.
+      rows[local] = reply[0]
+      return reply[1]
+
+    return worker.connection.send(
+        wire.encode_request('reset_batch', list(local), seeds), 'resetting', write_rows)
+
+  @staticmethod
+  def _settle(workers, replies):
+    """The infos of each reply (vector format; {} where it failed) and the `(slot,
+    WorkerDiedError)` of each dead worker. Raises the first other error, before anything
+    restarts."""
+    infos, died, failed = [], [], None
+    for slot, (worker, (ok, value)) in enumerate(zip(workers, replies)):
+      infos.append(value if ok else {})
+      if ok:
+        continue
+      if isinstance(value, errors.WorkerDiedError):
+        died.append((slot, value))
+      elif failed is None:
+        failed = errors.name_environment(value, worker.index, worker.num_envs)
+    if failed is not None:
+      raise failed
+    return infos, died
+
+  def restart(self):
+    """Refused: the pool replaces its dead workers itself, each against the budget."""
+    raise errors.WorkerError('a worker pool restarts its workers one by one.', self.index,
+                             self.num_envs)
+
+  def close(self):
+    """Closes every worker, then releases the block."""
+    first_error = None
+    for worker in self.workers:
+      try:
+        worker.close()
+      except Exception as error:  # noqa: BLE001 - close the rest, then report the first.
+        first_error = first_error or error
+    self._block = None
+    self._release()
+    if first_error is not None:
+      raise first_error
