@@ -6,6 +6,7 @@ exit code and that no traceback (or oneDNN abort) reaches the user.
 """
 
 import contextlib
+import copy
 import io
 import os
 import subprocess
@@ -208,7 +209,7 @@ class ApiTest(unittest.TestCase):
 
   def test_train_refuses_a_bad_config_before_writing(self):
     run_dir = os.path.join(tempfile.mkdtemp(), 'run')
-    config = tiny_run.tiny_config()
+    config = copy.deepcopy(tiny_run.tiny_config())  # A resolved config is frozen.
     config['algorithm']['discount'] = 1.5
     with self.assertRaisesRegex(configs.ConfigError, "'algorithm.discount'"):
       trainer.train(config, run_dir, quiet=True)

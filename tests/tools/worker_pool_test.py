@@ -18,7 +18,7 @@ def _kinds(batch):
 class WorkerPoolTest(unittest.TestCase):
 
   def test_runs_of_workers_form_pools_between_other_members_and_step_as_in_process(self):
-    make = functools.partial(fake_envs.CountingEnv, length=3, info=True)
+    make = functools.partial(fake_envs.CountingEnv, length=10, info=True)
     envs = [make(), ExternalProcess(make), ExternalProcess(make),
             ExternalProcess(make, use_shared_memory=False), ExternalProcess(make)]
     with BatchEnv(envs) as batch, BatchEnv([make() for _ in range(5)]) as reference:
