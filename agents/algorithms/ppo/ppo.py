@@ -283,18 +283,26 @@ class PPO(algorithm.InGraphAlgorithm):
     Returns:
       True, so that `experience` can tell whether an update ran.
     """
-    metrics = self._train_compiled()
+    # The shuffles are drawn here, outside XLA: XLA's Philox draws other numbers than
+    # TensorFlow's kernels, and the same seed should shuffle alike whether compiled or not.
+    # (Rows are samples, or whole environment rows for a recurrent policy.)
+    rows = self._batch_size if self._network.recurrent else (
+        self._batch_size * self.config.segment_length)
+    orders = tf.stack([tf.argsort(self.generator.uniform([rows]))
+                       for _ in range(self.config.update_epochs)])
+    metrics = self._train_compiled(orders)
     algorithm.write_update_summaries('ppo', metrics, self.num_updates)
     self.num_updates.assign_add(1)
     with tf.control_dependencies([self.memory.clear()]):
       return tf.constant(True)
 
-  def _train(self):
-    """The update but its summaries: advantages, the epochs, the KL penalty, the metrics."""
+  def _train(self, orders):
+    """The update but its summaries and shuffles: advantages, the epochs (rows in the
+    order of `orders` [epochs, rows]), the KL penalty, the metrics."""
     batch = self.training_batch()
     # Only what the loss reads travels into the mini-batches.
     train_keys = ('observ', 'action', 'params', 'advantage', 'returns', 'state', 'reset')
-    totals = self._epochs({key: batch[key] for key in train_keys})
+    totals = self._epochs({key: batch[key] for key in train_keys}, orders)
     steps = tf.cast(self.config.update_epochs * self.config.num_minibatches, tf.float32)
     metrics = {name: total / steps for name, total in totals.items()}
 
@@ -316,24 +324,20 @@ class PPO(algorithm.InGraphAlgorithm):
       self.metrics[name].assign(value)
     return metrics
 
-  def _epochs(self, batch):
+  def _epochs(self, batch, orders):
     """All epochs of mini-batch steps over `batch`; returns the metrics summed over steps.
 
-    One compiled function (XLA with `jit_compile`): the shuffles, the gathers, the
-    losses, their gradients and Adam of every step, as a loop of static shapes.
+    One compiled function (XLA with `jit_compile`): the gathers, the losses, their
+    gradients and Adam of every step, as a loop of static shapes. Epoch e takes the rows
+    in the order `orders[e]`, cut into mini-batches.
     """
-    rows = self._batch_size if self._network.recurrent else (
-        self._batch_size * self.config.segment_length)
     num_minibatches = self.config.num_minibatches
-    rows_per_minibatch = rows // num_minibatches
+    rows_per_minibatch = int(orders.shape[1]) // num_minibatches
     totals = {name: tf.constant(0.0) for name in
               ('policy_loss', 'value_loss', 'entropy', 'clip_fraction', 'gradient_norm')}
 
     def epoch(epoch_index, totals):
-      # Shuffle rows (samples, or whole environment rows for a recurrent
-      # policy) anew every epoch, then cut them into mini-batches.
-      order = tf.reshape(tf.argsort(self.generator.uniform([rows])),
-                         [num_minibatches, rows_per_minibatch])
+      order = tf.reshape(tf.gather(orders, epoch_index), [num_minibatches, rows_per_minibatch])
 
       def minibatch(index, totals):
         indices = tf.gather(order, index)
