@@ -44,6 +44,8 @@ class PPOConfig:
   normalize_reward: bool = param(True, 'scale rewards by the running std of the return')
   reward_clip: float = param(10.0, 'clip of scaled rewards', low=0, low_open=True)
   normalize_advantage: bool = param(True, 'normalise advantages per mini-batch')
+  jit_compile: bool = param(True, "compile the update's epochs with XLA (TensorFlow's "
+                            'jit_compile); false runs them op by op')
 
   @staticmethod
   def check_run(config):

@@ -48,16 +48,19 @@ class SegmentMemory(tf.Module):
       The grouped assign op.
     """
     position = tf.gather(self.length, agent_indices)
-    # Ignore writes to a full row rather than overwrite data of this segment.
+    # A full row keeps its data: its write goes to its last step and writes back what is
+    # there. (One gather and one select per buffer: `tf.boolean_mask` would cost a dozen
+    # ops per buffer at every step.)
     has_room = position < self._capacity
-    agent_indices = tf.boolean_mask(agent_indices, has_room)
-    position = tf.boolean_mask(position, has_room)
-    index = tf.stack([agent_indices, position], 1)
-    writes = [buffer.scatter_nd_update(index, tf.boolean_mask(value, has_room))
-              for buffer, value in zip(tf.nest.flatten(self.buffers),
-                                       tf.nest.flatten(transition))]
+    index = tf.stack([agent_indices, tf.minimum(position, self._capacity - 1)], 1)
+    writes = []
+    for buffer, value in zip(tf.nest.flatten(self.buffers), tf.nest.flatten(transition)):
+      keep = tf.reshape(has_room, [-1] + [1] * (len(buffer.shape) - 2))
+      stored = tf.gather_nd(buffer, index)  # Reads the rows only, not the whole buffer.
+      writes.append(buffer.scatter_nd_update(
+          index, tf.where(keep, tf.cast(value, buffer.dtype), stored)))
     with tf.control_dependencies(writes):
-      return self.length.scatter_nd_add(agent_indices[:, None], tf.ones_like(position))
+      return self.length.scatter_nd_add(agent_indices[:, None], tf.cast(has_room, tf.int32))
 
   def truncate_last(self, agent_indices):
     """Marks the last stored step of the given rows as truncated unless it ended already.

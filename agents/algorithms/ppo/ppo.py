@@ -149,6 +149,11 @@ class PPO(algorithm.InGraphAlgorithm):
     }, batch_size, config.segment_length)
     self.optimizer = adam.Adam(network.trainable_variables, config.learning_rate,
                                config.max_grad_norm)
+    # The update but its summaries, compiled by XLA into one kernel launch (`jit_compile`;
+    # the policy step and the store of a transition measured no faster compiled), or
+    # traced op by op.
+    self._train_compiled = (tf.function(self._train, jit_compile=True, autograph=False)
+                            if config.jit_compile else self._train)
 
   @classmethod
   def from_config(cls, config, observation_space, action_space, is_training=None):
@@ -278,33 +283,26 @@ class PPO(algorithm.InGraphAlgorithm):
     Returns:
       True, so that `experience` can tell whether an update ran.
     """
-    batch = self.training_batch()
-    rows = tf.shape(batch['advantage'])[0]
-    rows_per_minibatch = rows // self.config.num_minibatches
+    # The shuffles are drawn here, outside XLA: XLA's Philox draws other numbers than
+    # TensorFlow's kernels, and the same seed should shuffle alike whether compiled or not.
+    # (Rows are samples, or whole environment rows for a recurrent policy.)
+    rows = self._batch_size if self._network.recurrent else (
+        self._batch_size * self.config.segment_length)
+    orders = tf.stack([tf.argsort(self.generator.uniform([rows]))
+                       for _ in range(self.config.update_epochs)])
+    metrics = self._train_compiled(orders)
+    algorithm.write_update_summaries('ppo', metrics, self.num_updates)
+    self.num_updates.assign_add(1)
+    with tf.control_dependencies([self.memory.clear()]):
+      return tf.constant(True)
 
+  def _train(self, orders):
+    """The update but its summaries and shuffles: advantages, the epochs (rows in the
+    order of `orders` [epochs, rows]), the KL penalty, the metrics."""
+    batch = self.training_batch()
     # Only what the loss reads travels into the mini-batches.
     train_keys = ('observ', 'action', 'params', 'advantage', 'returns', 'state', 'reset')
-    totals = {name: tf.constant(0.0) for name in
-              ('policy_loss', 'value_loss', 'entropy', 'clip_fraction', 'gradient_norm')}
-
-    def epoch(epoch_index, totals):
-      # Shuffle rows (samples, or whole environment rows for a recurrent
-      # policy) anew every epoch.
-      order = tf.argsort(self.generator.uniform([rows]))
-
-      def minibatch(start, totals):
-        indices = order[start:start + rows_per_minibatch]
-        step_metrics = self._train_step({key: tf.gather(batch[key], indices)
-                                         for key in train_keys})
-        return start + rows_per_minibatch, {name: totals[name] + step_metrics[name]
-                                            for name in totals}
-
-      _, totals = tf.while_loop(lambda start, _: start < rows, minibatch,
-                                (tf.constant(0), totals))
-      return epoch_index + 1, totals
-
-    _, totals = tf.while_loop(lambda epoch_index, _: epoch_index < self.config.update_epochs, epoch,
-                              (tf.constant(0), totals))
+    totals = self._epochs({key: batch[key] for key in train_keys}, orders)
     steps = tf.cast(self.config.update_epochs * self.config.num_minibatches, tf.float32)
     metrics = {name: total / steps for name, total in totals.items()}
 
@@ -324,10 +322,36 @@ class PPO(algorithm.InGraphAlgorithm):
         reward_scale_std=tf.reduce_mean(self.reward_scale.normalize.std()))
     for name, value in metrics.items():
       self.metrics[name].assign(value)
-    algorithm.write_update_summaries('ppo', metrics, self.num_updates)
-    self.num_updates.assign_add(1)
-    with tf.control_dependencies([self.memory.clear()]):
-      return tf.constant(True)
+    return metrics
+
+  def _epochs(self, batch, orders):
+    """All epochs of mini-batch steps over `batch`; returns the metrics summed over steps.
+
+    One compiled function (XLA with `jit_compile`): the gathers, the losses, their
+    gradients and Adam of every step, as a loop of static shapes. Epoch e takes the rows
+    in the order `orders[e]`, cut into mini-batches.
+    """
+    num_minibatches = self.config.num_minibatches
+    rows_per_minibatch = int(orders.shape[1]) // num_minibatches
+    totals = {name: tf.constant(0.0) for name in
+              ('policy_loss', 'value_loss', 'entropy', 'clip_fraction', 'gradient_norm')}
+
+    def epoch(epoch_index, totals):
+      order = tf.reshape(tf.gather(orders, epoch_index), [num_minibatches, rows_per_minibatch])
+
+      def minibatch(index, totals):
+        indices = tf.gather(order, index)
+        step_metrics = self._train_step({key: tf.gather(value, indices)
+                                         for key, value in batch.items()})
+        return index + 1, {name: totals[name] + step_metrics[name] for name in totals}
+
+      _, totals = tf.while_loop(lambda index, _: index < num_minibatches, minibatch,
+                                (tf.constant(0), totals))
+      return epoch_index + 1, totals
+
+    _, totals = tf.while_loop(lambda epoch_index, _: epoch_index < self.config.update_epochs,
+                              epoch, (tf.constant(0), totals))
+    return totals
 
   @tf.autograph.experimental.do_not_convert
   def training_batch(self):

@@ -53,6 +53,8 @@ def balloon():
           # The column policy reads the raw features (all in [0, 1] but the pressure
           # ratio): per-index normalisation would scale every level differently.
           'normalize_observ': False,
+          # XLA's update measured slower here (bfloat16 products, 2 threads): op by op.
+          'jit_compile': False,
       },
       'loop': LOOP,
   })

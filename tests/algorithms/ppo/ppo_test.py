@@ -193,6 +193,22 @@ class UpdateTest(unittest.TestCase):
     self.assertTrue(np.isfinite(algorithm.metrics['policy_loss'].numpy()))
     self.assertGreater(float(algorithm.metrics['kl'].numpy()), 0.0)
 
+  def test_xla_update_matches_the_update_op_by_op(self):
+    # `jit_compile` compiles the same computation: on the same memory and seed both
+    # updates move the weights alike (XLA may round differently, so not bit for bit).
+    trained = []
+    for jit_compile in (True, False):
+      algorithm = _make(BOX, learning_rate=3e-3, jit_compile=jit_compile)
+      self._fill_memory(algorithm, BOX)
+      before = [variable.numpy() for variable in algorithm.network.trainable_variables]
+      algorithm.update()
+      trained.append([variable.numpy() - start for variable, start in
+                      zip(algorithm.network.trainable_variables, before)])
+      self.assertEqual(int(algorithm.num_updates.numpy()), 1)
+    for compiled, op_by_op in zip(*trained):
+      np.testing.assert_allclose(compiled, op_by_op, rtol=1e-3, atol=1e-5)
+    self.assertGreater(max(float(np.abs(step).max()) for step in trained[0]), 1e-4)
+
   def test_bad_minibatch_split_names_the_keys(self):
     with self.assertRaisesRegex(ValueError,
                                 "'algorithm.num_minibatches' = 3 must divide num_agents"):
