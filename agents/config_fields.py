@@ -31,6 +31,16 @@ from typing import Any, TypeVar
 T = TypeVar('T')
 
 
+class _NoLegacy:
+  """`param`'s `legacy` when the key was always there."""
+
+  def __repr__(self) -> str:
+    return 'NO_LEGACY'
+
+
+NO_LEGACY: Any = _NoLegacy()
+
+
 class ConfigError(ValueError):
   """A config key is unknown or missing, or its value has the wrong type or range."""
 
@@ -51,6 +61,9 @@ class Spec:
     choices: allowed values, or None.
     resumable: the field may change when a run is resumed.
     min_length: the fewest elements a list may have.
+    legacy: for a key added after runs were saved, the value those runs ran with: a saved
+      config (a run's config.yaml, a policy record's) that lacks the key reads it, so it
+      resumes and evaluates as it ran. `NO_LEGACY`: the key was always there.
   """
   name: str
   kind: type | tuple
@@ -64,6 +77,7 @@ class Spec:
   choices: tuple | None = None
   resumable: bool = False
   min_length: int = 0
+  legacy: Any = NO_LEGACY
 
   def allowed(self) -> str:
     """Says in words what the field accepts, e.g. 'a float in (0, 1]'."""
@@ -94,7 +108,7 @@ class Spec:
 def param(default: Any, doc: str, *, low: float | None = None, high: float | None = None,
           low_open: bool = False, high_open: bool = False,
           choices: Iterable[Any] | None = None, resumable: bool = False,
-          min_length: int = 0) -> Any:
+          min_length: int = 0, legacy: Any = NO_LEGACY) -> Any:
   """Declares one config field; use as the default value of a dataclass field.
 
   Args:
@@ -105,13 +119,15 @@ def param(default: Any, doc: str, *, low: float | None = None, high: float | Non
     choices: the allowed values.
     resumable: the field may change when a run is resumed.
     min_length: the fewest elements a list field may have.
+    legacy: for a key added later, the value configs saved before it ran with (read
+      where a saved config lacks the key); omit for a key that was always there.
 
   Returns:
     A `dataclasses.field` carrying the declaration in its metadata.
   """
   metadata = dict(doc=doc, low=low, high=high, low_open=low_open, high_open=high_open,
                   choices=tuple(choices) if choices is not None else None,
-                  resumable=resumable, min_length=min_length)
+                  resumable=resumable, min_length=min_length, legacy=legacy)
   if isinstance(default, dict):
     return dataclasses.field(default_factory=lambda: dict(default), metadata=metadata)
   return dataclasses.field(default=default, metadata=metadata)

@@ -310,6 +310,26 @@ def load_yaml(path: str) -> dict[str, Any]:
   return from_saved(yaml_io.read_yaml(path), path)
 
 
+def _with_legacy_keys(data):
+  """A saved config's mapping with the keys added since it was saved, at the values it ran
+  with (the keys declared with `param(..., legacy=...)`)."""
+  algorithm, network = data.get('algorithm'), data.get('network')
+  if not isinstance(algorithm, dict) or not isinstance(network, dict):
+    return data  # validate names what is wrong
+  try:
+    specs = sections.specs_of(_checked_name(algorithm.get('name')), network.get('kind'))
+  except ConfigError:
+    return data
+  completed = {key: dict(value) if isinstance(value, dict) else value
+               for key, value in data.items()}
+  for dotted, spec in specs.items():
+    section, _, leaf = dotted.rpartition('.')
+    if (spec.legacy is not config_fields.NO_LEGACY and isinstance(completed.get(section), dict)
+        and leaf not in completed[section]):
+      completed[section][leaf] = spec.legacy
+  return completed
+
+
 def from_saved(data, where):
   """A full config saved by a run (its config.yaml, the config of a policy record),
   validated.
@@ -324,7 +344,7 @@ def from_saved(data, where):
   if not isinstance(data, dict):
     raise ConfigError(f'{where}: a config is a mapping, not {type(data).__name__}.')
   try:
-    return validate(_complete_saved(data))
+    return validate(_with_legacy_keys(_complete_saved(data)))
   except ConfigError as error:
     raise ConfigError(f'{where}: {error}') from None
 

@@ -45,7 +45,7 @@ class PPOConfig:
   reward_clip: float = param(10.0, 'clip of scaled rewards', low=0, low_open=True)
   normalize_advantage: bool = param(True, 'normalise advantages per mini-batch')
   jit_compile: bool = param(True, "compile the update's epochs with XLA (TensorFlow's "
-                            'jit_compile); false runs them op by op')
+                            'jit_compile); false runs them op by op', legacy=False)
 
   @staticmethod
   def check_run(config):
