@@ -23,9 +23,7 @@ class WindFieldTest(unittest.TestCase):
 
   def test_bles_names_map_to_wind_modes(self):
     self.assertEqual(ble_names.wind_mode('simple'), 'static')
-    # 'generative' is the generative wind once the balloon has it, else the nearest.
-    expected = 'generative' if 'generative' in ble_names.wind_modes() else 'procedural'
-    self.assertEqual(ble_names.wind_mode('generative'), expected)
+    self.assertEqual(ble_names.wind_mode('generative'), 'generative')
     self.assertEqual(ble_names.wind_mode('procedural'), 'procedural')
     with self.assertRaisesRegex(ValueError, "unknown wind field 'gusty'"):
       ble_names.wind_mode('gusty')
@@ -39,7 +37,7 @@ class WindFieldTest(unittest.TestCase):
     def SimpleStaticWindField():  # noqa: N802 - BLE's class, known by its name
       raise AssertionError('never called')
     self.assertEqual(make(wind_field_factory=SimpleStaticWindField).unwrapped.wind, 'static')
-    self.assertEqual(make().unwrapped.wind, 'procedural')
+    self.assertEqual(make().unwrapped.wind, 'generative')  # BLE's default
     with self.assertRaisesRegex(TypeError, 'wind_field_factory=other: .*get_wind_field_factory'):
       def other():
         return None
