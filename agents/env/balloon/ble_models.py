@@ -224,11 +224,19 @@ def fetch(wheel=None, directory=None, expected=None) -> dict:
           for name, data in contents.items()}
 
 
-def main(argv=None) -> int:
-  """Command line: `fetch [--wheel=WHEEL] [--dir=DIR]`; returns the exit code."""
+def fetch_command(prog, description, destination, fetch_to, report, argv=None) -> int:
+  """A `fetch [--wheel=WHEEL] [--<destination>=PATH]` command line; returns the exit code.
+
+  Args:
+    prog: the command's name, for its messages.
+    description: its one-line description.
+    destination: (flag, help) of the option that says where to write.
+    fetch_to: callable(wheel, destination) that fetches and returns what `report` prints.
+    report: callable(result) -> the lines to print on success.
+    argv: the arguments; None reads `sys.argv`.
+  """
   from agents.training.command_line import OneLineArgumentParser
-  parser = OneLineArgumentParser(prog='agents.env.balloon.ble_models',
-                                 description=__doc__.split('\n')[0])
+  parser = OneLineArgumentParser(prog=prog, description=description)
   commands = parser.add_subparsers(dest='command', required=True,
                                    parser_class=OneLineArgumentParser)
   fetch_parser = commands.add_parser(
@@ -236,17 +244,26 @@ def main(argv=None) -> int:
   fetch_parser.add_argument('--wheel', default=None,
                             help=f'a {PACKAGE}-{VERSION} wheel on disk (default: pip '
                             'downloads it into a temporary folder)')
-  fetch_parser.add_argument('--dir', default=None,
-                            help=f'where to write them (default: {cache_directory()})')
+  flag, where = destination
+  fetch_parser.add_argument(f'--{flag}', default=None, dest='destination',
+                            metavar=flag.upper(), help=where)
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   try:
-    paths = fetch(args.wheel, args.dir)
+    result = fetch_to(args.wheel, args.destination)
   except WeightsError as error:
-    print(f'ble_models: error: {error}', file=sys.stderr)
+    print(f'{prog.rsplit(".", 1)[-1]}: error: {error}', file=sys.stderr)
     return 2
-  for path in paths.values():
-    print(f'Wrote {path} (SHA-256 checked).')
+  for line in report(result):
+    print(line)
   return 0
+
+
+def main(argv=None) -> int:
+  """Command line: `fetch [--wheel=WHEEL] [--dir=DIR]`; returns the exit code."""
+  return fetch_command(
+      'agents.env.balloon.ble_models', __doc__.split('\n', maxsplit=1)[0],
+      ('dir', f'where to write them (default: {cache_directory()})'), fetch,
+      lambda paths: [f'Wrote {path} (SHA-256 checked).' for path in paths.values()], argv)
 
 
 if __name__ == '__main__':

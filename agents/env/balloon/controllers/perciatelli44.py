@@ -255,27 +255,12 @@ def fetch(path=None, wheel=None, expected_sha256=SHA256):
 
 def main(argv=None):
   """Command line: `fetch [--wheel=WHEEL] [--path=DEST]`; returns the exit code."""
-  from agents.training.command_line import OneLineArgumentParser
-  parser = OneLineArgumentParser(prog='agents.env.balloon.controllers.perciatelli44',
-                                 description=__doc__.split('\n', maxsplit=1)[0])
-  commands = parser.add_subparsers(dest='command', required=True,
-                                   parser_class=OneLineArgumentParser)
-  fetch_parser = commands.add_parser(
-      'fetch', help=f"extract the weights from BLE {VERSION}'s wheel into the cache")
-  fetch_parser.add_argument('--wheel', default=None,
-                            help=f'a {PACKAGE}-{VERSION} wheel on disk (default: pip '
-                            'downloads it into a temporary folder)')
-  fetch_parser.add_argument('--path', default=None,
-                            help=f'where to write the weights (default: {cache_path()})')
-  args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-  try:
-    path = fetch(args.path, args.wheel)
-  except WeightsError as error:
-    print(f'perciatelli44: error: {error}', file=sys.stderr)
-    return 2
-  print(f'Wrote {path} (SHA-256 {SHA256}); fly it with '
-        '`python -m agents.scripts.evaluate --agent=perciatelli44 ...`.')
-  return 0
+  return ble_models.fetch_command(
+      'agents.env.balloon.controllers.perciatelli44', __doc__.split('\n', maxsplit=1)[0],
+      ('path', f'where to write the weights (default: {cache_path()})'),
+      lambda wheel, path: fetch(path, wheel),
+      lambda path: [f'Wrote {path} (SHA-256 {SHA256}); fly it with '
+                    '`python -m agents.scripts.evaluate --agent=perciatelli44 ...`.'], argv)
 
 
 if __name__ == '__main__':
