@@ -27,7 +27,11 @@ The manager builds the training environment (seeded with the fit's seed) and han
 the agent the instance.
 """
 
+from __future__ import annotations
+
 import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias
 
 from agents import plugins
 from agents.experiment import agent_base
@@ -39,13 +43,18 @@ REQUIRED_METHODS = ('fit', 'eval')
 # equivalents, `seeder` and `output_dir`, to every agent through its base class).
 PASSED_WHEN_NAMED = ('seed', 'output_dir', 'eval_env')
 
+EnvMaker: TypeAlias = 'str | Callable[..., Any] | None'
+"""A Gymnasium id, or a callable returning the environment (None: no environment)."""
+EnvSpec: TypeAlias = 'tuple[EnvMaker, Mapping[str, Any] | None]'
+"""An environment as rlberry's `train_env`: `(id_or_constructor, kwargs)`."""
 
-def is_agent_class(value):
+
+def is_agent_class(value: object) -> bool:
   """Whether `value` is a class (what tells `ExperimentManager(agent_class)` from a config)."""
   return inspect.isclass(value)
 
 
-def is_ble_agent_class(agent_class):
+def is_ble_agent_class(agent_class: type) -> bool:
   """Whether `agent_class` follows BLE's Agent interface rather than rlberry's fit/eval."""
   if issubclass(agent_class, (agent_lib.Agent, agent_lib.BatchedAgent)):
     return True
@@ -54,7 +63,7 @@ def is_ble_agent_class(agent_class):
   return has_ble_methods and not callable(getattr(agent_class, 'fit', None))
 
 
-def check_agent_class(agent_class):
+def check_agent_class(agent_class: Any) -> type:
   """Checks that `agent_class` is a class with rlberry's or BLE's methods.
 
   Raises:
@@ -79,7 +88,7 @@ def check_agent_class(agent_class):
   return agent_class
 
 
-def class_path(value):
+def class_path(value: Any) -> str:
   """`'module:qualname'` of a class or function (how the manifest records it)."""
   module = getattr(value, '__module__', None)
   qualname = getattr(value, '__qualname__', None)
@@ -88,7 +97,7 @@ def class_path(value):
   return f'{module}:{qualname}'
 
 
-def import_path(text, what):
+def import_path(text: str, what: str) -> Any:
   """The object a `'module:qualname'` names.
 
   Raises:
@@ -100,7 +109,7 @@ def import_path(text, what):
     raise ExperimentError(str(error)) from None
 
 
-def check_env(env, what):
+def check_env(env: Any, what: str) -> tuple[EnvMaker, dict[str, Any]]:
   """`(id_or_constructor, kwargs)` checked; returns it as a tuple with a dict of kwargs.
   `(None, None)` (rlberry's default `train_env`) is an agent without an environment.
 
@@ -119,7 +128,7 @@ def check_env(env, what):
   return maker, dict(kwargs or {})
 
 
-def make_env(env, seed=None):
+def make_env(env: EnvSpec, seed: int | None = None) -> Any:
   """Builds the environment of `(id_or_constructor, kwargs)`, seeded when it can be.
 
   Args:
@@ -132,29 +141,31 @@ def make_env(env, seed=None):
   return agent_base.make_env(check_env(env, 'env'), None if seed is None else int(seed))
 
 
-def _parameters(function):
+def _parameters(function: Callable[..., Any]) -> Mapping[str, inspect.Parameter]:
   try:
     return inspect.signature(function).parameters
   except (TypeError, ValueError):
     return {}
 
 
-def passed_when_named(agent_class, **candidates):
+def passed_when_named(agent_class: type, **candidates: Any) -> dict[str, Any]:
   """The `candidates` whose names `agent_class`'s constructor declares (all of them when
   it takes `**kwargs` and derives from `Agent`, which takes them all)."""
-  parameters = _parameters(agent_class.__init__)
+  parameters = _parameters(agent_class.__init__)  # type: ignore[misc]  # The class's own.
   takes_all = any(p.kind == p.VAR_KEYWORD for p in parameters.values()) and \
       is_base_agent_class(agent_class)
   return {key: value for key, value in candidates.items() if takes_all or key in parameters}
 
 
-def is_base_agent_class(agent_class):
+def is_base_agent_class(agent_class: Any) -> bool:
   """Whether `agent_class` derives from `agents.experiment.Agent` (rlberry's base class)."""
   return inspect.isclass(agent_class) and issubclass(agent_class, agent_base.Agent)
 
 
-def construct(agent_class, env, init_kwargs, seed=None, output_dir=None, eval_env=None,
-              base_kwargs=None):
+def construct(agent_class: type, env: Any, init_kwargs: Mapping[str, Any],
+              seed: int | None = None, output_dir: str | None = None,
+              eval_env: EnvSpec | None = None,
+              base_kwargs: Mapping[str, Any] | None = None) -> Any:
   """An agent of `agent_class` (a BLE class through its fit adapter) on `env`.
 
   Args:
@@ -178,8 +189,9 @@ def construct(agent_class, env, init_kwargs, seed=None, output_dir=None, eval_en
     raise ExperimentError(f'agent_class {agent_class.__name__}: {error}') from error
 
 
-def load(agent_class, filename, env, init_kwargs, seed=None, output_dir=None, eval_env=None,
-         base_kwargs=None):
+def load(agent_class: type, filename: str, env: Any, init_kwargs: Mapping[str, Any],
+         seed: int | None = None, output_dir: str | None = None,
+         eval_env: EnvSpec | None = None, base_kwargs: Mapping[str, Any] | None = None) -> Any:
   """The agent `load(filename, env=..., **init_kwargs)` restores (rlberry's classmethod),
   or None when the class has no `load`; arguments as `construct`."""
   builder, kwargs = _builder(agent_class, init_kwargs, seed, output_dir, eval_env, base_kwargs)
@@ -189,7 +201,8 @@ def load(agent_class, filename, env, init_kwargs, seed=None, output_dir=None, ev
   return loader(filename, env=env, **kwargs)
 
 
-def check_init_kwargs(agent_class, init_kwargs, what='init_kwargs'):
+def check_init_kwargs(agent_class: type, init_kwargs: Mapping[str, Any],
+                      what: str = 'init_kwargs') -> None:
   """Checks that the constructor takes `env` and `init_kwargs`, before any fit runs.
 
   Raises:
@@ -207,15 +220,18 @@ def check_init_kwargs(agent_class, init_kwargs, what='init_kwargs'):
     return  # A constructor without a signature (a builtin): nothing to check.
 
 
-def _builder(agent_class, init_kwargs, seed=None, output_dir=None, eval_env=None,
-             base_kwargs=None):
+def _builder(agent_class: type, init_kwargs: Mapping[str, Any], seed: int | None = None,
+             output_dir: str | None = None, eval_env: EnvSpec | None = None,
+             base_kwargs: Mapping[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
   """(what to build, its kwargs): the class itself, or the fit adapter of a BLE class; with
   the fit's seed, run directory and evaluation environment when the builder names them
   (rlberry's set of arguments for a subclass of `Agent`)."""
   if is_ble_agent_class(agent_class):
     from agents.python_agents import fit_adapter
-    builder, kwargs = fit_adapter.FitAdapter, dict(init_kwargs, agent_class=agent_class)
+    builder: type = fit_adapter.FitAdapter
+    kwargs = dict(init_kwargs, agent_class=agent_class)
   else:
+
     builder, kwargs = agent_class, dict(init_kwargs)
   if is_base_agent_class(builder):
     candidates = dict(seeder=seed, output_dir=output_dir, eval_env=eval_env, copy_env=False,
@@ -230,7 +246,7 @@ def _builder(agent_class, init_kwargs, seed=None, output_dir=None, eval_env=None
   return builder, kwargs
 
 
-def record(value):
+def record(value: Any) -> Any:
   """`value` as plain YAML data for the manifest: classes and functions as
   `'module:qualname'`, anything else that is not plain data as its repr."""
   if isinstance(value, dict):
@@ -246,7 +262,7 @@ def record(value):
   return repr(value)
 
 
-def env_to_record(env):
+def env_to_record(env: EnvSpec | None) -> dict[str, Any] | None:
   """The manifest's form of an environment pair: `{id: ..., kwargs: ...}` or
   `{constructor: 'module:name', kwargs: ...}`; None stays None."""
   if env is None:
@@ -259,7 +275,8 @@ def env_to_record(env):
   return dict(constructor=class_path(maker), kwargs=record(kwargs))
 
 
-def env_from_record(data, what):
+def env_from_record(data: Mapping[str, Any] | None, what: str) -> EnvSpec | None:
+
   """The environment pair `env_to_record` wrote (the constructor imported again)."""
   if data is None:
     return None

@@ -22,6 +22,7 @@ import signal
 import sys
 import threading
 import traceback
+from typing import Any
 
 from agents.experiment import threads as threads_lib
 from agents.tools import parent_watch
@@ -50,13 +51,14 @@ class FitSpec:
   """
   index: int
   run_dir: str
-  config: dict
+  config: dict | None
   budget: int
   threads: int = 1
   run_name: str | None = None
   run_group: str | None = None
   seed: int | None = None
-  agent: object = None
+  agent: Any = None
+
 
 
 @dataclasses.dataclass

@@ -20,12 +20,16 @@ The configs of this project have their own entry, `ExperimentManager.from_config
 experiments. `docs/coming_from_rlberry.md` lists what differs from rlberry, and why.
 """
 
+from __future__ import annotations
+
 import functools
 import logging
 import os
 import pathlib
 import time
 import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,24 +41,35 @@ from agents.experiment import (
     manifest,
     writer_data,
 )
+from agents.experiment import manager_checks as checks
+from agents.experiment.agent_classes import EnvSpec
 from agents.experiment.errors import ExperimentError
+from agents.experiment.manager_checks import (
+    DEFAULT_OUTPUT_DIR,
+    OUTDIR_ID_STYLES,
+    PARALLELIZATIONS,
+    SAMPLERS,
+    START_METHODS,
+    name_of_agent,
+)
+from agents.experiment.manager_search import SearchMixin
+
+if TYPE_CHECKING:
+  import pandas as pd
+
+  from agents.experiment import agent_base, config_experiment
+
+__all__ = [
+    'DEFAULT_OUTPUT_DIR', 'OUTDIR_ID_STYLES', 'PARALLELIZATIONS', 'RLBERRY_VERSION', 'SAMPLERS',
+    'START_METHODS', 'AgentManager', 'ExperimentManager', 'name_of_agent', 'preset_manager',
+]
 
 _LOG = logging.getLogger(__name__)
-# Agent classes managers of this process were built with, by 'module:qualname': `load`
-# finds a class defined in a notebook or a function here (no code is read from disk).
-_CLASSES_SEEN = {}
 # The rlberry release whose manager this one follows (rlberry's `rlberry_version`).
 RLBERRY_VERSION = '0.7.3'
 
-PARALLELIZATIONS = ('thread', 'process', 'ray', 'inline')
-START_METHODS = ('spawn', 'forkserver')
-OUTDIR_ID_STYLES = (None, 'unique', 'timestamp')
-SAMPLERS = {'optuna_default': 'tpe', 'tpe': 'tpe', 'random': 'random', 'grid': 'grid',
-            'cmaes': 'cmaes'}
-DEFAULT_OUTPUT_DIR = 'experiments'
 
-
-class ExperimentManager(experiment_base.Experiment):
+class ExperimentManager(SearchMixin, experiment_base.Experiment):
   """Trains, evaluates and searches `n_fit` instances of an agent class (rlberry's manager).
 
   Its arguments are kept, checked, as attributes of the same names (`agent_class`,
@@ -68,15 +83,22 @@ class ExperimentManager(experiment_base.Experiment):
   """
 
   rlberry_version = RLBERRY_VERSION
-  unique_id = timestamp_id = None
+  unique_id: str | None = None
+  timestamp_id: str | None = None
+  _class_given = False  # Loaded with load(..., agent_class=).
 
-  def __init__(self, agent_class, train_env=(None, None), fit_budget=None, eval_env=None,
-               init_kwargs=None, fit_kwargs=None, eval_kwargs=None, agent_name=None,
-               n_fit=4, output_dir=None, parallelization='thread', max_workers=None,
-               mp_context='spawn', worker_logging_level=None, seed=None,
-               enable_tensorboard=False, outdir_id_style='timestamp',
-               default_writer_kwargs=None, init_kwargs_per_instance=None,
-               thread_shared_data=None):
+  def __init__(
+      self, agent_class: type, train_env: EnvSpec = (None, None), fit_budget: int | None = None,
+      eval_env: EnvSpec | None = None, init_kwargs: Mapping[str, Any] | None = None,
+      fit_kwargs: Mapping[str, Any] | None = None, eval_kwargs: Mapping[str, Any] | None = None,
+      agent_name: str | None = None, n_fit: int = 4,
+      output_dir: str | os.PathLike[str] | None = None, parallelization: str = 'thread',
+      max_workers: int | None = None, mp_context: str = 'spawn',
+      worker_logging_level: int | str | None = None, seed: Any = None,
+      enable_tensorboard: bool = False, outdir_id_style: str | None = 'timestamp',
+      default_writer_kwargs: Mapping[str, Any] | None = None,
+      init_kwargs_per_instance: Sequence[Mapping[str, Any]] | None = None,
+      thread_shared_data: Any = None) -> None:
     """Checks every argument and every fit's constructor arguments before anything runs.
 
     Args:
@@ -116,20 +138,21 @@ class ExperimentManager(experiment_base.Experiment):
       ExperimentError: a bad argument (named), or the folder holds another experiment.
     """
     name = name_of_agent(agent_class, agent_name)
-    self.unique_id = uuid.uuid4().hex
-    self.timestamp_id = f'{time.strftime("%Y-%m-%d_%H-%M-%S")}_{self.unique_id[:8]}'
+    unique_id = self.unique_id = uuid.uuid4().hex
+    self.timestamp_id = f'{time.strftime("%Y-%m-%d_%H-%M-%S")}_{unique_id[:8]}'
     self._configure(
         agent_class, train_env, fit_budget, eval_env, init_kwargs, fit_kwargs, eval_kwargs,
         name, n_fit, parallelization, max_workers, mp_context, worker_logging_level,
         enable_tensorboard, outdir_id_style, default_writer_kwargs, init_kwargs_per_instance,
         thread_shared_data)
     root = os.path.abspath(os.path.expanduser(os.fspath(output_dir or DEFAULT_OUTPUT_DIR)))
-    folder = {None: name, 'unique': f'{name}_{self.unique_id}',
+    folder = {None: name, 'unique': f'{name}_{unique_id}',
               'timestamp': f'{name}_{self.timestamp_id}'}[outdir_id_style]
     self._start(os.path.join(root, 'manager_data', folder), seed)
 
   @classmethod
-  def from_config(cls, config, **kwargs):
+  def from_config(cls, config: str | Mapping[str, Any],
+                  **kwargs: Any) -> config_experiment.ConfigExperiment:
     """The experiment of a config of this project (the command line's): a `ConfigExperiment`.
 
     Args:
@@ -141,16 +164,21 @@ class ExperimentManager(experiment_base.Experiment):
     from agents.experiment import config_experiment
     return config_experiment.ConfigExperiment(config, **kwargs)
 
-  def _configure(self, agent_class, train_env, fit_budget, eval_env, init_kwargs, fit_kwargs,
-                 eval_kwargs, agent_name, n_fit, parallelization, max_workers, mp_context,
-                 worker_logging_level, enable_tensorboard, outdir_id_style,
-                 default_writer_kwargs, init_kwargs_per_instance, thread_shared_data):
+  def _configure(
+      self, agent_class: type, train_env: EnvSpec | None, fit_budget: Any,
+      eval_env: EnvSpec | None,
+
+      init_kwargs: Mapping[str, Any] | None, fit_kwargs: Mapping[str, Any] | None,
+      eval_kwargs: Mapping[str, Any] | None, agent_name: str, n_fit: int, parallelization: str,
+      max_workers: int | None, mp_context: str, worker_logging_level: int | str | None,
+      enable_tensorboard: bool, outdir_id_style: str | None,
+      default_writer_kwargs: Mapping[str, Any] | None,
+      init_kwargs_per_instance: Sequence[Mapping[str, Any]] | None,
+      thread_shared_data: Any) -> None:
     self.agent_class = agent_classes.check_agent_class(agent_class)
-    _CLASSES_SEEN[agent_classes.class_path(agent_class)] = agent_class
+    checks.remember_class(agent_class)
     self.n_fit = experiment_base.check_n_fit(n_fit)
-    self.agent_name = self.name = agent_name
-    if os.sep in self.name or self.name in ('', '.', '..'):
-      raise ExperimentError(f'agent_name must be a plain folder name, got {self.name!r}.')
+    self.agent_name = self.name = checks.check_agent_name(agent_name)
     self.train_env = agent_classes.check_env(train_env, 'train_env')
     self.eval_env = agent_classes.check_env(eval_env, 'eval_env') \
         if eval_env is not None else None
@@ -162,41 +190,27 @@ class ExperimentManager(experiment_base.Experiment):
     if fit_budget is None:
       raise ExperimentError('[ExperimentManager] fit_budget missing in __init__(). Pass '
                             "fit_budget= (or fit_kwargs['fit_budget']).")
-    self.fit_budget = _check_agent_budget(fit_budget, 'fit_budget')
-    if parallelization in START_METHODS:  # A start method names processes started so.
-      parallelization, mp_context = 'process', parallelization
-    if parallelization not in PARALLELIZATIONS:
-      raise ExperimentError(
-          f'parallelization must be one of {PARALLELIZATIONS}, got {parallelization!r}.')
-    if mp_context not in START_METHODS:
-      raise ExperimentError(f'mp_context must be one of {START_METHODS}, got {mp_context!r} '
-                            '(forking a process that may run TensorFlow can deadlock).')
-    if max_workers is not None and (not isinstance(max_workers, int) or max_workers < 1):
-      raise ExperimentError(f'max_workers must be None or an int >= 1, got {max_workers!r}.')
-    if outdir_id_style not in OUTDIR_ID_STYLES:
-      raise ExperimentError(
-          f'outdir_id_style must be one of {OUTDIR_ID_STYLES}, got {outdir_id_style!r}.')
+    self.fit_budget = checks.check_agent_budget(fit_budget, 'fit_budget')
+    parallelization, mp_context = checks.check_parallelization(
+        parallelization, mp_context, max_workers, outdir_id_style)
     self.parallelization, self.max_workers, self.mp_context = \
         parallelization, max_workers, mp_context
     self._trial_parallelization = parallelization  # How a search's trials fit.
-    self.ray_address = None
+    self.ray_address: str | None = None
     self.worker_logging_level = worker_logging_level
     self.enable_tensorboard = bool(enable_tensorboard)
     self.outdir_id_style = outdir_id_style
     self.default_writer_kwargs = dict(default_writer_kwargs or {})
-    if init_kwargs_per_instance is not None and len(init_kwargs_per_instance) != self.n_fit:
-      raise ExperimentError(f'init_kwargs_per_instance has {len(init_kwargs_per_instance)} '
-                            f'entries; n_fit is {self.n_fit}.')
-    self.init_kwargs_per_instance = [dict(item) for item in init_kwargs_per_instance] \
-        if init_kwargs_per_instance is not None else None
+    self.init_kwargs_per_instance = checks.check_per_instance(init_kwargs_per_instance,
+                                                              self.n_fit)
     self.thread_shared_data = thread_shared_data  # Not copied: the threads share it.
-    self.writers = [('default', None)] * self.n_fit
+    self.writers: list[tuple[Any, dict[str, Any] | None]] = [('default', None)] * self.n_fit
     self._writers_off = False
     for index in range(self.n_fit):
       agent_classes.check_init_kwargs(self.agent_class, self.instance_kwargs(index),
                                       f'init_kwargs of fit {index}')
 
-  def _start(self, directory, seed):
+  def _start(self, directory: str, seed: Any) -> None:
     """Takes `directory` as the manager's folder and opens (or picks up) its fits."""
     self.directory = directory
     if os.path.exists(directory) and not os.path.isdir(directory):
@@ -205,46 +219,29 @@ class ExperimentManager(experiment_base.Experiment):
     self._eval_rng = np.random.default_rng([self.seed_entropy, 1])
 
   @property
-  def output_dir(self):
+  def output_dir(self) -> pathlib.Path:
     """Where the manager's folder is, a `pathlib.Path`: the `output_dir` given (rlberry's)."""
     return pathlib.Path(self.directory).parent.parent
 
   @property
-  def output_dir_(self):
+  def output_dir_(self) -> pathlib.Path:
     """The manager's folder, `<output_dir>/manager_data/<name>[_<id>]` (rlberry's)."""
     return pathlib.Path(self.directory)
 
   @property
-  def seeder(self):
+  def seeder(self) -> agent_base.Seeder:
     """The `Seeder` of the manager's seed (each fit's seed is spawned from it)."""
     from agents.experiment import agent_base
     return agent_base.Seeder(np.random.SeedSequence(self.seed_entropy), spawn_seed_seq=False)
 
   @property
-  def agent_handlers(self):
+  def agent_handlers(self) -> list[Any]:
     """The trained agents, in fit order (rlberry's); empty before the first `fit`."""
     if not any(fit['index'] in self._instances or fit.get('saved_agent') for fit in self.fits):
       return []
     return self.get_agent_instances()
 
-  @property
-  def best_hyperparams(self):
-    """The best constructor arguments of the last `optimize_hyperparams` (None before)."""
-    return dict(self.study['best_params']) if self.study and self.study.get('best_params') \
-        else None
-
-  @property
-  def optuna_study(self):
-    """The `optuna.Study` of the last `optimize_hyperparams` (None before)."""
-    if not self.study:
-      return None
-    import optuna
-
-    from agents.experiment import search
-    return optuna.load_study(study_name=self.study['study_name'],
-                             storage=search.storage_url(self.directory))
-
-  def __eq__(self, other):
+  def __eq__(self, other: object) -> bool:
     """Same agent class, environments, arguments, budget, fits and seed (rlberry's); the
     folder and the fits' progress do not count."""
     if not isinstance(other, ExperimentManager):
@@ -253,28 +250,31 @@ class ExperimentManager(experiment_base.Experiment):
     ignored = ('fits', 'study', 'unique_id', 'timestamp_id')
     return all(mine[key] == theirs[key] for key in mine if key not in ignored)
 
-  __hash__ = None  # Equal managers are equal by value, and a manager changes as it fits.
+  # Equal managers are equal by value, and a manager changes as it fits: unhashable (the
+  # ignore: object's stubs type __hash__ as a callable, never None).
+  __hash__ = None  # type: ignore[assignment]
 
-  def instance_kwargs(self, index):
+
+  def instance_kwargs(self, index: int) -> dict[str, Any]:
     """The constructor arguments of fit `index`: `init_kwargs`, then its own
     `init_kwargs_per_instance` entry, which wins."""
     own = self.init_kwargs_per_instance[index] if self.init_kwargs_per_instance else {}
     return dict(self.init_kwargs, **own)
 
-  def _check_folder_use(self, previous):
+  def _check_folder_use(self, previous: Mapping[str, Any]) -> None:
     if previous.get('agent') is None:
       raise ExperimentError(f'{self.directory} holds the experiment of a config; load it '
                             'with ExperimentManager.load.')
 
-  def _compared_keys(self, previous):
+  def _compared_keys(self, previous: Mapping[str, Any]) -> list[str]:
     mine = self._manifest_data()
-    if getattr(self, '_class_given', False):  # load(..., agent_class=): it stands in.
+    if self._class_given:  # load(..., agent_class=): it stands in.
       mine['agent'] = dict(mine['agent'], agent_class=previous['agent']['agent_class'])
     return [key for key in ('n_fit', 'seed_entropy', 'agent') if previous.get(key) != mine[key]]
 
   # --- Fitting. ---
 
-  def fit(self, budget=None, **kwargs):
+  def fit(self, budget: int | None = None, **kwargs: Any) -> None:
     """Fits every agent for `budget` more (rlberry's `fit`), in parallel.
 
     A fit that raises is reported with its index and the others go on. Ctrl-C starts no
@@ -287,17 +287,18 @@ class ExperimentManager(experiment_base.Experiment):
     Raises:
       ExperimentError: a bad budget, or another process is fitting this experiment.
     """
-    budget = _check_agent_budget(self.fit_budget if budget is None else budget, 'budget')
+    budget = checks.check_agent_budget(self.fit_budget if budget is None else budget, 'budget')
     self._run({fit['index']: fit['step'] + budget for fit in self.fits}, fit_kwargs=kwargs)
     _LOG.info("The ExperimentManager was saved in : '%s'", manifest.path_in(self.directory))
 
-  def _writer_kwargs(self, index):
+  def _writer_kwargs(self, index: int) -> dict[str, Any]:
     tensorboard = dict(log_dir=os.path.join(self.directory, 'tensorboard', str(index))) \
         if self.enable_tensorboard else None
     return dict(dict(name=self.agent_name, log_interval=3, tensorboard_kwargs=tensorboard,
                      execution_metadata={'fit': index}), **self.default_writer_kwargs)
 
-  def _fit_spec(self, index, budget, threads=1, run_dir=None, fresh=False):
+  def _fit_spec(self, index: int, budget: int, threads: int = 1, run_dir: str | None = None,
+                fresh: bool = False) -> fitting.FitSpec:
     fit = self.fits[index]
     saved = fit.get('saved_agent')
     writer = (None, None) if self._writers_off else self.writers[index]
@@ -312,7 +313,8 @@ class ExperimentManager(experiment_base.Experiment):
     return fitting.FitSpec(index, run_dir or self.run_dir(index), None, budget, threads,
                            seed=fit['seed'], agent=agent)
 
-  def set_writer(self, idx, writer_fn, writer_kwargs=None):
+  def set_writer(self, idx: int, writer_fn: str | Callable[..., Any] | None,
+                 writer_kwargs: Mapping[str, Any] | None = None) -> None:
     """Sets the writer of agent `idx` for the next fits (rlberry's `set_writer`).
 
     Args:
@@ -326,17 +328,12 @@ class ExperimentManager(experiment_base.Experiment):
     Raises:
       ExperimentError: a bad index or writer_fn.
     """
-    if isinstance(idx, bool) or not isinstance(idx, (int, np.integer)) \
-        or not 0 <= idx < self.n_fit:
-      raise ExperimentError(f'set_writer: idx must be in [0, {self.n_fit}), got {idx!r}.')
-    if writer_fn != 'default' and writer_fn is not None and not callable(writer_fn):
-      raise ExperimentError(f"set_writer: writer_fn must be 'default', None or a callable, "
-                            f'got {writer_fn!r}.')
-    self.writers[int(idx)] = (writer_fn, dict(writer_kwargs or {}))
+    index = checks.check_writer(idx, writer_fn, self.n_fit)
+    self.writers[index] = (writer_fn, dict(writer_kwargs or {}))
 
   # --- Agents and their data. ---
 
-  def get_agent_instances(self):
+  def get_agent_instances(self) -> list[Any]:
     """The `n_fit` trained agents, in fit order.
 
     The agents fitted in this process, else those their `save` wrote, restored with the
@@ -364,7 +361,9 @@ class ExperimentManager(experiment_base.Experiment):
       agents.append(agent)
     return agents
 
-  def eval_agents(self, n_simulations=None, eval_kwargs=None, agent_id=None, verbose=True):
+  def eval_agents(self, n_simulations: int | None = None,
+                  eval_kwargs: Mapping[str, Any] | None = None, agent_id: int | None = None,
+                  verbose: bool = True) -> list[float]:
     """Calls the agents' `eval(**eval_kwargs)` `n_simulations` times; a list of the floats.
 
     Args:
@@ -381,12 +380,7 @@ class ExperimentManager(experiment_base.Experiment):
       ExperimentError: a bad argument, or an agent is not fitted.
     """
     instances = self.get_agent_instances()
-    if agent_id is not None and not 0 <= agent_id < self.n_fit:
-      raise ExperimentError(f'agent_id must be in [0, {self.n_fit}), got {agent_id!r}.')
-    n_simulations = n_simulations or 2 * self.n_fit
-    if isinstance(n_simulations, bool) or not isinstance(n_simulations, (int, np.integer)) \
-        or n_simulations < 1:
-      raise ExperimentError(f'n_simulations must be an int >= 1, got {n_simulations!r}.')
+    n_simulations = checks.check_eval(n_simulations, agent_id, self.n_fit)
     kwargs = dict(eval_kwargs or self.eval_kwargs)
     values = []
     for simulation in range(n_simulations):
@@ -397,7 +391,7 @@ class ExperimentManager(experiment_base.Experiment):
                   n_simulations, index, values[-1])
     return values
 
-  def get_writer_data(self):
+  def get_writer_data(self) -> dict[int, pd.DataFrame]:
     """What each fit's writer logged: {fit index: DataFrame} (rlberry's), each with the
     columns `name, tag, value, dw_time_elapsed, global_step`; a fit that logged nothing
     yet is left out.
@@ -411,12 +405,12 @@ class ExperimentManager(experiment_base.Experiment):
     return {int(index): rows[columns].reset_index(drop=True)
             for index, rows in frame.groupby('n_simu', sort=True)}
 
-  def build_eval_env(self):
+  def build_eval_env(self) -> Any:
     """A new evaluation environment (`eval_env`, else `train_env`), seeded from the seed."""
     seed = int(np.random.SeedSequence(self.seed_entropy).generate_state(1)[0] >> 1)
     return agent_classes.make_env(self.eval_env or self.train_env, seed)
 
-  def clear_handlers(self):
+  def clear_handlers(self) -> None:
     """Deletes the agents' saved files (`save` wrote them in the run directories); the
     agents fitted in this process stay in memory."""
     for fit in self.fits:
@@ -427,7 +421,7 @@ class ExperimentManager(experiment_base.Experiment):
     if os.path.isdir(self.directory):
       self.save()
 
-  def generate_profile(self, budget=None, fname=None):
+  def generate_profile(self, budget: int | None = None, fname: str | None = None) -> str:
     """Fits agent 0 afresh in this process under cProfile; prints the 20 costliest lines.
 
     Args:
@@ -437,106 +431,16 @@ class ExperimentManager(experiment_base.Experiment):
     Returns:
       The path of the saved profile.
     """
-    budget = _check_agent_budget(self.fit_budget if budget is None else budget, 'budget')
+    budget = checks.check_agent_budget(self.fit_budget if budget is None else budget, 'budget')
     spec = self._fit_spec(0, budget, run_dir=os.path.join(self.directory, 'profile-run'),
                           fresh=True)
     fname = fname or os.path.join(self.directory, f'{self.agent_name}_profile.prof')
     return self._profile(spec, fname)
 
-  # --- Search. ---
+  # --- Search (`optimize_hyperparams` and what it asks: `manager_search.py`). ---
 
-  def optimize_hyperparams(self, n_trials=256, timeout=60, n_fit=2, n_optuna_workers=2,
-                           optuna_parallelization='thread', sampler_method='optuna_default',
-                           pruner_method='halving', continue_previous=False, fit_fraction=1.0,
-                           sampler_kwargs=None, disable_evaluation_writers=True,
-                           custom_eval_function=None, *, search_space=None):
-    """Searches the constructor's arguments with Optuna; updates `init_kwargs` with the best.
-
-    Each trial is a manager of its own under `<directory>/trials/`, with `n_fit` agents
-    fitted in chunks of `fit_fraction` of `fit_budget` (reported to the pruner after each).
-
-    Args:
-      n_trials: trials (complete or pruned) to run; None runs until `timeout`.
-      timeout: seconds after which no trial starts; None: no limit.
-      n_fit: agents per trial.
-      n_optuna_workers: trials at once.
-      optuna_parallelization: 'thread': each trial fits as the manager's `parallelization`
-        says; 'process': each trial fits its agents in worker processes. Trials are
-        started from threads of this process either way.
-      sampler_method: 'optuna_default' (TPE), 'random', 'grid' or 'cmaes'.
-      pruner_method: 'halving', 'median' or 'none'.
-      continue_previous: continue the last study in the folder (its cut-off trials again).
-      fit_fraction: a trial fits and reports in chunks of this fraction, in (0, 1].
-      sampler_kwargs: keyword arguments of the Optuna sampler (for 'grid', its
-        `search_space`).
-      disable_evaluation_writers: the trials' agents get no writer.
-      custom_eval_function: callable(list of a trial's trained agents) -> float to
-        maximise; None: the mean of the trial's `eval_agents()`.
-      search_space: instead of the class's `sample_parameters(trial)`, a space of
-        constructor arguments (see `search_distributions.py`).
-
-    Returns:
-      dict of the best constructor arguments.
-
-    Raises:
-      ExperimentError: a bad sampler, pruner or parallelization.
-      search.SearchError: bad arguments, or no trial completed.
-    """
-    from agents.experiment import search
-    if optuna_parallelization not in ('thread', 'process'):
-      raise ExperimentError("optuna_parallelization must be 'thread' or 'process', got "
-                            f'{optuna_parallelization!r}.')
-    self._trial_parallelization = 'process' if optuna_parallelization == 'process' and \
-        self.parallelization in ('thread', 'inline') else self.parallelization
-    if sampler_method not in SAMPLERS:
-      raise ExperimentError(f'sampler_method must be one of {tuple(SAMPLERS)}, got '
-                            f'{sampler_method!r}.')
-    self._writers_off = bool(disable_evaluation_writers)
-    try:
-      return search.optimize(
-          self, n_trials=n_trials, timeout=timeout, n_fit=n_fit,
-          sampler=SAMPLERS[sampler_method], pruner=pruner_method, fit_fraction=fit_fraction,
-          continue_previous=continue_previous, n_workers=n_optuna_workers,
-          search_space=search_space, custom_eval_function=custom_eval_function,
-          sampler_kwargs=sampler_kwargs)
-    finally:
-      self._writers_off = False
-      self._trial_parallelization = self.parallelization
-
-  def search_space(self, search_space):
-    """The parsed space of a search (None: the class's `sample_parameters` samples).
-
-    Raises:
-      search.SearchError: no space and no `sample_parameters`, or a key the constructor
-        refuses or that `init_kwargs_per_instance` sets.
-    """
-    from agents.experiment import search, search_distributions
-    name = self.agent_class.__name__
-    if search_space is None:
-      if _implements_sample_parameters(self.agent_class):
-        return None
-      raise search.SearchError(f'agent_class {name} has no sample_parameters(trial); pass '
-                               'search_space= with its constructor arguments.')
-    space = search_distributions.parse(search_space)
-    per_instance = {key for entry in self.init_kwargs_per_instance or () for key in entry}
-    for key, distribution in space.items():
-      if key in per_instance:
-        raise search.SearchError(f"Search space key '{key}' is set by "
-                                 'init_kwargs_per_instance; a value given per fit cannot be '
-                                 'searched.')
-      value = distribution.choices[0] if isinstance(
-          distribution, search_distributions.Categorical) else distribution.low
-      try:
-        agent_classes.check_init_kwargs(self.agent_class, dict(self.init_kwargs, **{key: value}))
-      except ValueError as error:
-        raise search.SearchError(f"Search space key '{key}': {error}") from None
-    return space
-
-  def default_objective(self):
-    """The mean of a trial's `eval_agents()` (rlberry's objective)."""
-    return lambda trial_manager: float(np.mean(trial_manager.eval_agents(verbose=False)))
-
-  def trial_manager(self, params, n_fit, budget, output_dir, max_workers, name):
+  def trial_manager(self, params: Mapping[str, Any], n_fit: int, budget: int, output_dir: str,
+                    max_workers: int | None, name: str) -> ExperimentManager:
     """The manager of one search trial, in `<output_dir>/<name>`: this one with `params`
     added to `init_kwargs` and `n_fit` agents of its own."""
     per_instance = None
@@ -554,7 +458,7 @@ class ExperimentManager(experiment_base.Experiment):
     child._start(os.path.join(output_dir, name), self.seed_entropy)
     return child
 
-  def take_best(self, best, budget):
+  def take_best(self, best: Mapping[str, Any], budget: int | None) -> str:
     """Merges the best values into `init_kwargs` (saved); says so for the summary line."""
     del budget
     self.init_kwargs.update(best)
@@ -563,7 +467,7 @@ class ExperimentManager(experiment_base.Experiment):
 
   # --- Saving and loading. ---
 
-  def _manifest_data(self):
+  def _manifest_data(self) -> dict[str, Any]:
     record = agent_classes.record
     agent = dict(
         agent_class=agent_classes.class_path(self.agent_class),
@@ -583,7 +487,10 @@ class ExperimentManager(experiment_base.Experiment):
         study=self.study)
 
   @classmethod
-  def load(cls, filename, *, agent_class=None):
+  def load(
+      cls, filename: str | os.PathLike[str], *, agent_class: type | None = None
+  ) -> ExperimentManager | config_experiment.ConfigExperiment:
+
     """The manager `save` wrote (its `experiment.yaml`, or the folder holding it).
 
     A folder of a config's experiment loads as the `ConfigExperiment` it is. The agent
@@ -610,8 +517,9 @@ class ExperimentManager(experiment_base.Experiment):
     manager.unique_id = data.get('unique_id') or uuid.uuid4().hex
     manager.timestamp_id = data.get('timestamp_id')
     manager._class_given = agent_class is not None
+
     manager._configure(  # The arguments as recorded: plain values come back as given.
-        agent_class or _find_agent_class(agent['agent_class']),
+        agent_class or checks.find_agent_class(agent['agent_class']),
         agent_classes.env_from_record(agent['train_env'], 'train_env'),
         data['fit_budget'], agent_classes.env_from_record(agent['eval_env'], 'eval_env'),
         agent['init_kwargs'], agent['fit_kwargs'], agent['eval_kwargs'], data['name'],
@@ -622,62 +530,12 @@ class ExperimentManager(experiment_base.Experiment):
     manager._start(path, data['seed_entropy'])
     return manager
 
-  def __repr__(self):
+  def __repr__(self) -> str:
     return (f'ExperimentManager({self.agent_class.__name__}, n_fit={self.n_fit}, '
             f'fit_budget={self.fit_budget}, output_dir={self.directory!r})')
 
 
-def name_of_agent(agent_class, agent_name=None):
-  """The agent's name: `agent_name`, else the class's `name`, else the class name."""
-  if agent_name is not None:
-    return str(agent_name)
-  name = getattr(agent_class, 'name', None)
-  if isinstance(name, str) and name:
-    return name
-  return getattr(agent_class, '__name__', repr(agent_class))
-
-
-def _check_agent_budget(budget, what):
-  """An agent class's budget: any int (its unit is the agent's; rlberry passes it as given).
-
-  Raises:
-    ExperimentError: not an int (a float with an integral value, as `1e4`, is taken).
-  """
-  if isinstance(budget, float) and budget.is_integer():
-    budget = int(budget)
-  if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
-    raise ExperimentError(f'{what} must be an int (the agent\'s budget), got {budget!r}.')
-  return int(budget)
-
-
-def _find_agent_class(path):
-  """The agent class recorded as `module:qualname`: one built in this process, or imported.
-
-  Raises:
-    ExperimentError: in one line, how to make a class that is not importable loadable.
-  """
-  if path in _CLASSES_SEEN:
-    return _CLASSES_SEEN[path]
-  module, _, qualname = str(path).partition(':')
-  if module == '__main__' or '<locals>' in qualname:
-    where = 'inside a function' if '<locals>' in qualname else 'in a notebook or script'
-    raise ExperimentError(
-        f'agent_class {path} was defined {where}, so it cannot be imported: move it to a '
-        'module (a .py file on sys.path) and save again, or pass load(..., agent_class=it); '
-        'load unpickles no code (docs/trust.md).')
-  return agent_classes.import_path(path, 'agent_class')
-
-
-def _implements_sample_parameters(agent_class):
-  """Whether the class overrides `sample_parameters` (the base `Agent`'s raises)."""
-  from agents.experiment import agent_base
-  method = getattr(agent_class, 'sample_parameters', None)
-  if not callable(method):
-    return False
-  return getattr(method, '__func__', method) is not agent_base.Agent.sample_parameters.__func__
-
-
-def preset_manager(*args, **kwargs):
+def preset_manager(*args: Any, **kwargs: Any) -> type[ExperimentManager]:
   """A subclass of `ExperimentManager` with some arguments set (rlberry's).
 
       make = preset_manager(train_env=('CartPole-v1', {}), n_fit=4, seed=42)
