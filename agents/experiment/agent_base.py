@@ -31,18 +31,27 @@ returns the path, `load(filename, **kwargs)` rebuilds it. A class need not deriv
 them to be fitted (see `agent_classes.py`); deriving gives it all of this.
 """
 
+from __future__ import annotations
+
 import abc
 import copy
 import inspect
 import logging
+import os
 import pathlib
 import pickle
 import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 import gymnasium
 import numpy as np
 
 from agents.experiment import writer as writer_lib
+
+if TYPE_CHECKING:
+  import optuna
+  from typing_extensions import Self
 
 _LOG = logging.getLogger(__name__)
 
@@ -58,7 +67,7 @@ class Seeder:
     rng: a `numpy.random.Generator` of it.
   """
 
-  def __init__(self, seed_seq=None, spawn_seed_seq=True):
+  def __init__(self, seed_seq: SeedLike = None, spawn_seed_seq: bool = True) -> None:
     """Args:
       seed_seq: None (fresh entropy), an int, a `SeedSequence` or another `Seeder`.
       spawn_seed_seq: use a child of that sequence (rlberry's default) rather than itself.
@@ -68,45 +77,57 @@ class Seeder:
     """
     self._set(seed_seq, spawn_seed_seq)
 
-  def _set(self, seed_seq, spawn):
+  def _set(self, seed_seq: SeedLike, spawn: bool) -> None:
     seed_seq = _seed_sequence(seed_seq)
     self.seed_seq = seed_seq.spawn(1)[0] if spawn else seed_seq
     self.rng = np.random.default_rng(self.seed_seq)
 
-  def reseed(self, seed_seq=None):
+  def reseed(self, seed_seq: SeedLike = None) -> None:
     """Starts again from a child of `seed_seq` (None: fresh entropy), as rlberry's."""
     self._set(seed_seq, True)
 
-  def spawn(self, n=1, squeeze=True):
+  @overload
+  def spawn(self, n: Literal[1] = 1, squeeze: Literal[True] = True) -> Seeder: ...
+
+  @overload
+  def spawn(self, n: int = 1, squeeze: bool = True) -> Seeder | list[Seeder]: ...
+
+  def spawn(self, n: int = 1, squeeze: bool = True) -> Seeder | list[Seeder]:
     """`n` independent child seeders (one, not a list, when `n` is 1 and `squeeze`)."""
     children = [Seeder(child, spawn_seed_seq=False) for child in self.seed_seq.spawn(n)]
     return children[0] if squeeze and n == 1 else children
 
-  def generate_state(self, n):
+  def generate_state(self, n: int) -> np.ndarray:
     """`n` 32-bit words of the sequence (`SeedSequence.generate_state`), a NumPy array."""
     return self.seed_seq.generate_state(n)
 
-  def generate_int(self):
+  def generate_int(self) -> int:
     """A 31-bit int drawn from the sequence (what a Gymnasium `reset(seed=...)` takes)."""
     return int(self.seed_seq.generate_state(1, dtype=np.uint32)[0] >> 1)
 
-  def __str__(self):
+  def __str__(self) -> str:
     return f'Seeder object with: {self.seed_seq}'
 
 
-def _seed_sequence(seed):
+SeedLike: TypeAlias = 'int | np.random.SeedSequence | Seeder | None'
+
+"""A seed as rlberry's agents take it: None (fresh entropy), an int >= 0, a `SeedSequence`
+or a `Seeder`."""
+
+
+def _seed_sequence(seed: SeedLike) -> np.random.SeedSequence:
   if seed is None:
     return np.random.SeedSequence()
   if isinstance(seed, np.random.SeedSequence):
     return seed
   if isinstance(getattr(seed, 'seed_seq', None), np.random.SeedSequence):
-    return seed.seed_seq
+    return seed.seed_seq  # type: ignore[union-attr]  # An object with a seed_seq: a Seeder.
   if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
     return np.random.SeedSequence(int(seed))
   raise TypeError(f'seeder must be None, an int >= 0, a SeedSequence or a Seeder, got {seed!r}.')
 
 
-def gym_make(id, wrap_spaces=False, **kwargs):  # noqa: A002 (rlberry's argument name)
+def gym_make(id: str, wrap_spaces: bool = False, **kwargs: Any) -> gymnasium.Env:  # noqa: A002
   """`gymnasium.make(id, **kwargs)` (rlberry's `gym_make`, for `train_env=(gym_make, {...})`).
 
   Args:
@@ -118,7 +139,7 @@ def gym_make(id, wrap_spaces=False, **kwargs):  # noqa: A002 (rlberry's argument
   return gymnasium.make(id, **kwargs)
 
 
-def make_env(env, seeder=None, copy_env=True):
+def make_env(env: Any, seeder: int | Seeder | None = None, copy_env: bool = True) -> Any:
   """An environment from an instance or a `(constructor or Gymnasium id, kwargs)` pair.
 
   An instance is deep-copied when `copy_env`; the environment is reset with `seeder`
@@ -137,7 +158,7 @@ def make_env(env, seeder=None, copy_env=True):
   return instance
 
 
-def _reseed(env, seeder):
+def _reseed(env: Any, seeder: int | Seeder) -> None:
   seed = int(seeder) if isinstance(seeder, (int, np.integer)) else seeder.generate_int()
   if 'seed' in _parameters(getattr(env, 'reset', None)):
     env.reset(seed=seed)
@@ -145,7 +166,7 @@ def _reseed(env, seeder):
     env.action_space.seed(seed)
 
 
-def _parameters(function):
+def _parameters(function: Any) -> Mapping[str, inspect.Parameter]:
   try:
     return inspect.signature(function).parameters
   except (TypeError, ValueError):
@@ -160,7 +181,7 @@ class WriterWrapper(gymnasium.Wrapper):
 
   CHOICES = ('reward', 'action', 'action_and_reward')
 
-  def __init__(self, env, writer, write_scalar='reward'):
+  def __init__(self, env: gymnasium.Env, writer: Any, write_scalar: str = 'reward') -> None:
     """Args:
       env: the environment to wrap.
       writer: a writer (`add_scalar(tag, value, global_step)`), or an `Agent`, whose
@@ -176,11 +197,12 @@ class WriterWrapper(gymnasium.Wrapper):
     self._writer_source, self._what, self._steps = writer, write_scalar, 0
 
   @property
-  def writer(self):
+  def writer(self) -> Any:
+    """The writer the steps are logged into (None: nothing is logged)."""
     source = self._writer_source
     return source.writer if isinstance(source, Agent) else source
 
-  def step(self, action):
+  def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
     observation, reward, terminated, truncated, info = self.env.step(action)
     writer = self.writer
     if writer is not None:
@@ -204,9 +226,12 @@ class Agent(abc.ABC):
 
   name = ''
 
-  def __init__(self, env=None, eval_env=None, copy_env=True, compress_pickle=True,
-               seeder=None, output_dir=None, writer_extra=None, _execution_metadata=None,
-               _default_writer_kwargs=None, _thread_shared_data=None):
+  def __init__(self, env: Any = None, eval_env: Any = None, copy_env: bool = True,
+               compress_pickle: bool = True, seeder: SeedLike = None,
+               output_dir: str | os.PathLike[str] | None = None, writer_extra: str | None = None,
+               _execution_metadata: Mapping[str, Any] | None = None,
+               _default_writer_kwargs: Mapping[str, Any] | None = None,
+               _thread_shared_data: Any = None) -> None:
     """Builds the environments, the seeder and the writer.
 
     Args:
@@ -229,46 +254,46 @@ class Agent(abc.ABC):
     self._unique_id = (f'{self.name}_' if self.name else '') + uuid.uuid4().hex[:8]
     writer_kwargs = dict(_default_writer_kwargs or dict(
         name=self.name, execution_metadata=_execution_metadata))
-    self._writer = writer_lib.DefaultWriter(**writer_kwargs)
+    self._writer: Any = writer_lib.DefaultWriter(**writer_kwargs)
     self._output_dir = pathlib.Path(output_dir or f'output_{self._unique_id}')
     self._thread_shared_data = _thread_shared_data
     if writer_extra:
       self.env = WriterWrapper(self.env, self, writer_extra)
 
   @property
-  def writer(self):
+  def writer(self) -> Any:
     """Where the agent logs: `self.writer.add_scalar(tag, value, global_step)`."""
     return self._writer
 
   @property
-  def rng(self):
+  def rng(self) -> np.random.Generator:
     """The agent's `numpy.random.Generator`: draw every random number from it."""
     return self.seeder.rng
 
   @property
-  def output_dir(self):
+  def output_dir(self) -> pathlib.Path:
     """A folder the agent may write to (`pathlib.Path`); the fit's run directory."""
     return self._output_dir
 
   @property
-  def unique_id(self):
+  def unique_id(self) -> str:
     """An identifier of this instance (`<name>_<8 hex digits>`)."""
     return self._unique_id
 
   @property
-  def thread_shared_data(self):
+  def thread_shared_data(self) -> Any:
     """The mapping the manager shares between its agents' threads (empty without one)."""
     return {} if self._thread_shared_data is None else self._thread_shared_data
 
   @abc.abstractmethod
-  def fit(self, budget, **kwargs):
+  def fit(self, budget: int, **kwargs: Any) -> None:
     """Trains for `budget` more (steps, episodes, ...: the agent's unit)."""
 
   @abc.abstractmethod
-  def eval(self, **kwargs):
+  def eval(self, **kwargs: Any) -> float:
     """A float saying how good the agent is (higher is better)."""
 
-  def set_writer(self, writer):
+  def set_writer(self, writer: Any) -> None:
     """Replaces `writer` (None: log nothing); the hyperparameters go to its `add_text`."""
     self._writer = writer
     if writer is not None:
@@ -277,11 +302,11 @@ class Agent(abc.ABC):
       writer.add_text('Hyperparameters', '| Parameter | Value |\n|---|---|\n' + '\n'.join(rows))
 
   @classmethod
-  def sample_parameters(cls, trial):
+  def sample_parameters(cls, trial: optuna.Trial) -> dict[str, Any]:
     """Constructor arguments for one Optuna `trial` (override to search hyperparameters)."""
     raise NotImplementedError(f'{cls.__name__}.sample_parameters(trial) is not implemented.')
 
-  def reseed(self, seed_seq=None):
+  def reseed(self, seed_seq: SeedLike = None) -> None:
     """A new seeder (`seed_seq`; None: a child of the current one), reseeding the envs."""
     self.seeder = self.seeder.spawn() if seed_seq is None else Seeder(seed_seq)
     for env in (self.env, self.eval_env):
@@ -289,19 +314,19 @@ class Agent(abc.ABC):
         _reseed(env, self.seeder)
 
   @classmethod
-  def _get_param_names(cls):
+  def _get_param_names(cls) -> list[str]:
     """The constructor's named arguments (without `self`, `*args` and `**kwargs`)."""
     return sorted(name for name, parameter in _parameters(cls.__init__).items()
                   if name != 'self' and parameter.kind not in (parameter.VAR_POSITIONAL,
                                                                 parameter.VAR_KEYWORD))
 
-  def get_params(self, deep=True):
+  def get_params(self, deep: bool = True) -> dict[str, Any]:
     """{constructor argument: its value on this agent} (rlberry's, after scikit-learn's);
     an argument the agent does not keep as an attribute of the same name is None."""
     del deep
     return {name: getattr(self, name, None) for name in self._get_param_names()}
 
-  def save(self, filename):
+  def save(self, filename: str | os.PathLike[str]) -> pathlib.Path:
     """Pickles the agent's attributes to `<filename>.pickle`; returns that `pathlib.Path`.
 
     A writer that cannot be pickled is dropped first (`set_writer(None)`); any other
@@ -328,7 +353,7 @@ class Agent(abc.ABC):
     return path
 
   @classmethod
-  def load(cls, filename, **kwargs):
+  def load(cls, filename: str | os.PathLike[str], **kwargs: Any) -> Self:
     """The agent `save` wrote: built with `cls(**kwargs)`, then its saved state restored."""
     path = pathlib.Path(filename).with_suffix('.pickle')
     agent = cls(**kwargs)
@@ -342,11 +367,13 @@ class AgentWithSimplePolicy(Agent):
   """An `Agent` whose `policy(observation)` acts; `eval` is a Monte-Carlo return of it."""
 
   @abc.abstractmethod
-  def policy(self, observation):
+  def policy(self, observation: Any) -> Any:
     """The action for one observation."""
 
   # pylint: disable-next=arguments-differ
-  def eval(self, eval_horizon=10**5, n_simulations=10, gamma=1.0):
+  def eval(self, eval_horizon: int = 10**5, n_simulations: int = 10,  # type: ignore[override]
+           gamma: float = 1.0) -> float:  # rlberry's signature (Agent.eval takes **kwargs).
+
     """Mean discounted return of `policy` over `n_simulations` episodes of `eval_env`.
 
     Args:

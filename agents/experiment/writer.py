@@ -13,14 +13,21 @@ that this class does not keep (`add_text`, `add_histogram`, ...) are accepted an
 do nothing without TensorBoard.
 """
 
+from __future__ import annotations
+
 import collections
 import logging
 import math
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+  import pandas as pd
 
 COLUMNS = ('name', 'tag', 'value', 'dw_time_elapsed', 'global_step')
 STYLES = ('multi_line', 'one_line', 'progressbar')
@@ -31,9 +38,10 @@ _LOG = logging.getLogger(__name__)
 class DefaultWriter:
   """Keeps the scalars an agent logs, logs them now and then, and mirrors them to TensorBoard."""
 
-  def __init__(self, name, print_log=True, style_log='multi_line', log_interval=3,
-               tensorboard_kwargs=None, execution_metadata=None, maxlen=None,
-               maxlen_by_tag=None):
+  def __init__(self, name: str, print_log: bool = True, style_log: str = 'multi_line',
+               log_interval: float = 3, tensorboard_kwargs: Mapping[str, Any] | None = None,
+               execution_metadata: Mapping[str, Any] | None = None, maxlen: int | None = None,
+               maxlen_by_tag: Mapping[str, int] | None = None) -> None:
     """Creates an empty writer.
 
     Args:
@@ -61,27 +69,28 @@ class DefaultWriter:
     self._maxlen = maxlen
     self._maxlen_by_tag = dict(maxlen_by_tag or {})
     self._tensorboard_kwargs = dict(tensorboard_kwargs) if tensorboard_kwargs else None
-    self._summary_writer = None
+    self._summary_writer: Any = None
+
     self.reset()
 
   @property
-  def name(self):
+  def name(self) -> str:
     """The name written in every row."""
     return self._name
 
   @property
-  def style_log(self):
+  def style_log(self) -> str:
     """How the logs look: 'multi_line', 'one_line' or 'progressbar'."""
     return self._style_log
 
-  def reset(self):
+  def reset(self) -> None:
     """Forgets every row and restarts the clock of `dw_time_elapsed`."""
-    self._data = {}
+    self._data: dict[str, dict[str, collections.deque[Any]]] = {}
     self._initial_time = time.monotonic()
     self._time_last_log = self._initial_time
 
   @property
-  def summary_writer(self):
+  def summary_writer(self) -> Any:
     """The `tf.summary` writer, or None without `tensorboard_kwargs`."""
     if self._tensorboard_kwargs and self._summary_writer is None:
       os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')  # No C++ INFO lines on import.
@@ -91,7 +100,7 @@ class DefaultWriter:
     return self._summary_writer
 
   @property
-  def data(self):
+  def data(self) -> pd.DataFrame:
     """Every row, as a DataFrame with columns `name, tag, value, dw_time_elapsed, global_step`."""
     import pandas as pd
     frames = [pd.DataFrame({key: list(column) for key, column in columns.items()})
@@ -100,13 +109,14 @@ class DefaultWriter:
       return pd.DataFrame(columns=list(COLUMNS))
     return pd.concat(frames, ignore_index=True)
 
-  def _columns(self, tag):
+  def _columns(self, tag: str) -> dict[str, collections.deque[Any]]:
     if tag not in self._data:
       maxlen = self._maxlen_by_tag.get(tag, self._maxlen)
       self._data[tag] = {key: collections.deque(maxlen=maxlen) for key in COLUMNS}
     return self._data[tag]
 
-  def add_scalar(self, tag, scalar_value, global_step=None, walltime=None, new_style=False):
+  def add_scalar(self, tag: str, scalar_value: float, global_step: int | None = None,
+                 walltime: float | None = None, new_style: bool = False) -> None:
     """Keeps one value of `tag` at `global_step` (None: NaN), as TensorBoard's `add_scalar`.
 
     Args:
@@ -130,12 +140,13 @@ class DefaultWriter:
     if self._print_log:
       self._maybe_log()
 
-  def add_scalars(self, main_tag='', tag_scalar_dict=None, global_step=None, walltime=None):
+  def add_scalars(self, main_tag: str = '', tag_scalar_dict: Mapping[str, float] | None = None,
+                  global_step: int | None = None, walltime: float | None = None) -> None:
     """`add_scalar` of each `{tag: value}`, named `<main_tag>_<tag>` when `main_tag` is given."""
     for tag, value in (tag_scalar_dict or {}).items():
       self.add_scalar(_full_tag(tag, main_tag), value, global_step, walltime)
 
-  def read_tag_value(self, tag, main_tag=''):
+  def read_tag_value(self, tag: str, main_tag: str = '') -> pd.Series:
     """Every value of a tag (`<main_tag>_<tag>` when `main_tag` is given), a pandas Series.
 
     Raises:
@@ -144,30 +155,30 @@ class DefaultWriter:
     import pandas as pd
     return pd.Series(list(self._data[_full_tag(tag, main_tag)]['value']), name='value')
 
-  def read_first_tag_value(self, tag, main_tag=''):
+  def read_first_tag_value(self, tag: str, main_tag: str = '') -> Any:
     """The first value of a tag."""
     return self._data[_full_tag(tag, main_tag)]['value'][0]
 
-  def read_last_tag_value(self, tag, main_tag=''):
+  def read_last_tag_value(self, tag: str, main_tag: str = '') -> Any:
     """The last value of a tag."""
     return self._data[_full_tag(tag, main_tag)]['value'][-1]
 
-  def set_max_global_step(self, max_global_step):
+  def set_max_global_step(self, max_global_step: int) -> None:
     """The step the fit ends at (shown by the 'progressbar' style)."""
     self._max_global_step = max_global_step
 
-  def flush(self):
+  def flush(self) -> None:
     """Flushes TensorBoard's events to disk."""
     if self._summary_writer is not None:
       self._summary_writer.flush()
 
-  def close(self):
+  def close(self) -> None:
     """Closes the TensorBoard writer (the rows stay)."""
     if self._summary_writer is not None:
       self._summary_writer.close()
       self._summary_writer = None
 
-  def _maybe_log(self):
+  def _maybe_log(self) -> None:
     now = time.monotonic()
     if now - self._time_last_log < self._log_interval:
       return
@@ -192,38 +203,38 @@ class DefaultWriter:
 
   # TensorBoard's other methods (add_text, add_histogram, ...): kept when TensorBoard is
   # on only as far as `tf.summary` has them, otherwise accepted and ignored.
-  def __getattr__(self, attribute):
+  def __getattr__(self, attribute: str) -> Callable[..., None]:
     if attribute.startswith('__') or attribute.startswith('_'):
       raise AttributeError(attribute)
 
-    def ignored(*args, **kwargs):
+    def ignored(*args: Any, **kwargs: Any) -> None:
       del args, kwargs
     return ignored
 
-  def __getstate__(self):
+  def __getstate__(self) -> dict[str, Any]:
     state = dict(self.__dict__)
     state['_summary_writer'] = None  # Opened again on the next scalar.
     return state
 
-  def __setstate__(self, state):
+  def __setstate__(self, state: Mapping[str, Any]) -> None:
     self.__dict__.update(state)
 
 
-def _full_tag(tag, main_tag):
+def _full_tag(tag: str, main_tag: str) -> str:
   return f'{main_tag}_{tag}' if str(main_tag) else str(tag)
 
 
-def _is_nan(value):
+def _is_nan(value: Any) -> bool:
   return isinstance(value, float) and math.isnan(value)
 
 
-def _trend(values):
+def _trend(values: Iterable[float]) -> float:
   """Mean of the last 5 % of values minus that of the 5 % before (NaN under 20 values)."""
-  values = np.asarray(values, dtype=float)
-  if len(values) < 20:
+  array = np.asarray(values, dtype=float)
+  if len(array) < 20:
     return float('nan')
-  lag = len(values) // 20
-  return float(values[-lag:].mean() - values[-2 * lag:-lag].mean())
+  lag = len(array) // 20
+  return float(array[-lag:].mean() - array[-2 * lag:-lag].mean())
 
 
 class NullWriter:
@@ -231,13 +242,14 @@ class NullWriter:
   it takes every call of a writer and keeps nothing, so `self.writer.add_scalar(...)` in
   an agent's `fit` still runs."""
 
-  def __bool__(self):
+  def __bool__(self) -> bool:
     return False  # `if self.writer:` reads as no writer.
 
-  def __getattr__(self, attribute):
+  def __getattr__(self, attribute: str) -> Callable[..., None]:
     if attribute.startswith('_'):
       raise AttributeError(attribute)
 
-    def ignored(*args, **kwargs):
+    def ignored(*args: Any, **kwargs: Any) -> None:
+
       del args, kwargs
     return ignored
