@@ -15,8 +15,12 @@ holds the same experiment picks up its state, so `fit` resumes where it stopped.
 The command line `python -m agents.scripts.experiment` runs these.
 """
 
+from __future__ import annotations
+
 import copy
 import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +29,13 @@ from agents.configs import resolution
 from agents.experiment import experiment_base, fitting, manifest, writer_data
 from agents.experiment.errors import ExperimentError
 
+if TYPE_CHECKING:
+  import matplotlib.figure
+  import pandas as pd
+
+Config = dict[str, Any]  # A resolved config: {section: {key: value}}.
+ConfigSource = str | Mapping[str, Any]  # A registered name, a YAML file or a mapping.
+
 PARALLELIZATIONS = ('process', 'ray', 'inline')
 BUDGET_KEY = 'loop.steps'
 SEED_KEY = 'seed'
@@ -32,12 +43,12 @@ SEED_KEY = 'seed'
 _RESUMABLE_KEYS = (BUDGET_KEY, 'loop.track')
 
 
-def is_yaml_path(config):
+def is_yaml_path(config: object) -> bool:
   """Whether `config` names a YAML config file rather than a registered config."""
   return isinstance(config, str) and config.endswith(('.yaml', '.yml'))
 
 
-def resolve(config, overrides=None):
+def resolve(config: ConfigSource, overrides: Mapping[str, Any] | None = None) -> Config:
   """A validated config from a name, a YAML file or a mapping, with dotted overrides.
 
   Raises:
@@ -50,12 +61,10 @@ def resolve(config, overrides=None):
   return configs.apply_overrides(copy.deepcopy(dict(config)), overrides)
 
 
-def label(config):
+def label(config: ConfigSource) -> str:
   """A short name for a config: its name, its file's stem, or its environment's id."""
-  if is_yaml_path(config):
-    return os.path.splitext(os.path.basename(config))[0]
   if isinstance(config, str):
-    return config
+    return os.path.splitext(os.path.basename(config))[0] if is_yaml_path(config) else config
   env_id = configs.flatten(config)['environment.id']
   return env_id.split('/')[-1].split(':')[-1].lower().replace('-', '_')
 
@@ -70,10 +79,14 @@ class ConfigExperiment(experiment_base.Experiment):
   final scores).
   """
 
-  def __init__(self, config, n_fit=4, fit_budget=None, output_dir='experiments',
-               parallelization='process', max_workers=None, seed=None, overrides=None,
-               overrides_per_fit=None, eval_suite=None, name=None, ray_address=None,
-               mp_context='spawn', quiet=False):
+  def __init__(self, config: ConfigSource, n_fit: int = 4, fit_budget: int | None = None,
+               output_dir: str = 'experiments', parallelization: str = 'process',
+               max_workers: int | None = None, seed: Any = None,
+               overrides: Mapping[str, Any] | None = None,
+               overrides_per_fit: Sequence[Mapping[str, Any]] | None = None,
+               eval_suite: str | None = None, name: str | None = None,
+               ray_address: str | None = None, mp_context: str = 'spawn',
+               quiet: bool = False) -> None:
     """Resolves and checks every fit's config; picks up the experiment already on disk.
 
     Args:
@@ -135,11 +148,11 @@ class ConfigExperiment(experiment_base.Experiment):
       self.fit_config(index)
 
   @property
-  def directory(self):
+  def directory(self) -> str:
     """The experiment's folder, `<output_dir>/<name>`."""
     return os.path.join(self.output_dir, self.name)
 
-  def fit_config(self, index, budget=None):
+  def fit_config(self, index: int, budget: int | None = None) -> Config:
     """The resolved config of fit `index`: base config, its overrides, its seed, the budget."""
     overrides = dict(self.overrides_per_fit[index]) if self.overrides_per_fit else {}
     overrides[SEED_KEY] = self.fits[index]['seed']
@@ -149,13 +162,13 @@ class ConfigExperiment(experiment_base.Experiment):
     except configs.ConfigError as error:
       raise type(error)(f'Fit {index}: {error}') from error
 
-  def _check_folder_use(self, previous):
+  def _check_folder_use(self, previous: Mapping[str, Any]) -> None:
     if previous.get('agent') is not None:
       raise ExperimentError(f'{self.directory} holds an experiment of agent class '
                             f"{previous['agent']['agent_class']}; load it with "
                             'ExperimentManager.load.')
 
-  def _compared_keys(self, previous):
+  def _compared_keys(self, previous: Mapping[str, Any]) -> list[str]:
     mine = self._manifest_data()
     differences = [key for key in ('n_fit', 'seed_entropy', 'overrides_per_fit')
                    if previous.get(key) != mine[key]]
@@ -171,7 +184,7 @@ class ConfigExperiment(experiment_base.Experiment):
     return differences + [f'config.{key}' for key in sorted(set(old_config) | set(new_config))
                           if old_config.get(key) != new_config.get(key)]
 
-  def fit(self, budget=None):
+  def fit(self, budget: int | None = None) -> pd.DataFrame:
     """Trains every unfinished fit to `budget` steps, in parallel; resumes from checkpoints.
 
     Args:
@@ -193,7 +206,8 @@ class ConfigExperiment(experiment_base.Experiment):
       print(summary.to_string(index=False))
     return summary
 
-  def _fit_spec(self, index, budget, threads=1, run_dir=None, fresh=False):
+  def _fit_spec(self, index: int, budget: int, threads: int = 1, run_dir: str | None = None,
+                fresh: bool = False) -> fitting.FitSpec:
     del fresh
     # In the experiment trackers, fit k is the run '<name>-fit<k>' of the experiment <name>.
     return fitting.FitSpec(index, run_dir or self.run_dir(index), self.fit_config(index, budget),
@@ -202,18 +216,21 @@ class ConfigExperiment(experiment_base.Experiment):
 
   # --- Data. ---
 
-  def get_writer_data(self):
+  def get_writer_data(self) -> pd.DataFrame:
     """One row per logged value of every fit: `name, fit, step, phase, tag, value`."""
     return writer_data.read_fits(
         self.name, [(fit['index'], self.run_dir(fit['index'])) for fit in self.fits])
 
-  def final_scores(self, tag='mean_score', phase='train'):
+  def final_scores(self, tag: str = 'mean_score', phase: str = 'train') -> np.ndarray:
     """The last logged `tag` of every fit, as a NumPy array in fit order (NaN when missing)."""
     values = writer_data.final_values(self.get_writer_data(), tag, phase)
     return np.array([values.get((self.name, fit['index']), np.nan) for fit in self.fits])
 
-  def plot_writer_data(self, tag='mean_score', phase='train', smooth=1, ci=0.95, managers=None,
-                       path=None, references=None, labels=None):
+  def plot_writer_data(
+      self, tag: str = 'mean_score', phase: str = 'train', smooth: int = 1, ci: float = 0.95,
+      managers: Iterable[ConfigExperiment] | None = None, path: str | None = None,
+      references: Mapping[str, float] | None = None,
+      labels: Sequence[str] | None = None) -> matplotlib.figure.Figure:
     """Mean of `tag` over the fits with a confidence band; other experiments on the same axes.
 
     Args:
@@ -235,7 +252,8 @@ class ConfigExperiment(experiment_base.Experiment):
     return plots.plot_writer_data(frames, tag, phase=phase, smooth=smooth, ci=ci, path=path,
                                   references=references, labels=labels)
 
-  def eval_agents(self, suite=None, workers=None, use_ray=None, weights='newest'):
+  def eval_agents(self, suite: str | None = None, workers: int | None = None,
+                  use_ray: bool | None = None, weights: str = 'newest') -> pd.DataFrame:
     """Flies every finished fit on an evaluation suite; one row per fit and seed.
 
     See `config_evaluation.eval_agents`.
@@ -243,7 +261,7 @@ class ConfigExperiment(experiment_base.Experiment):
     from agents.experiment import config_evaluation
     return config_evaluation.eval_agents(self, suite, workers, use_ray, weights)
 
-  def get_agent_instances(self):
+  def get_agent_instances(self) -> list[Any]:
     """Each fit's trained policy as the evaluation API flies it (`run:<run_dir>`, its newest
     checkpoint; a batched policy of one row), in fit order.
 
@@ -258,7 +276,7 @@ class ConfigExperiment(experiment_base.Experiment):
     return [evaluation.make_policy(f'run:{self.run_dir(fit["index"])}', batch_size=1)
             for fit in self.fits]
 
-  def build_eval_env(self):
+  def build_eval_env(self) -> Any:
     """One environment of the config (`agents.training.builders.make_env`), reset with a
     seed of the experiment's seed."""
     from agents.training import builders
@@ -268,7 +286,8 @@ class ConfigExperiment(experiment_base.Experiment):
     env.action_space.seed(seed)
     return env
 
-  def generate_profile(self, budget=None, fname=None, lines=20):
+  def generate_profile(self, budget: int | None = None, fname: str | None = None,
+                       lines: int = 20) -> str:
     """Profiles a short fit in this process with cProfile; prints the top lines and saves it.
 
     Args:
@@ -285,10 +304,13 @@ class ConfigExperiment(experiment_base.Experiment):
 
   # --- Search. ---
 
-  def optimize_hyperparams(self, n_trials=20, timeout=None, n_fit=2, sampler='tpe',
-                           pruner='median', fit_fraction=0.25, continue_previous=False,
-                           n_workers=1, objective=None, search_space=None, budget=None,
-                           custom_eval_function=None):
+  def optimize_hyperparams(
+      self, n_trials: int | None = 20, timeout: float | None = None, n_fit: int = 2,
+      sampler: str = 'tpe', pruner: str = 'median', fit_fraction: float = 0.25,
+      continue_previous: bool = False, n_workers: int = 1,
+      objective: Callable[[Any], float] | None = None,
+      search_space: Mapping[str, Any] | None = None, budget: int | None = None,
+      custom_eval_function: Callable[[Sequence[Any]], float] | None = None) -> dict[str, Any]:
     """Searches the config's hyperparameters with Optuna; see `search.optimize`.
 
     Returns:
@@ -296,13 +318,14 @@ class ConfigExperiment(experiment_base.Experiment):
       `<directory>/best_config.yaml`.
     """
     from agents.experiment import search
-    return search.optimize(
+    best: dict[str, Any] = search.optimize(
         self, n_trials=n_trials, timeout=timeout, n_fit=n_fit, sampler=sampler, pruner=pruner,
         fit_fraction=fit_fraction, continue_previous=continue_previous, n_workers=n_workers,
         objective=objective, search_space=search_space, budget=budget,
         custom_eval_function=custom_eval_function)
+    return best
 
-  def search_space(self, search_space):
+  def search_space(self, search_space: Mapping[str, Any] | None) -> dict[str, Any]:
     """The parsed space of a search: `search_space`, else the one the config's name has."""
     from agents.experiment import search, search_distributions, search_spaces
     if search_space is None:
@@ -316,7 +339,7 @@ class ConfigExperiment(experiment_base.Experiment):
     what = f'config {self.config_name!r}' if self.config_name else 'the config'
     return search_distributions.check(search_space, self.config, what)
 
-  def default_objective(self):
+  def default_objective(self) -> Callable[[Any], float]:
     """The objective the environment registers (`plugins.SEARCH_OBJECTIVES`, by its id),
     else the mean final training `mean_score` of a trial's fits."""
     from agents import plugins
@@ -324,7 +347,8 @@ class ConfigExperiment(experiment_base.Experiment):
     factory = plugins.SEARCH_OBJECTIVES.find(configs.flatten(self.config)['environment.id'])
     return factory(self.config) if factory is not None else search.mean_final_score
 
-  def trial_manager(self, params, n_fit, budget, output_dir, max_workers, name):
+  def trial_manager(self, params: Mapping[str, Any], n_fit: int, budget: int, output_dir: str,
+                    max_workers: int | None, name: str) -> ConfigExperiment:
     """The experiment of one search trial: this config with `params` (dotted keys)."""
     child = type(self)(self.config, n_fit=n_fit, fit_budget=budget, output_dir=output_dir,
                        parallelization=self.parallelization, max_workers=max_workers,
@@ -333,7 +357,7 @@ class ConfigExperiment(experiment_base.Experiment):
     child.tracking_group = self.tracking_group
     return child
 
-  def take_best(self, best, budget):
+  def take_best(self, best: Mapping[str, Any], budget: int) -> str:
     """Writes the best config (base config, best values, full budget) as
     `<directory>/best_config.yaml`; returns where it went (for the summary line)."""
     from agents.experiment import search
@@ -344,7 +368,7 @@ class ConfigExperiment(experiment_base.Experiment):
 
   # --- Saving and loading. ---
 
-  def _manifest_data(self):
+  def _manifest_data(self) -> dict[str, Any]:
     return dict(
         agent=None, name=self.name, config_name=self.config_name,
         config=copy.deepcopy(self.config), overrides=self.overrides,
@@ -355,7 +379,7 @@ class ConfigExperiment(experiment_base.Experiment):
         study=self.study)
 
   @classmethod
-  def load(cls, path, quiet=False):
+  def load(cls, path: str | os.PathLike[str], quiet: bool = False) -> ConfigExperiment:
     """Rebuilds an experiment from its folder (or its `experiment.yaml`).
 
     Raises:
@@ -379,14 +403,14 @@ class ConfigExperiment(experiment_base.Experiment):
     experiment.overrides = dict(data.get('overrides') or {})
     return experiment
 
-  def __repr__(self):
+  def __repr__(self) -> str:
     return (f'ConfigExperiment(name={self.name!r}, n_fit={self.n_fit}, '
             f'fit_budget={self.fit_budget}, directory={self.directory!r})')
 
 
-def _dotted(mapping, prefix=''):
+def _dotted(mapping: Mapping[str, Any], prefix: str = '') -> dict[str, Any]:
   """{dotted key: value} of a nested mapping (its sections' leaves)."""
-  flat = {}
+  flat: dict[str, Any] = {}
   for key, value in mapping.items():
     if isinstance(value, dict) and value:
       flat.update(_dotted(value, f'{prefix}{key}.'))
@@ -395,14 +419,14 @@ def _dotted(mapping, prefix=''):
   return flat
 
 
-def _without(config, dotted_keys):
+def _without(config: Mapping[str, Any], dotted_keys: Iterable[str]) -> Config:
   """A copy of `config` without the dotted keys (for comparing configs that may differ there)."""
-  config = copy.deepcopy(dict(config))
+  copied: Config = copy.deepcopy(dict(config))
   for key in dotted_keys:
     try:
-      key = resolution.dotted_key(key, configs.specs_for(config))
+      key = resolution.dotted_key(key, configs.specs_for(copied))
     except (configs.ConfigError, KeyError, TypeError):
       pass
     section, _, leaf = key.rpartition('.')
-    (config.get(section, {}) if section else config).pop(leaf, None)
-  return config
+    (copied.get(section, {}) if section else copied).pop(leaf, None)
+  return copied
