@@ -25,10 +25,14 @@ Differences from BLE, each because the project has no JAX or gin:
   fails at the first call.
 """
 
+from __future__ import annotations
+
 import abc
 import enum
 import inspect
 import os
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -50,7 +54,8 @@ class AgentActionError(AgentError, ValueError):
     iteration: the training iteration, when known.
   """
 
-  def __init__(self, message, action=None, row=None, iteration=None):
+  def __init__(self, message: str, action: Any = None, row: int | None = None,
+               iteration: int | None = None) -> None:
     self.action, self.row, self.iteration = action, row, iteration
     super().__init__(message)
 
@@ -65,18 +70,19 @@ class AgentStepError(RuntimeError):
     iteration: the training iteration, when known.
   """
 
-  def __init__(self, method, row=None, iteration=None, cause=None):
+  def __init__(self, method: str, row: int | None = None, iteration: int | None = None,
+               cause: BaseException | None = None) -> None:
     self.method, self.row, self.iteration, self.cause = method, row, iteration, cause
     where = 'rows of the batch' if row is None else f'balloon (row) {row}'
     when = '' if iteration is None else f' at iteration {iteration}'
     what = '' if cause is None else f': {type(cause).__name__}: {cause}'
     super().__init__(f'the agent\'s {method}() raised for {where}{when}{what}')
 
-  def at_iteration(self, iteration):
+  def at_iteration(self, iteration: int | None) -> AgentStepError:
     """This error naming `iteration` (a new error; the cause is kept)."""
     return type(self)(self.method, self.row, iteration, self.cause)
 
-  def __reduce__(self):
+  def __reduce__(self) -> tuple[type[AgentStepError], tuple[Any, ...]]:
     return (type(self), (self.method, self.row, self.iteration, self.cause))
 
 
@@ -101,26 +107,26 @@ class AgentMode(enum.Enum):
 class _OptionalMethods:
   """BLE's optional agent methods, with BLE's defaults (no-ops; no checkpoint found)."""
 
-  summary_writer = None
+  summary_writer: Any = None
 
-  def get_name(self):
+  def get_name(self) -> str:
     """The agent's name, its class name unless overridden."""
     return self.__class__.__name__
 
-  def set_summary_writer(self, summary_writer):
+  def set_summary_writer(self, summary_writer: Any) -> None:
     """Gives the agent a summary writer to log to (`collectors.SummaryWriter`), or None."""
     self.summary_writer = summary_writer
 
-  def set_mode(self, mode):
+  def set_mode(self, mode: AgentMode | str) -> None:
     """Sets `AgentMode.TRAIN` or `AgentMode.EVAL` (or their strings). No-op by default."""
 
-  def save_checkpoint(self, checkpoint_dir, iteration_number):
+  def save_checkpoint(self, checkpoint_dir: str, iteration_number: int) -> None:
     """Saves the agent's parameters for `iteration_number`. No-op by default."""
 
-  def load_checkpoint(self, checkpoint_dir, iteration_number):
+  def load_checkpoint(self, checkpoint_dir: str, iteration_number: int) -> None:
     """Loads the parameters saved for `iteration_number`. No-op by default."""
 
-  def reload_latest_checkpoint(self, checkpoint_dir):
+  def reload_latest_checkpoint(self, checkpoint_dir: str) -> int:
     """Loads the newest checkpoint; returns its iteration, or -1 (the default) if none."""
     del checkpoint_dir
     return -1
@@ -129,7 +135,7 @@ class _OptionalMethods:
 class Agent(_OptionalMethods, abc.ABC):
   """An agent for one environment, with BLE's methods, arguments and meaning."""
 
-  def __init__(self, num_actions, observation_shape):
+  def __init__(self, num_actions: int, observation_shape: Sequence[int]) -> None:
     """Keeps the environment's sizes and puts the agent in training mode.
 
     Subclasses take the same two arguments, which `run_training_loop`, `eval_agent`
@@ -144,33 +150,33 @@ class Agent(_OptionalMethods, abc.ABC):
     self.set_mode(AgentMode.TRAIN)
 
   @abc.abstractmethod
-  def begin_episode(self, observation):
+  def begin_episode(self, observation: np.ndarray) -> int:
     """The first action of an episode, given its first observation."""
 
   @abc.abstractmethod
-  def step(self, reward, observation):
+  def step(self, reward: float, observation: np.ndarray) -> int:
     """The next action, given the last reward and observation."""
 
   @abc.abstractmethod
-  def end_episode(self, reward, terminal=True):
+  def end_episode(self, reward: float, terminal: bool = True) -> None:
     """The episode ended with `reward`; `terminal` is False when it was cut by time."""
 
 
 class RandomAgent(Agent):
   """Uniformly random actions from NumPy's global generator, as BLE's."""
 
-  def _random_action(self):
-    return np.random.randint(self._num_actions)
+  def _random_action(self) -> int:
+    return int(np.random.randint(self._num_actions))
 
-  def begin_episode(self, observation):
+  def begin_episode(self, observation: np.ndarray) -> int:
     del observation
     return self._random_action()
 
-  def step(self, reward, observation):
+  def step(self, reward: float, observation: np.ndarray) -> int:
     del reward, observation
     return self._random_action()
 
-  def end_episode(self, reward, terminal=True):
+  def end_episode(self, reward: float, terminal: bool = True) -> None:
     del reward, terminal
 
 
@@ -182,7 +188,8 @@ class BatchedAgent(_OptionalMethods, abc.ABC):
   its episode is not stepped again until it begins a new one.
   """
 
-  def __init__(self, num_actions, observation_shape, batch_size):
+  def __init__(self, num_actions: int, observation_shape: Sequence[int],
+               batch_size: int) -> None:
     """Keeps the sizes and puts the agent in training mode.
 
     Args:
@@ -196,15 +203,16 @@ class BatchedAgent(_OptionalMethods, abc.ABC):
     self.set_mode(AgentMode.TRAIN)
 
   @abc.abstractmethod
-  def begin_episode(self, observations, rows):
+  def begin_episode(self, observations: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Rows `rows` begin episodes: observations [R, ...] -> int actions [R]."""
 
   @abc.abstractmethod
-  def step(self, rewards, observations, rows):
+  def step(self, rewards: np.ndarray, observations: np.ndarray,
+           rows: np.ndarray) -> np.ndarray:
     """Rows `rows` step: rewards [R], observations [R, ...] -> int actions [R]."""
 
   @abc.abstractmethod
-  def end_episode(self, rewards, terminals, rows):
+  def end_episode(self, rewards: np.ndarray, terminals: np.ndarray, rows: np.ndarray) -> None:
     """Rows `rows` ended with rewards [R]; terminals [R] False where cut by time."""
 
 
@@ -216,7 +224,7 @@ class AgentPerRow(BatchedAgent):
   one class do not overwrite each other's files.
   """
 
-  def __init__(self, agents):
+  def __init__(self, agents: Iterable[Any]) -> None:
     agents = list(agents)
     if not agents:
       raise AgentError('AgentPerRow needs at least one agent.')
@@ -224,19 +232,22 @@ class AgentPerRow(BatchedAgent):
       check_agent(single)
     self._agents = agents
     first = agents[0]
-    super().__init__(getattr(first, '_num_actions', None),
-                     getattr(first, '_observation_shape', None), len(agents))
+    # An agent not derived from Agent may keep no sizes: they are None then (the ignores).
+    super().__init__(getattr(first, '_num_actions', None),  # type: ignore[arg-type]
+                     getattr(first, '_observation_shape', None),  # type: ignore[arg-type]
+                     len(agents))
 
   @property
-  def agents(self):
+  def agents(self) -> tuple[Any, ...]:
     """The single-environment agents, one per row."""
     return tuple(self._agents)
 
-  def get_name(self):
-    return _call_optional(self._agents[0], 'get_name', type(self._agents[0]).__name__)
+  def get_name(self) -> str:
+    return str(_call_optional(self._agents[0], 'get_name', type(self._agents[0]).__name__))
 
-  def begin_episode(self, observations, rows):
-    actions, row = [], None
+  def begin_episode(self, observations: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    actions: list[Any] = []
+    row: Any = None
     try:
       for row, observation in zip(rows, observations):
         actions.append(self._agents[row].begin_episode(observation))
@@ -244,8 +255,10 @@ class AgentPerRow(BatchedAgent):
       raise AgentStepError('begin_episode', int(row), cause=error) from error
     return _action_array(actions)
 
-  def step(self, rewards, observations, rows):
-    actions, row = [], None
+  def step(self, rewards: np.ndarray, observations: np.ndarray,
+           rows: np.ndarray) -> np.ndarray:
+    actions: list[Any] = []
+    row: Any = None
     try:
       for row, reward, observation in zip(rows, rewards, observations):
         actions.append(self._agents[row].step(float(reward), observation))
@@ -253,40 +266,40 @@ class AgentPerRow(BatchedAgent):
       raise AgentStepError('step', int(row), cause=error) from error
     return _action_array(actions)
 
-  def end_episode(self, rewards, terminals, rows):
-    row = None
+  def end_episode(self, rewards: np.ndarray, terminals: np.ndarray, rows: np.ndarray) -> None:
+    row: Any = None
     try:
       for row, reward, terminal in zip(rows, rewards, terminals):
         self._agents[row].end_episode(float(reward), bool(terminal))
     except Exception as error:
       raise AgentStepError('end_episode', int(row), cause=error) from error
 
-  def set_summary_writer(self, summary_writer):
+  def set_summary_writer(self, summary_writer: Any) -> None:
     super().set_summary_writer(summary_writer)
     for single in getattr(self, '_agents', ()):
       _call_optional(single, 'set_summary_writer', None, summary_writer)
 
-  def set_mode(self, mode):
+  def set_mode(self, mode: AgentMode | str) -> None:
     for single in getattr(self, '_agents', ()):
       _call_optional(single, 'set_mode', None, mode)
 
-  def save_checkpoint(self, checkpoint_dir, iteration_number):
+  def save_checkpoint(self, checkpoint_dir: str, iteration_number: int) -> None:
     for row, single in enumerate(self._agents):
       _call_optional(single, 'save_checkpoint', None,
                      self._row_dir(checkpoint_dir, row), iteration_number)
 
-  def load_checkpoint(self, checkpoint_dir, iteration_number):
+  def load_checkpoint(self, checkpoint_dir: str, iteration_number: int) -> None:
     for row, single in enumerate(self._agents):
       _call_optional(single, 'load_checkpoint', None,
                      self._row_dir(checkpoint_dir, row), iteration_number)
 
-  def reload_latest_checkpoint(self, checkpoint_dir):
+  def reload_latest_checkpoint(self, checkpoint_dir: str) -> int:
     iterations = [_call_optional(single, 'reload_latest_checkpoint', -1,
                                  self._row_dir(checkpoint_dir, row))
                   for row, single in enumerate(self._agents)]
-    return min(iterations)
+    return int(min(iterations))
 
-  def _row_dir(self, checkpoint_dir, row):
+  def _row_dir(self, checkpoint_dir: str, row: int) -> str:
     if len(self._agents) == 1:
       return checkpoint_dir
     directory = os.path.join(checkpoint_dir, f'row_{row}')
@@ -304,56 +317,59 @@ class SingleBalloonAgent(Agent):
   The optional methods (mode, summary writer, checkpoints, name) go to the batched agent.
   """
 
-  def __init__(self, batched_agent, row=0):
+  def __init__(self, batched_agent: Any, row: int = 0) -> None:
     """Wraps `batched_agent`; the single-balloon methods act for batch row `row`."""
     check_agent(batched_agent)
     self.batched_agent = batched_agent
     self._rows = np.array([row], np.int64)
-    super().__init__(getattr(batched_agent, '_num_actions', None),
-                     getattr(batched_agent, '_observation_shape', None))
+    # A batched agent not derived from BatchedAgent may keep no sizes: None then.
+    super().__init__(getattr(batched_agent, '_num_actions', None),  # type: ignore[arg-type]
+                     getattr(batched_agent, '_observation_shape', None))  # type: ignore[arg-type]
 
-  def get_name(self):
-    return _call_optional(self.batched_agent, 'get_name', type(self.batched_agent).__name__)
+  def get_name(self) -> str:
+    return str(_call_optional(self.batched_agent, 'get_name',
+                              type(self.batched_agent).__name__))
 
-  def begin_episode(self, observation):
+  def begin_episode(self, observation: np.ndarray) -> int:
     return _one_action(self.batched_agent.begin_episode(
         np.asarray(observation)[None], self._rows))
 
-  def step(self, reward, observation):
+  def step(self, reward: float, observation: np.ndarray) -> int:
     return _one_action(self.batched_agent.step(
         np.array([reward], np.float64), np.asarray(observation)[None], self._rows))
 
-  def end_episode(self, reward, terminal=True):
+  def end_episode(self, reward: float, terminal: bool = True) -> None:
     self.batched_agent.end_episode(np.array([reward], np.float64),
                                    np.array([bool(terminal)]), self._rows)
 
-  def set_mode(self, mode):
+  def set_mode(self, mode: AgentMode | str) -> None:
     if hasattr(self, 'batched_agent'):  # Agent.__init__ sets TRAIN; the batch is set already.
       _call_optional(self.batched_agent, 'set_mode', None, mode)
 
-  def set_summary_writer(self, summary_writer):
+  def set_summary_writer(self, summary_writer: Any) -> None:
     super().set_summary_writer(summary_writer)
     _call_optional(self.batched_agent, 'set_summary_writer', None, summary_writer)
 
-  def save_checkpoint(self, checkpoint_dir, iteration_number):
+  def save_checkpoint(self, checkpoint_dir: str, iteration_number: int) -> None:
     _call_optional(self.batched_agent, 'save_checkpoint', None, checkpoint_dir,
                    iteration_number)
 
-  def load_checkpoint(self, checkpoint_dir, iteration_number):
+  def load_checkpoint(self, checkpoint_dir: str, iteration_number: int) -> None:
     _call_optional(self.batched_agent, 'load_checkpoint', None, checkpoint_dir,
                    iteration_number)
 
-  def reload_latest_checkpoint(self, checkpoint_dir):
-    return _call_optional(self.batched_agent, 'reload_latest_checkpoint', -1, checkpoint_dir)
+  def reload_latest_checkpoint(self, checkpoint_dir: str) -> int:
+    return int(_call_optional(self.batched_agent, 'reload_latest_checkpoint', -1,
+                              checkpoint_dir))
 
 
-def _one_action(actions):
+def _one_action(actions: Any) -> Any:
   """The one action of a batch of one, as a Python int when it is an integer."""
   action = np.asarray(actions).reshape(-1)[0] if np.size(actions) == 1 else actions
   return int(action) if _is_int(action) else action
 
 
-def unwrap(agent, batch_size):
+def unwrap(agent: Any, batch_size: int) -> Any:
   """The batched agent inside a `SingleBalloonAgent` when it acts for `batch_size` rows,
   else `agent` itself."""
   inner = getattr(agent, 'batched_agent', None) if isinstance(agent, SingleBalloonAgent) else None
@@ -362,7 +378,7 @@ def unwrap(agent, batch_size):
   return agent
 
 
-def is_batched(agent):
+def is_batched(agent: Any) -> bool:
   """Whether `agent` acts for a batch (`BatchedAgent`, or begin_episode takes rows)."""
   if isinstance(agent, BatchedAgent):
     return True
@@ -375,7 +391,7 @@ def is_batched(agent):
     return False
 
 
-def as_batched(agent):
+def as_batched(agent: Any) -> BatchedAgent:
   """`agent` as a `BatchedAgent`: itself if batched, else `AgentPerRow([agent])`.
 
   Raises:
@@ -385,7 +401,7 @@ def as_batched(agent):
   return agent if is_batched(agent) else AgentPerRow([agent])
 
 
-def check_agent(agent):
+def check_agent(agent: Any) -> Any:
   """Raises `AgentError` naming the first required method `agent` lacks or cannot call."""
   name = type(agent).__name__
   for method in REQUIRED_METHODS:
@@ -396,7 +412,8 @@ def check_agent(agent):
   return agent
 
 
-def check_actions(actions, rows, num_actions, agent_name='agent', iteration=None):
+def check_actions(actions: Any, rows: Any, num_actions: int, agent_name: str = 'agent',
+                  iteration: int | None = None) -> np.ndarray:
   """The actions an agent returned for `rows`, as int64 [R]; else AgentActionError.
 
   Args:
@@ -416,7 +433,7 @@ def check_actions(actions, rows, num_actions, agent_name='agent', iteration=None
   rows = np.asarray(rows)
   when = '' if iteration is None else f' at iteration {iteration}'
 
-  def refuse(index, problem):
+  def refuse(index: int, problem: str) -> NoReturn:
     action = array[index]
     if isinstance(action, (np.ndarray, np.generic)):
       action = action.tolist()  # Shown as the agent's Python value, without NumPy's repr.
@@ -446,11 +463,11 @@ def check_actions(actions, rows, num_actions, agent_name='agent', iteration=None
   return array.astype(np.int64, copy=False)
 
 
-def _is_int(value):
+def _is_int(value: object) -> bool:
   return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _action_array(actions):
+def _action_array(actions: Sequence[Any]) -> np.ndarray:
   """Single agents' actions as one array: int64 when every one is an int, else an object
   array holding them as returned, so that the check names the odd one."""
   if all(_is_int(action) for action in actions):
@@ -461,7 +478,7 @@ def _action_array(actions):
   return array
 
 
-def _call_optional(agent, method, default, *args):
+def _call_optional(agent: Any, method: str, default: Any, *args: Any) -> Any:
   """`agent.method(*args)` when the agent has it, else `default` (BLE's no-ops)."""
   function = getattr(agent, method, None)
   return function(*args) if callable(function) else default

@@ -35,12 +35,16 @@ that end at the same step are replayed in row order. A collector therefore alway
 whole episodes, one at a time, numbered in the order they ended.
 """
 
+from __future__ import annotations
+
 import abc
 import dataclasses
 import json
 import logging
 import os
 import pickle
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO, TypeAlias
 
 import numpy as np
 
@@ -71,7 +75,7 @@ class StatisticsInstance:
 class Collector(abc.ABC):
   """BLE's collector interface; `base_dir/metrics/<get_name()>` is created for it."""
 
-  def __init__(self, base_dir, num_actions, current_episode):
+  def __init__(self, base_dir: str | None, num_actions: int, current_episode: int) -> None:
     """Prepares the collector's directory.
 
     Args:
@@ -81,44 +85,45 @@ class Collector(abc.ABC):
         when the run resumes).
     """
     if base_dir is not None:
-      self._base_dir = os.path.join(base_dir, 'metrics', self.get_name())
+      self._base_dir: str | None = os.path.join(base_dir, 'metrics', self.get_name())
       os.makedirs(self._base_dir, exist_ok=True)
     else:
       self._base_dir = None
     self._num_actions = num_actions
     self.current_episode = current_episode
-    self.summary_writer = None  # Set by a subclass that has one (see `get_summary_writer`).
+    self.summary_writer: Any = None  # Set by a subclass that has one (see `get_summary_writer`).
 
   @abc.abstractmethod
-  def get_name(self):
+  def get_name(self) -> str:
     """A unique name, also the collector's subdirectory."""
 
   @abc.abstractmethod
-  def pre_training(self):
+  def pre_training(self) -> None:
     """Called once before the first episode."""
 
   @abc.abstractmethod
-  def begin_episode(self):
+  def begin_episode(self) -> None:
     """Called at the start of every episode."""
 
   @abc.abstractmethod
-  def step(self, statistics):
+  def step(self, statistics: StatisticsInstance) -> None:
     """Called after every environment step with its `StatisticsInstance`."""
 
   @abc.abstractmethod
-  def end_episode(self, statistics):
+  def end_episode(self, statistics: StatisticsInstance) -> None:
     """Called at the end of every episode with its last step's `StatisticsInstance`."""
 
   @abc.abstractmethod
-  def end_training(self):
+  def end_training(self) -> None:
     """Called once after the last episode (also when training stops early)."""
 
-  def has_summary_writer(self):
+  def has_summary_writer(self) -> bool:
     """Whether the collector has a summary writer to share with the agent."""
     return self.summary_writer is not None
 
 
-def episode_line(statistics, action_distribution=None, episode=None, total=None):
+def episode_line(statistics: StatisticsInstance, action_distribution: np.ndarray | None = None,
+                 episode: int | None = None, total: float | None = None) -> str:
   """One line describing a finished episode (the console's and the log file's); `episode`
   and `total` (the return) stand in when `statistics` carries no episode statistics."""
   summary = statistics.episode_statistics or {}
@@ -137,8 +142,9 @@ def episode_line(statistics, action_distribution=None, episode=None, total=None)
 class ConsoleCollector(Collector):
   """One line per episode on the console (through the progress bar) and in console.log."""
 
-  def __init__(self, base_dir, num_actions, current_episode, fine_grained_logging=False,
-               fine_grained_frequency=1, save_to_file=True):
+  def __init__(self, base_dir: str | None, num_actions: int, current_episode: int,
+               fine_grained_logging: bool = False, fine_grained_frequency: int = 1,
+               save_to_file: bool = True) -> None:
     """BLE's arguments; `fine_grained_logging` adds a line every `fine_grained_frequency`
     steps."""
     super().__init__(base_dir, num_actions, current_episode)
@@ -146,23 +152,23 @@ class ConsoleCollector(Collector):
                       if self._base_dir is not None and save_to_file else None)
     self._fine_grained_logging = fine_grained_logging
     self._fine_grained_frequency = fine_grained_frequency
-    self._log_file_writer = None
+    self._log_file_writer: TextIO | None = None
     self._action_counts = np.zeros(num_actions)
     self._current_episode_reward = 0.0
 
-  def get_name(self):
+  def get_name(self) -> str:
     return 'console'
 
-  def pre_training(self):
+  def pre_training(self) -> None:
     if self._log_file is not None:
       # Appended: a resumed run keeps the lines of its earlier sessions.
       self._log_file_writer = open(self._log_file, 'a', encoding='utf-8')  # noqa: SIM115
 
-  def begin_episode(self):
+  def begin_episode(self) -> None:
     self._action_counts = np.zeros(self._num_actions)
     self._current_episode_reward = 0.0
 
-  def step(self, statistics):
+  def step(self, statistics: StatisticsInstance) -> None:
     self._current_episode_reward += float(statistics.reward)
     if not 0 <= statistics.action < self._num_actions:
       raise ValueError(f'ConsoleCollector: invalid action {statistics.action} at step '
@@ -172,19 +178,19 @@ class ConsoleCollector(Collector):
       self._write(f'Step: {statistics.step}, action: {statistics.action}, reward: '
                   f'{statistics.reward}, terminal: {statistics.terminal}')
 
-  def end_episode(self, statistics):
+  def end_episode(self, statistics: StatisticsInstance) -> None:
     counts = self._action_counts
     distribution = counts / counts.sum() if counts.sum() else counts
     total = self._current_episode_reward + float(statistics.reward)
     self._write(episode_line(statistics, distribution, self.current_episode, total))
     self.current_episode += 1
 
-  def end_training(self):
+  def end_training(self) -> None:
     if self._log_file_writer is not None:
       self._log_file_writer.close()
       self._log_file_writer = None
 
-  def _write(self, line):
+  def _write(self, line: str) -> None:
     import tqdm
     tqdm.tqdm.write(line)  # Above the progress bar, not through it.
     if self._log_file_writer is not None:
@@ -200,34 +206,34 @@ class SummaryWriter:
   `with summary_writer.as_default(): tf.summary.scalar(...)`. Both work with this one.
   """
 
-  def __init__(self, log_dir):
+  def __init__(self, log_dir: str) -> None:
     import tensorflow as tf
     self._tf = tf
     self._writer = tf.summary.create_file_writer(log_dir)
 
-  def scalar(self, tag, value, step):
+  def scalar(self, tag: str, value: Any, step: int) -> None:
     """Logs a scalar (flax's argument order)."""
     with self._writer.as_default():
       self._tf.summary.scalar(tag, float(value), step=int(step))
 
-  def histogram(self, tag, values, step, bins=None):
+  def histogram(self, tag: str, values: Any, step: int, bins: int | None = None) -> None:
     """Logs a histogram of `values`."""
     with self._writer.as_default():
       self._tf.summary.histogram(tag, np.asarray(values), step=int(step), buckets=bins)
 
-  def text(self, tag, textdata, step):
+  def text(self, tag: str, textdata: Any, step: int) -> None:
     """Logs a text."""
     with self._writer.as_default():
       self._tf.summary.text(tag, str(textdata), step=int(step))
 
-  def as_default(self, step=None):
+  def as_default(self, step: int | None = None) -> Any:
     """The `tf.summary` writer as the default, for `tf.summary` calls inside `with`."""
     return self._writer.as_default(step)
 
-  def flush(self):
+  def flush(self) -> None:
     self._writer.flush()
 
-  def close(self):
+  def close(self) -> None:
     self._writer.close()
 
 
@@ -243,31 +249,32 @@ class TensorboardCollector(Collector):
   of the rewards the collector was given, the one at `end_episode` included.
   """
 
-  def __init__(self, base_dir, num_actions, current_episode, fine_grained_logging=False,
-               fine_grained_frequency=1):
+  def __init__(self, base_dir: str | None, num_actions: int, current_episode: int,
+               fine_grained_logging: bool = False, fine_grained_frequency: int = 1) -> None:
     if not isinstance(base_dir, str):
       raise ValueError(f'TensorboardCollector needs a base directory, got {base_dir!r}.')
     super().__init__(base_dir, num_actions, current_episode)
     self._fine_grained_logging = fine_grained_logging
     self._fine_grained_frequency = fine_grained_frequency
+    assert self._base_dir is not None  # For the type checker: base_dir is a str.
     self.summary_writer = SummaryWriter(self._base_dir)
 
-  def get_name(self):
+  def get_name(self) -> str:
     return 'tensorboard'
 
-  def pre_training(self):
+  def pre_training(self) -> None:
     self._global_step = 0
 
-  def begin_episode(self):
+  def begin_episode(self) -> None:
     self._episode_reward = 0.0
 
-  def step(self, statistics):
+  def step(self, statistics: StatisticsInstance) -> None:
     if self._fine_grained_logging and self._global_step % self._fine_grained_frequency == 0:
       self._fine_grained(statistics)
     self._global_step += 1
     self._episode_reward += statistics.reward
 
-  def end_episode(self, statistics):
+  def end_episode(self, statistics: StatisticsInstance) -> None:
     if self._fine_grained_logging:
       self._fine_grained(statistics)
     self._episode_reward += statistics.reward
@@ -283,10 +290,10 @@ class TensorboardCollector(Collector):
     self._global_step += 1
     self.current_episode += 1
 
-  def end_training(self):
+  def end_training(self) -> None:
     self.summary_writer.flush()
 
-  def _fine_grained(self, statistics):
+  def _fine_grained(self, statistics: StatisticsInstance) -> None:
     self.summary_writer.scalar('Train/FineGrainedReward', statistics.reward, self._global_step)
     self.summary_writer.flush()
 
@@ -300,40 +307,42 @@ class JsonLinesCollector(Collector):
 
   FILE_NAME = 'episodes.jsonl'
 
-  def __init__(self, base_dir, num_actions, current_episode):
+  def __init__(self, base_dir: str | None, num_actions: int, current_episode: int) -> None:
     if not isinstance(base_dir, str):
       raise ValueError(f'JsonLinesCollector needs a base directory, got {base_dir!r}.')
     super().__init__(base_dir, num_actions, current_episode)
+    assert self._base_dir is not None  # For the type checker: base_dir is a str.
     self.path = os.path.join(self._base_dir, self.FILE_NAME)
-    self._file = None
+    self._file: TextIO | None = None
 
-  def get_name(self):
+  def get_name(self) -> str:
     return 'jsonl'
 
-  def pre_training(self):
+  def pre_training(self) -> None:
     self._drop_rows_from(self.current_episode)
     self._file = open(self.path, 'a', encoding='utf-8')  # noqa: SIM115
 
-  def begin_episode(self):
+  def begin_episode(self) -> None:
     pass
 
-  def step(self, statistics):
+  def step(self, statistics: StatisticsInstance) -> None:
     del statistics
 
-  def end_episode(self, statistics):
+  def end_episode(self, statistics: StatisticsInstance) -> None:
     row = dict(statistics.episode_statistics or {
         'episode': self.current_episode, 'length': statistics.step,
         'terminal': statistics.terminal})
+    assert self._file is not None, 'end_episode before pre_training'
     self._file.write(json.dumps(row, separators=(',', ':')) + '\n')
     self._file.flush()
     self.current_episode += 1
 
-  def end_training(self):
+  def end_training(self) -> None:
     if self._file is not None:
       self._file.close()
       self._file = None
 
-  def _drop_rows_from(self, episode):
+  def _drop_rows_from(self, episode: int) -> None:
     """Rewrites the file without the rows of episodes >= `episode` (atomically)."""
     if not os.path.exists(self.path):
       return
@@ -363,36 +372,39 @@ class PickleCollector(Collector):
   plain data.
   """
 
-  def __init__(self, base_dir, num_actions, current_episode):
+  def __init__(self, base_dir: str | None, num_actions: int, current_episode: int) -> None:
     if base_dir is None:
       raise ValueError('PickleCollector needs a base directory.')
     super().__init__(base_dir, num_actions, current_episode)
-    self._statistics = []
+    self._statistics: list[StatisticsInstance] = []
 
-  def get_name(self):
+  def get_name(self) -> str:
     return 'pickle'
 
-  def pre_training(self):
+  def pre_training(self) -> None:
     pass
 
-  def begin_episode(self):
+  def begin_episode(self) -> None:
     self._statistics = []
 
-  def step(self, statistics):
+  def step(self, statistics: StatisticsInstance) -> None:
     self._statistics.append(statistics)
 
-  def end_episode(self, statistics):
+  def end_episode(self, statistics: StatisticsInstance) -> None:
     self._statistics.append(statistics)
-    path = os.path.join(self._base_dir, f'pickle_{self.current_episode}.pkl')
+    path = os.path.join(str(self._base_dir), f'pickle_{self.current_episode}.pkl')
     with open(path, 'wb') as file:
       pickle.dump(self._statistics, file, protocol=pickle.HIGHEST_PROTOCOL)
     self.current_episode += 1
 
-  def end_training(self):
+  def end_training(self) -> None:
     pass
 
 
-AVAILABLE_COLLECTORS = {
+CollectorConstructor: TypeAlias = Callable[[str | None, int, int], Collector]
+"""What builds a collector: `(base_dir, num_actions, current_episode) -> Collector`."""
+
+AVAILABLE_COLLECTORS: dict[str, CollectorConstructor] = {
     'console': ConsoleCollector,
     'jsonl': JsonLinesCollector,
     'pickle': PickleCollector,
@@ -403,7 +415,8 @@ AVAILABLE_COLLECTORS = {
 class CollectorDispatcher:
   """Calls every collector in turn; a collector that raises becomes a `CollectorError`."""
 
-  def __init__(self, base_dir, num_actions, collectors, current_episode):
+  def __init__(self, base_dir: str | None, num_actions: int,
+               collectors: Sequence[CollectorConstructor], current_episode: int) -> None:
     """Constructs the collectors.
 
     Args:
@@ -423,37 +436,38 @@ class CollectorDispatcher:
                              ) from error
 
   @property
-  def collectors(self):
+  def collectors(self) -> tuple[Collector, ...]:
     """The constructed collectors."""
     return tuple(self._collectors)
 
-  def __len__(self):
+  def __len__(self) -> int:
     return len(self._collectors)
 
-  def pre_training(self):
+  def pre_training(self) -> None:
     self._call('pre_training')
 
-  def begin_episode(self):
+  def begin_episode(self) -> None:
     self._call('begin_episode')
 
-  def step(self, statistics):
+  def step(self, statistics: StatisticsInstance) -> None:
     self._call('step', statistics)
 
-  def end_episode(self, statistics):
+  def end_episode(self, statistics: StatisticsInstance) -> None:
     self._call('end_episode', statistics)
     self._episode += 1
 
-  def end_training(self):
+  def end_training(self) -> None:
     self._call('end_training')
 
-  def get_summary_writer(self):
+  def get_summary_writer(self) -> Any:
     """The first collector's summary writer, or None."""
     for collector in self._collectors:
       if collector.has_summary_writer():
         return collector.summary_writer
     return None
 
-  def record_episode(self, actions, rewards, terminal, episode_statistics):
+  def record_episode(self, actions: Any, rewards: np.ndarray, terminal: bool,
+                     episode_statistics: dict[str, Any] | None) -> None:
     """Replays one finished episode as BLE's loop reports it, to every collector.
 
     Args:
@@ -475,7 +489,7 @@ class CollectorDispatcher:
                                         rewards[-1] if length else 0.0, terminal,
                                         episode_statistics))
 
-  def _call(self, method, *args):
+  def _call(self, method: str, *args: Any) -> None:
     for collector in self._collectors:
       try:
         getattr(collector, method)(*args)
@@ -487,7 +501,7 @@ class CollectorDispatcher:
                              f'{type(error).__name__}: {error}') from error
 
 
-def _collector_name(collector):
+def _collector_name(collector: Collector) -> str:
   try:
     return f'{collector.get_name()}' + f' ({type(collector).__name__})'
   except Exception:  # noqa: BLE001 - the name is for the message only
