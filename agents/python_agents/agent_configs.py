@@ -12,7 +12,11 @@ fills `agent.kwargs`, the constructor's keyword arguments. Of `loop`, only `step
 and `track` apply. On resume only `loop.steps` (and `loop.track`) may change.
 """
 
+from __future__ import annotations
+
 import copy
+from collections.abc import Mapping
+from typing import Any
 
 from agents import configs
 
@@ -22,18 +26,19 @@ _IN_GRAPH_SECTIONS = ('network', 'algorithm')
 _RESUMABLE = ('loop.steps', 'loop.track')
 
 
-def is_agent_config(config):
+def is_agent_config(config: Any) -> bool:
   """Whether a config (e.g. a run's saved config.yaml) is a Python agent's."""
   return isinstance(config, dict) and AGENT_SECTION in config
 
 
-def split_overrides(overrides):
+def split_overrides(overrides: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
   """(config overrides, agent kwargs) of `--set` pairs: `agent.KEY` ones go to the agent.
 
   Raises:
     ConfigError: an override of the network or the algorithm, which an agent run lacks.
   """
-  config_overrides, kwargs = {}, {}
+  config_overrides: dict[str, Any] = {}
+  kwargs: dict[str, Any] = {}
   for key, value in overrides.items():
     section = key.split('.', 1)[0]
     if section == AGENT_SECTION:
@@ -49,7 +54,8 @@ def split_overrides(overrides):
   return config_overrides, kwargs
 
 
-def make(config_name, overrides, agent_name, kwargs):
+def make(config_name: str, overrides: Mapping[str, Any], agent_name: str,
+         kwargs: Mapping[str, Any]) -> dict[str, Any]:
   """A new agent run's config: `config_name` resolved with `overrides`, its network and
   algorithm replaced by `agent: {name, kwargs}`.
 
@@ -59,13 +65,14 @@ def make(config_name, overrides, agent_name, kwargs):
   # Resolved with the in-graph 'random' algorithm, which has no hyperparameters: the seed,
   # environment and loop are validated without the cross-checks of the config's own
   # algorithm (PPO's mini-batches must divide num_agents x segment_length, ...).
-  config = configs.resolve(config_name, dict(overrides, **{'algorithm.name': 'random'}))
-  config = {key: value for key, value in config.items() if key not in _IN_GRAPH_SECTIONS}
+  resolved = configs.resolve(config_name, dict(overrides, **{'algorithm.name': 'random'}))
+  config = {key: value for key, value in resolved.items() if key not in _IN_GRAPH_SECTIONS}
   config[AGENT_SECTION] = dict(name=agent_name, kwargs=dict(kwargs))
   return config
 
 
-def resume(saved, overrides, agent_name, kwargs):
+def resume(saved: dict[str, Any], overrides: Mapping[str, Any], agent_name: str,
+           kwargs: Mapping[str, Any]) -> dict[str, Any]:
   """The config a resumed agent run continues with.
 
   Args:

@@ -26,8 +26,12 @@ to the directory holding the `agents` package, which `bind_gin_variables` puts o
 search path (BLE's are relative to the parent of `balloon_learning_environment`).
 """
 
+from __future__ import annotations
+
 import collections.abc
 import dataclasses
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeAlias
 
 from agents import plugins
 from agents.algorithms.qrdqn import config as qrdqn_config
@@ -41,6 +45,11 @@ try:
 except ImportError:  # gin-config is optional: create_agent works without it.
   gin = None
 
+AgentConstructor: TypeAlias = Callable[..., Any]
+"""`constructor(num_actions, observation_shape, **kwargs)` -> an agent (BLE's interface)."""
+RegistryEntry: TypeAlias = tuple[AgentConstructor, 'str | None']
+"""A `REGISTRY` value: (the agent's constructor, its default gin file or None)."""
+
 CONFIG_DIR = 'agents/python_agents/configs'
 _GIN_FILES = {'mlp': f'{CONFIG_DIR}/mlp.gin', 'dqn': f'{CONFIG_DIR}/dqn.gin',
               'quantile': f'{CONFIG_DIR}/quantile.gin'}
@@ -49,7 +58,7 @@ _QUANTILE_KEYS = ('num_envs', 'seed') + tuple(
     for field in dataclasses.fields(config))
 
 
-def _quantile_keys():
+def _quantile_keys() -> list[str]:
   """The keyword arguments gin may bind on `QuantileAgent`: QR-DQN's and the network's
   fields, and the keys of every registered quantile network kind (the balloon's `column`:
   `column_layers`, `column_stride`)."""
@@ -70,7 +79,8 @@ class AgentUnavailableError(ValueError):
   """A registered agent that cannot be built here (the message says what it needs)."""
 
 
-def _quantile(num_actions, observation_shape, **hyperparameters):
+def _quantile(num_actions: int, observation_shape: Sequence[int],
+              **hyperparameters: Any) -> agent_lib.SingleBalloonAgent:
   """BLE's `quantile`: the project's QR-DQN, batched inside, BLE's single-balloon methods
   outside (`SingleBalloonAgent`); `num_envs=B` sizes the batch `run_training_loop` flies
   it on at one call per batch step."""
@@ -79,13 +89,15 @@ def _quantile(num_actions, observation_shape, **hyperparameters):
       quantile_agent.QuantileAgent(num_actions, observation_shape, **hyperparameters))
 
 
-def _dqn(num_actions, observation_shape, **hyperparameters):
+def _dqn(num_actions: int, observation_shape: Sequence[int],
+         **hyperparameters: Any) -> agent_lib.Agent:
   """BLE's `dqn`: `dqn_agent.DQNAgent`, a DQN in TensorFlow (imported when asked)."""
   from agents.python_agents import dqn_agent  # TensorFlow, when asked
   return dqn_agent.DQNAgent(num_actions, observation_shape, **hyperparameters)
 
 
-def _finetune_perciatelli(num_actions, observation_shape, **hyperparameters):
+def _finetune_perciatelli(num_actions: int, observation_shape: Sequence[int],
+                          **hyperparameters: Any) -> agent_lib.SingleBalloonAgent:
   """BLE's `finetune_perciatelli`: `quantile` starting from Perciatelli44's released
   weights (`agents.python_agents.finetune_perciatelli`), with BLE's single-balloon
   methods outside; without the weights, one line naming the fetch command."""
@@ -94,7 +106,8 @@ def _finetune_perciatelli(num_actions, observation_shape, **hyperparameters):
       finetune_perciatelli.create(num_actions, observation_shape, **hyperparameters))
 
 
-def _configurable(constructor, name, module, allowlist=None):
+def _configurable(constructor: AgentConstructor, name: str, module: str,
+                  allowlist: Sequence[str] | None = None) -> AgentConstructor:
   """`constructor` as a gin configurable named `name` (itself when gin is missing)."""
   if gin is None:
     return constructor
@@ -111,10 +124,10 @@ _LEARNERS = {
 }
 
 
-def _built_in():
+def _built_in() -> dict[str, RegistryEntry]:
   """{name: (constructor, default gin file)} of the shipped agents and the environments'
   baselines (computed on each call: plug-ins may register more)."""
-  entries = {'random': (agent_lib.RandomAgent, None)}
+  entries: dict[str, RegistryEntry] = {'random': (agent_lib.RandomAgent, None)}
   entries.update((name, (constructor, _GIN_FILES.get(name)))
                  for name, constructor in _LEARNERS.items())
   entries['balloon_ppo'] = (policy_agents.SavedModelAgent, None)
@@ -126,50 +139,50 @@ def _built_in():
   return entries
 
 
-class _Registry(collections.abc.MutableMapping):
+class _Registry(collections.abc.MutableMapping[str, RegistryEntry]):
   """BLE's `REGISTRY`: {name: (constructor, default gin file or None)}, where a user adds
   an agent as in BLE (`REGISTRY['mine'] = (MyAgent, 'mine.gin')`); an added name
   replaces a shipped one, and deleting it brings the shipped one back."""
 
-  def __init__(self):
-    self._added = {}
+  def __init__(self) -> None:
+    self._added: dict[str, RegistryEntry] = {}
 
-  def __getitem__(self, name):
+  def __getitem__(self, name: str) -> RegistryEntry:
     if name in self._added:
       return self._added[name]
     return _built_in()[name]
 
-  def __setitem__(self, name, entry):
+  def __setitem__(self, name: str, entry: RegistryEntry) -> None:
     if not (isinstance(entry, tuple) and len(entry) == 2 and callable(entry[0])
             and (entry[1] is None or isinstance(entry[1], str))):
       raise TypeError(f'REGISTRY[{name!r}] must be (constructor, gin file or None), as in '
                       f'BLE; got {entry!r}.')
     self._added[name] = entry
 
-  def __delitem__(self, name):
+  def __delitem__(self, name: str) -> None:
     del self._added[name]
 
-  def __iter__(self):
+  def __iter__(self) -> Iterator[str]:
     return iter(sorted({**_built_in(), **self._added}))
 
-  def __len__(self):
+  def __len__(self) -> int:
     return len({**_built_in(), **self._added})
 
 
 REGISTRY = _Registry()
 
 
-def registry():
+def registry() -> dict[str, RegistryEntry]:
   """{name: (constructor(num_actions, observation_shape, **kwargs), default gin file)}."""
   return dict(REGISTRY.items())
 
 
-def agent_names():
+def agent_names() -> list[str]:
   """The names `create_agent` knows, sorted."""
   return sorted(registry())
 
 
-def agent_constructor(name):
+def agent_constructor(name: str) -> AgentConstructor:
   """The constructor registered as `name` (BLE's `agent_constructor`).
 
   Raises:
@@ -178,7 +191,7 @@ def agent_constructor(name):
   return _entry(name)[0]
 
 
-def get_default_gin_config(name):
+def get_default_gin_config(name: str) -> str | None:
   """The default gin file of agent `name` (relative to the directory holding `agents`), or
   None.
 
@@ -188,7 +201,7 @@ def get_default_gin_config(name):
   return _entry(name)[1]
 
 
-def _entry(name):
+def _entry(name: str) -> RegistryEntry:
   entries = registry()
   if name not in entries:
     raise UnknownAgentError(f'unknown agent {name!r}; create_agent knows '

@@ -28,11 +28,15 @@ episode per balloon and is charged `batch size x max_episode_length` steps, whet
 or not its episodes end early, so `iterations_for(steps)` rounds up to whole iterations.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import functools
 import inspect
 import math
 import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from agents import plugins
 from agents.python_agents import agent as agent_lib
@@ -57,25 +61,25 @@ class AgentSource:
     agent_class: the class, or None for a `create_agent` name.
   """
   spec: str
-  agent_class: type = None
+  agent_class: type | None = None
 
   @property
-  def batched(self):
+  def batched(self) -> bool:
     """Whether the class acts for a whole batch (a `BatchedAgent`)."""
     return self.agent_class is not None and _is_batched_class(self.agent_class)
 
 
-def _is_batched_class(agent_class):
+def _is_batched_class(agent_class: type) -> bool:
   if issubclass(agent_class, agent_lib.BatchedAgent):
     return True
-  begin = getattr(agent_class, 'begin_episode', None)
+  begin: Any = getattr(agent_class, 'begin_episode', None)
   try:
     return 'rows' in inspect.signature(begin).parameters
   except (TypeError, ValueError):
     return False
 
 
-def resolve_agent(spec):
+def resolve_agent(spec: str) -> AgentSource:
   """The `AgentSource` of `spec`, checked before anything is built.
 
   Raises:
@@ -105,7 +109,7 @@ def resolve_agent(spec):
   return AgentSource(spec, value)
 
 
-def check_kwargs(source, kwargs):
+def check_kwargs(source: AgentSource, kwargs: Mapping[str, Any]) -> None:
   """Checks that the agent's constructor takes `kwargs` (after num_actions and
   observation_shape, and batch_size for a batched class).
 
@@ -123,7 +127,8 @@ def check_kwargs(source, kwargs):
     return  # No signature to check.
 
 
-def make_agent(source, num_actions, observation_shape, batch_size, kwargs=None):
+def make_agent(source: AgentSource, num_actions: int, observation_shape: Sequence[int],
+               batch_size: int, kwargs: Mapping[str, Any] | None = None) -> Any:
   """The agent(s) of a batch: a `BatchedAgent`, one single agent, or one per row.
 
   Args:
@@ -139,8 +144,9 @@ def make_agent(source, num_actions, observation_shape, batch_size, kwargs=None):
   """
   kwargs = dict(kwargs or {})
   observation_shape = tuple(observation_shape)
-  if source.batched:
+  if source.batched and source.agent_class is not None:  # batched: a class, never None.
     return source.agent_class(num_actions, observation_shape, batch_size, **kwargs)
+  build: Callable[..., Any]
   if source.agent_class is None:
     from agents.python_agents import run_helpers
     build = functools.partial(run_helpers.create_agent, source.spec)
@@ -158,7 +164,7 @@ def make_agent(source, num_actions, observation_shape, batch_size, kwargs=None):
   return agent_lib.AgentPerRow([first, *rest])
 
 
-def iterations_for(steps, batch_size, max_episode_length):
+def iterations_for(steps: int, batch_size: int, max_episode_length: int) -> int:
   """Whole iterations that cover `steps` environment steps (each charged B x L)."""
   return max(1, math.ceil(steps / (batch_size * max_episode_length)))
 
@@ -172,18 +178,19 @@ class MetricsCollector(collectors_lib.Collector):
   A resumed run first drops the rows of the episodes it flies again.
   """
 
-  def __init__(self, base_dir, num_actions, current_episode, metrics=None):
+  def __init__(self, base_dir: str | None, num_actions: int, current_episode: int,
+               metrics: Any = None) -> None:
     super().__init__(None, num_actions, current_episode)  # Writes through `metrics` only.
     del base_dir
     self._metrics = metrics
     self._steps = 0
-    self._pending = []
+    self._pending: list[dict[str, Any]] = []
     self._iteration = None
 
-  def get_name(self):
+  def get_name(self) -> str:
     return 'run_metrics'
 
-  def pre_training(self):
+  def pre_training(self) -> None:
     from agents.run import metrics_writer
     kept_step = 0
     if os.path.exists(self._metrics.path):
@@ -194,13 +201,13 @@ class MetricsCollector(collectors_lib.Collector):
     self._steps = kept_step
     self._metrics.tensorboard.writer('train')  # Its rows go to TensorBoard's train/.
 
-  def begin_episode(self):
+  def begin_episode(self) -> None:
     pass
 
-  def step(self, statistics):
+  def step(self, statistics: collectors_lib.StatisticsInstance) -> None:
     del statistics
 
-  def end_episode(self, statistics):
+  def end_episode(self, statistics: collectors_lib.StatisticsInstance) -> None:
     summary = dict(statistics.episode_statistics or {})
     if self._pending and summary.get('iteration') != self._iteration:
       self._flush()
@@ -209,10 +216,10 @@ class MetricsCollector(collectors_lib.Collector):
     self._pending.append(summary)
     self.current_episode += 1
 
-  def end_training(self):
+  def end_training(self) -> None:
     self._flush()
 
-  def _flush(self):
+  def _flush(self) -> None:
     if not self._pending:
       return
     row = {'step': self._steps, 'phase': 'train', 'iteration': self._iteration,
@@ -227,13 +234,17 @@ class MetricsCollector(collectors_lib.Collector):
     self._pending = []
 
 
-def _mean(rows, name):
+def _mean(rows: Sequence[Mapping[str, Any]], name: str) -> float | None:
   values = [float(row[name]) for row in rows if row.get(name) is not None]
   return sum(values) / len(values) if values else None
 
 
-def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0, quiet=True,
-                config=None, run_name=None, run_group=None, collector_constructors=()):
+def train_agent(
+    run_dir: str, env: Any, agent: Any, num_iterations: int, max_episode_length: int,
+    seed: int | None = 0, quiet: bool = True, config: Mapping[str, Any] | None = None,
+    run_name: str | None = None, run_group: str | None = None,
+    collector_constructors: Sequence[collectors_lib.CollectorConstructor] = ()
+) -> dict[str, Any]:
   """Trains (or resumes) `agent` in `run_dir` up to `num_iterations`; see the module
   docstring for the directory's layout.
 
@@ -290,7 +301,8 @@ def train_agent(run_dir, env, agent, num_iterations, max_episode_length, seed=0,
               run_dir=run_dir, exported=exported)
 
 
-def train_run(config, run_dir, quiet=True, run_name=None, run_group=None):
+def train_run(config: Mapping[str, Any], run_dir: str, quiet: bool = True,
+              run_name: str | None = None, run_group: str | None = None) -> dict[str, Any]:
   """Trains (or resumes) the run of an agent config (`agent_configs`) in `run_dir`.
 
   Builds the batch of `environment.num_agents` as an in-graph run does
@@ -344,18 +356,20 @@ def train_run(config, run_dir, quiet=True, run_name=None, run_group=None):
     batch.close()
 
 
-def episode_length(env_id):
+def episode_length(env_id: str | None) -> int:
   """Steps of an episode of `env_id`: its evaluation length (the balloon's 960), else
   BLE's default, 960."""
   from agents.evaluation import environments
   from agents.evaluation.errors import EvaluationError
+  if env_id is None:  # No id: no evaluation length.
+    return DEFAULT_EPISODE_LENGTH
   try:
     return int(environments.get(env_id).default_episode_length())
   except EvaluationError:  # An environment without a time limit or plug-in length.
     return DEFAULT_EPISODE_LENGTH
 
 
-def export_policy(agent, directory):
+def export_policy(agent: Any, directory: str) -> str | None:
   """Calls the agent's optional `export(directory)` (row 0's for one agent per row);
   returns `directory`, or None when the agent has no `export`."""
   if isinstance(agent, agent_lib.AgentPerRow):
@@ -367,6 +381,6 @@ def export_policy(agent, directory):
   return directory
 
 
-def class_spec(agent_class):
+def class_spec(agent_class: type) -> str:
   """`'module:qualname'` of an agent class, as `--agent` names it."""
   return f'{agent_class.__module__}:{agent_class.__qualname__}'

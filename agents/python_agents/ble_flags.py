@@ -14,7 +14,11 @@ A bad flag or value exits with code 2 after one line naming the flag
 (`<prog>: error: ...`), before anything is written.
 """
 
+from __future__ import annotations
+
 import argparse
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from agents.env.balloon import ble_names
 from agents.training.command_line import OneLineArgumentParser
@@ -26,48 +30,51 @@ _FALSE = ('false', 'f', '0', 'no', 'n')
 class Flags:
   """A set of absl-style flags; `parse(argv)` returns them as an `argparse.Namespace`."""
 
-  def __init__(self, prog, description):
+  def __init__(self, prog: str, description: str) -> None:
     self.parser = OneLineArgumentParser(prog=prog, description=description,
                                         allow_abbrev=False)
-    self._required = []
-    self._bounds = {}
-    self._multi = {}
+    self._required: list[str] = []
+    self._bounds: dict[str, int] = {}
+    self._multi: dict[str, list[str]] = {}
 
-  def string(self, name, default, help_text, required=False):
+  def string(self, name: str, default: str | None, help_text: str,
+             required: bool = False) -> None:
     """absl's `DEFINE_string` (with `mark_flag_as_required` when `required`)."""
     self.parser.add_argument(f'--{name}', default=default, help=help_text)
     if required:
       self._required.append(name)
 
-  def integer(self, name, default, help_text, lower_bound=None):
+  def integer(self, name: str, default: int | None, help_text: str,
+              lower_bound: int | None = None) -> None:
     """absl's `DEFINE_integer`, with its `lower_bound`."""
     self.parser.add_argument(f'--{name}', default=default, type=_integer, help=help_text,
                              metavar='INT')
     if lower_bound is not None:
       self._bounds[name] = lower_bound
 
-  def boolean(self, name, default, help_text):
+  def boolean(self, name: str, default: bool, help_text: str) -> None:
     """absl's `DEFINE_boolean`: `--name`, `--noname`, `--name=false`."""
     self.parser.add_argument(f'--{name}', dest=name, nargs='?', const=True, default=default,
                              type=_boolean, help=help_text, metavar='BOOL')
     self.parser.add_argument(f'--no{name}', dest=name, action='store_false',
                              help=argparse.SUPPRESS)
 
-  def multi_string(self, name, default, help_text):
+  def multi_string(self, name: str, default: Iterable[str], help_text: str) -> None:
     """absl's `DEFINE_multi_string`: repeat the flag; the values given replace `default`."""
     self.parser.add_argument(f'--{name}', action='append', default=None, help=help_text)
     self._multi[name] = list(default)
 
-  def enum(self, name, default, choices, help_text):
+  def enum(self, name: str, default: str | None, choices: Sequence[str],
+           help_text: str) -> None:
     """absl's `DEFINE_enum`."""
     self.parser.add_argument(f'--{name}', default=default, choices=list(choices),
                              help=help_text, metavar='{' + ','.join(choices) + '}')
 
-  def error(self, message):
+  def error(self, message: str) -> None:
     """Exits with code 2 after `<prog>: error: <message>` on one line."""
     self.parser.error(message)
 
-  def parse(self, argv):
+  def parse(self, argv: Sequence[str] | None) -> Any:
     """The flags of `argv` (without the program name); exits with code 2 on bad input."""
     args, extra = self.parser.parse_known_args(argv)
     if extra:
@@ -87,14 +94,14 @@ class Flags:
     return args
 
 
-def _integer(text):
+def _integer(text: str) -> int:
   try:
     return int(text, 10)
   except ValueError:
     raise argparse.ArgumentTypeError(f'invalid int value: {text!r}') from None
 
 
-def _boolean(text):
+def _boolean(text: str | bool) -> bool:
   if isinstance(text, bool):
     return text
   if text.lower() in _TRUE:
@@ -104,7 +111,7 @@ def _boolean(text):
   raise argparse.ArgumentTypeError(f'invalid boolean value: {text!r} (true or false)')
 
 
-def wind_option(wind_field):
+def wind_option(wind_field: str) -> str:
   """The balloon's `wind` for BLE's `--wind_field`, by name (`ble_names.wind_mode`):
   'generative' -> 'generative' (BLE's VAE forecast and simplex noise), 'simple' ->
   'static' (BLE's simple static field), and this project's 'procedural' (its own

@@ -5,13 +5,21 @@ bind, an unknown environment, a checkpoint that does not load, ...) into `BadInp
 whose message is the one line the command prints before exiting with code 2.
 """
 
+from __future__ import annotations
+
 import json
 import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
 from agents.python_agents import agent as agent_lib
 from agents.python_agents import ble_flags, eval_lib, run_helpers, train_lib
+from agents.python_agents import collectors as collectors_lib
+
+if TYPE_CHECKING:
+  from agents.evaluation import suites as suites_lib
 
 _BALLOON = 'BalloonLearningEnvironment-v0'
 # Errors of a constructor refusing its arguments (gin's or create_agent's).
@@ -22,7 +30,7 @@ class BadInputError(Exception):
   """Input the command refuses; the message names the culprit, on one line."""
 
 
-def collectors(names):
+def collectors(names: Sequence[str]) -> list[collectors_lib.CollectorConstructor]:
   """The collector constructors named by `--collectors`."""
   try:
     return train_lib.get_collector_data(names)
@@ -30,7 +38,7 @@ def collectors(names):
     raise BadInputError(f'--collectors: {error}') from None
 
 
-def bind_gin(args):
+def bind_gin(args: Any) -> None:
   """`bind_gin_variables(--agent, --agent_gin_file, --gin_bindings)`, as BLE's scripts."""
   try:
     run_helpers.bind_gin_variables(args.agent, args.agent_gin_file, args.gin_bindings)
@@ -44,7 +52,7 @@ def bind_gin(args):
     raise BadInputError(str(error)) from None
 
 
-def make_env(env_name, wind_field, renderer=None):
+def make_env(env_name: str, wind_field: str, renderer: str | None = None) -> gymnasium.Env:
   """`gymnasium.make(env_name)`; the balloon with `wind_field`'s wind and, with a renderer,
   frames (`render_mode='rgb_array'`)."""
   # Registers the balloon.
@@ -54,7 +62,7 @@ def make_env(env_name, wind_field, renderer=None):
     gymnasium.spec(env_name)
   except gymnasium.error.Error as error:
     raise BadInputError(f'--env_name={env_name}: {_one_line(error)}') from None
-  kwargs = {}
+  kwargs: dict[str, Any] = {}
   if env_name == _BALLOON:
     kwargs['wind'] = ble_flags.wind_option(wind_field)
   elif wind_field != 'generative':
@@ -68,7 +76,7 @@ def make_env(env_name, wind_field, renderer=None):
     raise BadInputError(f'--env_name={env_name}: {_one_line(error)}') from None
 
 
-def make_agent(name, action_space, observation_space):
+def make_agent(name: str, action_space: Any, observation_space: Any) -> Any:
   """`create_agent(name, action_space.n, observation_space.shape)`."""
   if not isinstance(action_space, gymnasium.spaces.Discrete):
     raise BadInputError(f'BLE\'s agents take discrete actions; the environment has {action_space}.')
@@ -81,7 +89,9 @@ def make_agent(name, action_space, observation_space):
     raise BadInputError(f'--agent={name}: {type(error).__name__}: {_one_line(error)}') from None
 
 
-def train(run_dir, env, agent, args, collector_constructors):
+def train(run_dir: str, env: Any, agent: Any, args: Any,
+          collector_constructors: Sequence[collectors_lib.CollectorConstructor]
+          ) -> dict[str, Any]:
   """`run_training_loop` in `run_dir`; then, with `--renderer`, the last frame as
   `<base_dir>/balloon_path.png` (BLE's)."""
   from agents.run import directory_lock  # noqa: PLC0415
@@ -101,7 +111,7 @@ def train(run_dir, env, agent, args, collector_constructors):
   return result
 
 
-def load_checkpoint(agent, checkpoint_dir, checkpoint_idx):
+def load_checkpoint(agent: Any, checkpoint_dir: str, checkpoint_idx: int) -> None:
   """`agent.load_checkpoint(checkpoint_dir, checkpoint_idx)`, refusing one that fails."""
   try:
     agent.load_checkpoint(checkpoint_dir, checkpoint_idx)
@@ -111,7 +121,8 @@ def load_checkpoint(agent, checkpoint_dir, checkpoint_idx):
                    f'{_one_line(error)})') from None
 
 
-def eval_suite(name, wind_field, num_shards, shard_idx):
+def eval_suite(name: str, wind_field: str, num_shards: int,
+               shard_idx: int) -> suites_lib.Suite:
   """The suite `--suite` names, with `--wind_field`'s wind, cut to shard `shard_idx`."""
   from agents.evaluation import suites as suites_lib  # noqa: PLC0415
   if shard_idx >= num_shards:
@@ -125,7 +136,7 @@ def eval_suite(name, wind_field, num_shards, shard_idx):
   return suites_lib.Suite(suite.name, seeds, suite.episode_length, **options)
 
 
-def result_path(args):
+def result_path(args: Any) -> str:
   """BLE's eval JSON: `<output_dir>/<suite>/<name>.json`, the name being `--name_override`,
   else `<agent>_<checkpoint_idx>` or `<agent>`, then `_<shard_idx>` when sharded."""
   if args.name_override:
@@ -139,7 +150,7 @@ def result_path(args):
   return os.path.join(args.output_dir, args.suite, f'{name}.json')
 
 
-def write_result(path, results, pretty):
+def write_result(path: str, results: Sequence[eval_lib.EvaluationResult], pretty: bool) -> None:
   """Writes the per-seed results as BLE's JSON (indent 2 when `pretty`), atomically."""
   os.makedirs(os.path.dirname(path), exist_ok=True)
   temporary = f'{path}.tmp-{os.getpid()}'
@@ -148,6 +159,6 @@ def write_result(path, results, pretty):
   os.replace(temporary, path)
 
 
-def _one_line(error):
+def _one_line(error: BaseException) -> str:
   text = ' '.join(run_helpers.without_gin_context(str(error)).split())
   return text or type(error).__name__

@@ -13,7 +13,11 @@ is then measured on a copy of the collectors taken before the step, stepped with
 that row ending (a copy per ended row, at most once per episode).
 """
 
+from __future__ import annotations
+
 import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,22 +34,24 @@ class EpisodeStatistics:
       TWR50 divides by it).
   """
 
-  def __init__(self, env_id, batch_size, episode_length):
+  def __init__(self, env_id: str | None, batch_size: int, episode_length: int) -> None:
     factory = plugins.COLLECTORS.find(env_id) if env_id else None
     environment = {'id': env_id, 'max_episode_steps': episode_length}
     self._collectors = list(factory(environment, batch_size)) if factory else []
 
   @property
-  def names(self):
+  def names(self) -> list[str]:
     """The statistics' names, in the collectors' order."""
     return [name for collector in self._collectors for name in collector.totals()]
 
-  def reset(self, rows):
+  def reset(self, rows: np.ndarray) -> None:
     """Episodes begin at `rows` (int array)."""
     for collector in self._collectors:
       collector.reset(rows)
 
-  def step(self, reward, terminated, truncated, infos, ended):
+  def step(self, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
+           infos: Mapping[str, Any], ended: Sequence[int] | np.ndarray
+           ) -> dict[int, dict[str, float]]:
     """One batch step; returns {row: {name: value}} for the rows in `ended`.
 
     Args:
@@ -63,7 +69,7 @@ class EpisodeStatistics:
       return {int(row): _delta(before, self._totals()) for row in ended}
     before_collectors = copy.deepcopy(self._collectors)
     before = self._totals()
-    results = {}
+    results: dict[int, dict[str, float]] = {}
     for row in ended:
       alone = np.zeros_like(terminated)
       alone[row] = True
@@ -73,25 +79,27 @@ class EpisodeStatistics:
     self._step(self._collectors, reward, terminated, truncated, infos)
     return results
 
-  def _totals(self):
+  def _totals(self) -> dict[str, tuple[int, float]]:
     return _totals(self._collectors)
 
   @staticmethod
-  def _step(collectors, reward, terminated, truncated, infos):
+  def _step(collectors: Sequence[Any], reward: np.ndarray, terminated: np.ndarray,
+            truncated: np.ndarray, infos: Mapping[str, Any]) -> None:
     for collector in collectors:
       collector.step(reward, terminated, truncated, infos)
 
 
-def _totals(collectors):
-  totals = {}
+def _totals(collectors: Sequence[Any]) -> dict[str, tuple[int, float]]:
+  totals: dict[str, tuple[int, float]] = {}
   for collector in collectors:
     totals.update(collector.totals())
   return totals
 
 
-def _delta(before, after):
+def _delta(before: Mapping[str, tuple[int, float]],
+           after: Mapping[str, tuple[int, float]]) -> dict[str, float]:
   """{name: the value of the one episode between two snapshots of the totals}."""
-  values = {}
+  values: dict[str, float] = {}
   for name, (count, total) in after.items():
     count_before, total_before = before.get(name, (0, 0.0))
     if count > count_before:

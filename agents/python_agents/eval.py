@@ -24,15 +24,18 @@ does not load) prints one line naming it and exits with code 2, before anything 
 written.
 """
 
+from __future__ import annotations
+
 import os
 import sys
+from collections.abc import Sequence
 
 from agents.python_agents import ble_flags
 
 PROG = 'agents.python_agents.eval'
 
 
-def define_flags():
+def define_flags() -> ble_flags.Flags:
   """BLE 1.0.1 eval.py's flags, names and defaults."""
   from agents.python_agents import eval_lib  # noqa: PLC0415 - the suites' names
   flags = ble_flags.Flags(PROG, "Evaluates an agent with BLE's flags (eval_agent).")
@@ -57,7 +60,7 @@ def define_flags():
   return flags
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
   """Evaluates as the flags say; returns the exit code (2: bad input, nothing written)."""
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
   flags = define_flags()

@@ -36,9 +36,13 @@ Differences from BLE, each named where it happens:
   project's headline) and `metrics` (all of the environment's per-seed metrics).
 """
 
+from __future__ import annotations
+
 import dataclasses
 import datetime
 import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -83,16 +87,16 @@ class EvaluationResult:
   """
   seed: int
   cumulative_reward: float
-  time_within_radius: float
-  out_of_power: bool
-  envelope_burst: bool
-  zeropressure: bool
+  time_within_radius: float | None
+  out_of_power: bool | None
+  envelope_burst: bool | None
+  zeropressure: bool | None
   final_timestep: int
-  flight_path: list
-  twr50: float = None
-  metrics: dict = dataclasses.field(default_factory=dict)
+  flight_path: list[SimpleBalloonState]
+  twr50: float | None = None
+  metrics: dict[str, Any] = dataclasses.field(default_factory=dict)
 
-  def __repr__(self):
+  def __repr__(self) -> str:
     """BLE's fields and `twr50`, with the flight path and the metrics counted, not listed
     (`print(results)` stays short; the path is in `flight_path`)."""
     fields = ', '.join(f'{field.name}={getattr(self, field.name)!r}'
@@ -109,7 +113,7 @@ class EvalResultEncoder(json.JSONEncoder):
   BLE's keys and units.
   """
 
-  def default(self, o):
+  def default(self, o: Any) -> Any:
     if isinstance(o, SimpleBalloonState):
       return {'x': o.x / 1000.0, 'y': o.y / 1000.0, 'pressure': o.pressure,
               'superpressure': o.superpressure,
@@ -130,18 +134,19 @@ class EvaluationSuite:
   immutable `Suite` (`to_suite()`).
   """
 
-  def __init__(self, seeds, max_episode_length, name='custom', **options):
+  def __init__(self, seeds: Iterable[int], max_episode_length: int, name: str = 'custom',
+               **options: Any) -> None:
     self.seeds = list(seeds)
     self.max_episode_length = max_episode_length
     self.name = name
     self.options = dict(options)
 
   @classmethod
-  def from_suite(cls, suite):
+  def from_suite(cls, suite: suites_lib.Suite | EvaluationSuite) -> EvaluationSuite:
     """The mutable copy of a project `Suite` (or of another `EvaluationSuite`)."""
     return cls(suite.seeds, suite.max_episode_length, suite.name, **suite.options)
 
-  def to_suite(self):
+  def to_suite(self) -> suites_lib.Suite:
     """The project's `Suite` of the same seeds, length, name and options.
 
     Raises:
@@ -151,36 +156,38 @@ class EvaluationSuite:
                             **self.options)
 
   @property
-  def episode_length(self):
+  def episode_length(self) -> int:
     """The project's name for `max_episode_length`."""
     return self.max_episode_length
 
-  def __getattr__(self, key):
+  def __getattr__(self, key: str) -> Any:
     options = self.__dict__.get('options', {})
     if key in options:
       return options[key]
     raise AttributeError(f'EvaluationSuite {self.__dict__.get("name")!r} has no attribute or '
                          f'option {key!r}; its options: {sorted(options)}.')
 
-  def replace(self, episode_length=None, options=None):
+  def replace(self, episode_length: int | None = None,
+              options: Mapping[str, Any] | None = None) -> EvaluationSuite:
     """A copy with its episode length and options replaced (None: kept)."""
     return EvaluationSuite(self.seeds, self.max_episode_length if episode_length is None
                            else episode_length, self.name,
                            **(self.options if options is None else options))
 
-  def shard(self, num_shards, shard_index):
+  def shard(self, num_shards: int, shard_index: int) -> suites_lib.Suite:
     """Shard `shard_index` of `num_shards`: BLE's contiguous slice of the seeds."""
     return self.to_suite().shard(num_shards, shard_index)
 
-  def __eq__(self, other):
+  def __eq__(self, other: object) -> bool:
     if not isinstance(other, EvaluationSuite):
       return NotImplemented
     return (list(self.seeds), self.max_episode_length, self.name, self.options) == (
         list(other.seeds), other.max_episode_length, other.name, other.options)
 
-  __hash__ = None  # Mutable, as BLE's dataclass.
+  # Mutable, as BLE's dataclass (the ignore: object's stubs type __hash__ as a callable).
+  __hash__ = None  # type: ignore[assignment]
 
-  def __repr__(self):
+  def __repr__(self) -> str:
     seeds = list(self.seeds)
     shown = seeds if len(seeds) <= 6 else [*seeds[:3], '...', *seeds[-2:]]
     options = ''.join(f', {key}={value!r}' for key, value in self.options.items())
@@ -189,12 +196,12 @@ class EvaluationSuite:
             f'{options})')
 
 
-def available_suites(env=None):
+def available_suites(env: Any = None) -> list[str]:
   """The suite names of an environment (BLE's five, then the plug-in's: the strata)."""
   return list(suites_lib.suite_names(env_id_of(env)))
 
 
-def get_eval_suite(name, env=None):
+def get_eval_suite(name: str, env: Any = None) -> EvaluationSuite:
   """The named suite (BLE's `tiny_eval`, `small_eval`, ...): a fresh, mutable
   `EvaluationSuite` with `.seeds` (a list) and `.max_episode_length`, as BLE's.
 
@@ -208,7 +215,7 @@ def get_eval_suite(name, env=None):
   return EvaluationSuite.from_suite(suites_lib.get_suite(name, env_id_of(env)))
 
 
-def env_id_of(env):
+def env_id_of(env: Any) -> str:
   """The Gymnasium id of `env`: an environment (its spec), an id, or None (the default).
 
   Raises:
@@ -226,8 +233,9 @@ def env_id_of(env):
   return env_id
 
 
-def eval_agent(agent, env, eval_suite, *, render_period=10, calculate_flight_path=True,
-               batch_size=None, workers=0):
+def eval_agent(agent: Any, env: Any, eval_suite: EvaluationSuite | suites_lib.Suite | str, *,
+               render_period: int = 10, calculate_flight_path: bool = True,
+               batch_size: int | None = None, workers: int = 0) -> list[EvaluationResult]:
   """Evaluates an agent on a suite; returns BLE's per-seed results, in suite order.
 
   Args:
@@ -274,7 +282,8 @@ def eval_agent(agent, env, eval_suite, *, render_period=10, calculate_flight_pat
   return [_ble_result(by_seed[seed]) for seed in suite.seeds]
 
 
-def _as_built(env, environment, suite):
+def _as_built(env: Any, environment: environments.EnvironmentEvaluation,
+              suite: suites_lib.Suite) -> tuple[suites_lib.Suite, dict[str, Any] | None]:
   """The suite and observation kwargs of the environment `env` as it was built.
 
   For a Gymnasium environment, each suite option the environment also has as an attribute
@@ -296,7 +305,8 @@ def _as_built(env, environment, suite):
   return suite, environment.observation_kwargs(getattr(spec, 'kwargs', None) or {}) or None
 
 
-def _batched_agent(agent, environment, batch_size):
+def _batched_agent(agent: Any, environment: environments.EnvironmentEvaluation,
+                   batch_size: int | None) -> agent_lib.BatchedAgent:
   """The agent as a `BatchedAgent`: itself, one instance in one row, a list one per row, or
   factory copies."""
   if isinstance(agent, (list, tuple)) and batch_size is None:
@@ -329,7 +339,7 @@ def _batched_agent(agent, environment, batch_size):
   return agent_lib.as_batched(agent)
 
 
-def _set_eval_mode(batched):
+def _set_eval_mode(batched: agent_lib.BatchedAgent) -> None:
   set_mode = getattr(batched, 'set_mode', None)
   if callable(set_mode):
     set_mode(agent_lib.AgentMode.EVAL)
@@ -345,19 +355,19 @@ class _AgentPolicy:
   left) are not shown to the agent and fly a filler action the runner does not count.
   """
 
-  def __init__(self, batched, action_space):
+  def __init__(self, batched: agent_lib.BatchedAgent, action_space: Any) -> None:
     self._agent = batched
     self._name = batched.get_name()
     self._filler = float(getattr(action_space, 'start', 0))
     self._flying = np.zeros(batched.batch_size, bool)
     self._rewards = np.zeros(batched.batch_size)
-    self._starting = []
+    self._starting: list[int] = []
 
-  def begin_episode(self, indices, seeds=None):
+  def begin_episode(self, indices: Iterable[int], seeds: Sequence[int] | None = None) -> None:
     del seeds
     self._starting.extend(int(row) for row in indices)
 
-  def __call__(self, observations):
+  def __call__(self, observations: np.ndarray) -> np.ndarray:
     actions = np.full(len(observations), self._filler)
     starting = np.array(sorted(self._starting), np.intp)
     self._starting = []
@@ -372,14 +382,15 @@ class _AgentPolicy:
       self._flying[starting] = True
     return actions
 
-  def feedback(self, rewards, terminated, truncated):
+  def feedback(self, rewards: np.ndarray, terminated: np.ndarray,
+               truncated: np.ndarray) -> None:
     self._rewards = np.asarray(rewards, np.float64)
     ended = np.flatnonzero(np.asarray(terminated) | np.asarray(truncated))
     if len(ended):
       self._agent.end_episode(self._rewards[ended], np.asarray(terminated)[ended], ended)
       self._flying[ended] = False
 
-  def _checked(self, method, rows, actions):
+  def _checked(self, method: str, rows: np.ndarray, actions: Any) -> np.ndarray:
     """The agent's actions for `rows` as floats, for the runner's check of the space."""
     try:
       return np.asarray(actions, np.float64).reshape(len(rows))
@@ -388,7 +399,7 @@ class _AgentPolicy:
                             f'{len(rows)} rows; expected {len(rows)} integer actions.') from None
 
 
-def _ble_result(result):
+def _ble_result(result: Any) -> EvaluationResult:
   """BLE's `EvaluationResult` of a runner result (its metrics mapped, not recomputed)."""
   metrics = dict(result.metrics)
   return EvaluationResult(
@@ -398,7 +409,7 @@ def _ble_result(result):
       twr50=metrics.get('twr50'), metrics=metrics)
 
 
-def _flight_path(path):
+def _flight_path(path: Mapping[str, Sequence[float]] | None) -> list[SimpleBalloonState]:
   """[SimpleBalloonState] of the runner's per-step lists (the balloon's keys), or []."""
   if not path:
     return []

@@ -21,9 +21,13 @@ num_balloons=B, num_processes=0))`, where a single-environment class becomes B a
 one per row, and a `BatchedAgent` class one agent for the batch.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import tempfile
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -36,8 +40,9 @@ DEFAULT_SUITE = 'tiny_eval'
 class FitAdapter:
   """A BLE agent class with rlberry's `fit`/`eval`/`save`/`load`."""
 
-  def __init__(self, env, agent_class, seed=None, output_dir=None, eval_suite=DEFAULT_SUITE,
-               max_episode_length=None, **agent_kwargs):
+  def __init__(self, env: Any, agent_class: type, seed: int | None = None,
+               output_dir: str | None = None, eval_suite: str = DEFAULT_SUITE,
+               max_episode_length: int | None = None, **agent_kwargs: Any) -> None:
     """Builds the agent(s) for `env`.
 
     Args:
@@ -64,10 +69,10 @@ class FitAdapter:
         self.source, int(env.action_space.n), tuple(env.observation_space.shape),
         self.batch_size, self.agent_kwargs)
     self.budget = 0  # Environment steps fitted so far.
-    self.last_result = None
+    self.last_result: dict[str, Any] | None = None
 
   @staticmethod
-  def check_init_kwargs(agent_class, init_kwargs):
+  def check_init_kwargs(agent_class: type, init_kwargs: Mapping[str, Any]) -> None:
     """Checks the agent class's constructor against the kwargs meant for it.
 
     Raises:
@@ -78,7 +83,7 @@ class FitAdapter:
         agent_runs.AgentSource(agent_runs.class_spec(agent_class), agent_class),
         {key: value for key, value in init_kwargs.items() if key not in own})
 
-  def fit(self, budget, **kwargs):
+  def fit(self, budget: int, **kwargs: Any) -> dict[str, Any]:
     """Trains for `budget` more environment steps (whole iterations, rounded up).
 
     Args:
@@ -97,7 +102,7 @@ class FitAdapter:
         collector_constructors=kwargs.get('collector_constructors', ()))
     return self.last_result
 
-  def eval(self, eval_suite=None, **kwargs):
+  def eval(self, eval_suite: str | None = None, **kwargs: Any) -> float:
     """The mean TWR50 over the seeds of `eval_suite` (default: the adapter's).
 
     Args:
@@ -111,7 +116,7 @@ class FitAdapter:
               for result in results]
     return float(np.mean(values))
 
-  def save(self, filename):
+  def save(self, filename: str) -> str:
     """Writes `<filename>.json` (the budget fitted; the agent's own files are the run's
     checkpoints) and returns its path."""
     path = f'{filename}.json'
@@ -120,7 +125,7 @@ class FitAdapter:
     return path
 
   @classmethod
-  def load(cls, filename, **kwargs):
+  def load(cls, filename: str, **kwargs: Any) -> FitAdapter:
     """The adapter `save` wrote, its agent loaded from the newest checkpoint of its run.
 
     Args:
@@ -139,7 +144,7 @@ class FitAdapter:
     return adapter
 
 
-def _env_id(env):
+def _env_id(env: Any) -> str | None:
   env_id = getattr(env, 'env_id', None)
   spec = getattr(env, 'spec', None)
   return env_id or getattr(spec, 'id', None)

@@ -16,9 +16,13 @@ One addition: `save_checkpoint` and `load_checkpoint` write and read the weights
 (`mlp-<iteration>.npz`), where BLE's agent keeps none.
 """
 
+from __future__ import annotations
+
 import os
 import re
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,8 +34,9 @@ _CHECKPOINT = re.compile(r'^mlp-(\d+)\.npz$')
 class MLPAgent(agent.Agent):
   """SARSA with an MLP Q-network, acting greedily (BLE's `mlp` agent)."""
 
-  def __init__(self, num_actions, observation_shape, gamma=0.9, seed=None, num_layers=1,
-               hidden_units=256, learning_rate=0.001):
+  def __init__(self, num_actions: int, observation_shape: Sequence[int], gamma: float = 0.9,
+               seed: int | None = None, num_layers: int = 1, hidden_units: int = 256,
+               learning_rate: float = 0.001) -> None:
     """Builds the network.
 
     Args:
@@ -65,34 +70,36 @@ class MLPAgent(agent.Agent):
       limit = np.sqrt(6.0 / (fan_in + fan_out))
       self.weights += [rng.uniform(-limit, limit, (fan_in, fan_out)), np.zeros(fan_out)]
     self._training = True
-    self.last_state = self.last_action = None
+    # The last observation and action (None before the first episode begins).
+    self.last_state: Any = None
+    self.last_action: Any = None
 
-  def set_mode(self, mode):
+  def set_mode(self, mode: agent.AgentMode | str) -> None:
     self._training = agent.AgentMode(mode) == agent.AgentMode.TRAIN
 
-  def begin_episode(self, observation):
+  def begin_episode(self, observation: np.ndarray) -> int:
     action = int(np.argmax(self.q_values(observation)))
     self.last_state, self.last_action = observation, action
     return action
 
-  def step(self, reward, observation):
+  def step(self, reward: float, observation: np.ndarray) -> int:
     action = int(np.argmax(self.q_values(observation)))
     if self._training:
       self._sarsa_update(self.last_state, self.last_action, reward, observation, action)
     self.last_state, self.last_action = observation, action
     return action
 
-  def end_episode(self, reward, terminal=True):
+  def end_episode(self, reward: float, terminal: bool = True) -> None:
     del reward, terminal
 
-  def q_values(self, observation):
+  def q_values(self, observation: np.ndarray) -> np.ndarray:
     """The network's Q-value of every action for one observation."""
     return self._forward(observation)[0]
 
-  def save_checkpoint(self, checkpoint_dir, iteration_number):
+  def save_checkpoint(self, checkpoint_dir: str, iteration_number: int) -> None:
     np.savez(os.path.join(checkpoint_dir, f'mlp-{iteration_number}.npz'), *self.weights)
 
-  def load_checkpoint(self, checkpoint_dir, iteration_number):
+  def load_checkpoint(self, checkpoint_dir: str, iteration_number: int) -> None:
     with np.load(os.path.join(checkpoint_dir, f'mlp-{iteration_number}.npz')) as saved:
       weights = [saved[f'arr_{index}'] for index in range(len(saved.files))]
     shapes = [weight.shape for weight in self.weights]
@@ -101,7 +108,7 @@ class MLPAgent(agent.Agent):
                        f'{checkpoint_dir} holds another network (shapes differ).')
     self.weights = weights
 
-  def reload_latest_checkpoint(self, checkpoint_dir):
+  def reload_latest_checkpoint(self, checkpoint_dir: str) -> int:
     names = os.listdir(checkpoint_dir) if os.path.isdir(checkpoint_dir) else ()
     iterations = [int(match.group(1)) for match in map(_CHECKPOINT.match, names) if match]
     if not iterations:
@@ -109,7 +116,7 @@ class MLPAgent(agent.Agent):
     self.load_checkpoint(checkpoint_dir, max(iterations))
     return max(iterations)
 
-  def _forward(self, observation):
+  def _forward(self, observation: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     """(Q-values, the inputs of every layer) for one observation."""
     x = np.asarray(observation, np.float64).reshape(-1)
     inputs = []
@@ -120,10 +127,11 @@ class MLPAgent(agent.Agent):
         x = np.maximum(x, 0.0)
     return x, inputs
 
-  def _gradient(self, observation, action):
+  def _gradient(self, observation: np.ndarray,
+                action: int) -> tuple[float, list[np.ndarray]]:
     """(Q(observation, action), its gradient with respect to every weight)."""
     q_values, inputs = self._forward(observation)
-    grads = [None] * len(self.weights)
+    grads: list[Any] = [None] * len(self.weights)
     upstream = np.zeros_like(q_values)
     upstream[action] = 1.0
     for index in range(len(self.weights) - 2, -1, -2):
@@ -133,7 +141,8 @@ class MLPAgent(agent.Agent):
         upstream = (self.weights[index] @ upstream) * (inputs[index // 2] > 0)
     return q_values[action], grads
 
-  def _sarsa_update(self, state, action, reward, next_state, next_action):
+  def _sarsa_update(self, state: np.ndarray, action: int, reward: float,
+                    next_state: np.ndarray, next_action: int) -> None:
     q_value, grad = self._gradient(state, action)
     next_value, next_grad = self._gradient(next_state, next_action)
     error = q_value - (reward + self._gamma * next_value)

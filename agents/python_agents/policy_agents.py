@@ -10,7 +10,11 @@
 `agent_registry` offers them under BLE's names (`create_agent`).
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -32,27 +36,28 @@ class PolicyAgent(agent_lib.Agent):
   network's state) is this agent's.
   """
 
-  def __init__(self, num_actions, observation_shape, policy, name):
+  def __init__(self, num_actions: int, observation_shape: Sequence[int],
+               policy: Callable[[np.ndarray], Any], name: str) -> None:
     """Keeps the one-row `policy`; `name` is what `get_name()` returns."""
     super().__init__(num_actions, observation_shape)
     self._policy = policy
     self._name = name
 
-  def get_name(self):
+  def get_name(self) -> str:
     return self._name
 
-  def begin_episode(self, observation):
+  def begin_episode(self, observation: np.ndarray) -> int:
     policies_lib.begin_episode(self._policy, [0], None)
     return self._act(observation)
 
-  def step(self, reward, observation):
+  def step(self, reward: float, observation: np.ndarray) -> int:
     del reward
     return self._act(observation)
 
-  def end_episode(self, reward, terminal=True):
+  def end_episode(self, reward: float, terminal: bool = True) -> None:
     del reward, terminal
 
-  def _act(self, observation):
+  def _act(self, observation: np.ndarray) -> int:
     return int(np.asarray(self._policy(np.asarray(observation)[None]))[0])
 
 
@@ -63,7 +68,8 @@ class SavedModelAgent(PolicyAgent):
     EvaluationError: no SavedModel at `path`, or one taking other observations.
   """
 
-  def __init__(self, num_actions, observation_shape, path=BALLOON_PPO, name=None):
+  def __init__(self, num_actions: int, observation_shape: Sequence[int], path: str = BALLOON_PPO,
+               name: str | None = None) -> None:
     model = policies_lib.load_saved_model(path)
     policies_lib.check_observation_shape(model, path, tuple(observation_shape),
                                          f'observation_shape {tuple(observation_shape)}')
@@ -72,17 +78,19 @@ class SavedModelAgent(PolicyAgent):
                      name or os.path.basename(os.path.normpath(path)))
 
 
-def baseline_policy(name, episode_length=None, **kwargs):
+def baseline_policy(name: str, episode_length: int | None = None,
+                    **kwargs: Any) -> Callable[[np.ndarray], Any]:
   """The one-row evaluation policy of baseline `name` (its environment's plug-in's)."""
   environment = environments.get(environments.baseline_env_id(name))
   length = episode_length or environment.default_episode_length()
   return environment.baselines[name](1, length, **kwargs)
 
 
-def baseline_agent(name):
+def baseline_agent(name: str) -> Callable[..., PolicyAgent]:
   """A constructor `(num_actions, observation_shape)` of an evaluation baseline's agent."""
 
-  def construct(num_actions, observation_shape, episode_length=None, **kwargs):
+  def construct(num_actions: int, observation_shape: Sequence[int],
+                episode_length: int | None = None, **kwargs: Any) -> PolicyAgent:
     return PolicyAgent(num_actions, observation_shape,
                        baseline_policy(name, episode_length, **kwargs), name)
   construct.__name__ = name

@@ -23,8 +23,12 @@ Adam, the random generator and the counters but not the replay memory (it refill
 resume; BLE's Dopamine agents write theirs, hundreds of MB per iteration).
 """
 
+from __future__ import annotations
+
 import dataclasses
 import functools
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -44,7 +48,7 @@ _SPECS = {**config_fields.specs(qrdqn_config.NetworkConfig),
           **config_fields.specs(qrdqn_config.QRDQNConfig)}
 
 
-def _kind_keys(kind):
+def _kind_keys(kind: str) -> tuple[str, ...]:
   """The keys quantile network kind `kind` adds (the balloon's `column`: column_layers, ...).
 
   Raises:
@@ -55,14 +59,15 @@ def _kind_keys(kind):
 
 
 
-def _begin_episode(qrdqn, rows):  # pylint: disable=redefined-outer-name
+def _begin_episode(qrdqn: Any, rows: np.ndarray) -> None:  # pylint: disable=redefined-outer-name
   """Starts the episodes of `rows` (an op run for its effect; a tf.function returns none)."""
   qrdqn.begin_episode(rows)
 
 class QuantileAgent(agent_lib.BatchedAgent):
   """QR-DQN for a batch of `num_envs` environments with BLE's (batched) Agent methods."""
 
-  def __init__(self, num_actions, observation_shape, num_envs=1, seed=0, **hyperparameters):
+  def __init__(self, num_actions: int, observation_shape: Sequence[int], num_envs: int = 1,
+               seed: int | None = 0, **hyperparameters: Any) -> None:
     """Builds the QR-DQN networks, replay memory and optimizer.
 
     Args:
@@ -89,9 +94,10 @@ class QuantileAgent(agent_lib.BatchedAgent):
     hyperparameters = {key: config_fields.check_value(f'QuantileAgent.{key}', value,
                                                       _SPECS[key]) if key in _SPECS else value
                        for key, value in hyperparameters.items()}
-    network = qrdqn_config.NetworkConfig(**{
+    network_kwargs: dict[str, Any] = {
         key: tuple(value) if key == 'hidden_layers' else value
-        for key, value in hyperparameters.items() if key in _NETWORK_KEYS})
+        for key, value in hyperparameters.items() if key in _NETWORK_KEYS}
+    network = qrdqn_config.NetworkConfig(**network_kwargs)
     network_options = {key: tuple(value) if isinstance(value, list) else value
                        for key, value in hyperparameters.items() if key in kind_keys}
     algorithm = {key: value for key, value in hyperparameters.items()
@@ -127,49 +133,51 @@ class QuantileAgent(agent_lib.BatchedAgent):
         env_steps=self.qrdqn.env_steps, batch_steps=self.qrdqn.batch_steps,
         num_updates=self.qrdqn.num_updates)
 
-  def get_name(self):
+  def get_name(self) -> str:
     return 'quantile'
 
-  def set_mode(self, mode):
+  def set_mode(self, mode: agent_lib.AgentMode | str) -> None:
     """Explores and learns in `AgentMode.TRAIN`; acts greedily in `AgentMode.EVAL`."""
     if hasattr(self, '_training'):
       self._training.assign(agent_lib.AgentMode(mode) == agent_lib.AgentMode.TRAIN)
 
-  def begin_episode(self, observations, rows):
+  def begin_episode(self, observations: np.ndarray, rows: np.ndarray) -> np.ndarray:
     rows = np.asarray(rows, np.int32)
     self._begin(rows)
     return self._act(observations, rows)
 
-  def step(self, rewards, observations, rows):
+  def step(self, rewards: np.ndarray, observations: np.ndarray,
+           rows: np.ndarray) -> np.ndarray:
     rows = np.asarray(rows, np.int32)
     observations = np.asarray(observations, np.float32)
     ongoing = np.zeros(len(rows), bool)
     self._record(rows, rewards, ongoing, ongoing, observations)
     return self._act(observations, rows)
 
-  def end_episode(self, rewards, terminals, rows):
+  def end_episode(self, rewards: np.ndarray, terminals: np.ndarray, rows: np.ndarray) -> None:
     rows = np.asarray(rows, np.int32)
     terminals = np.asarray(terminals, bool)
     # BLE's end_episode has no final observation: a cut episode bootstraps from the last.
     self._record(rows, rewards, terminals, ~terminals, self._last_observation[rows])
 
-  def save_checkpoint(self, checkpoint_dir, iteration_number):
+  def save_checkpoint(self, checkpoint_dir: str, iteration_number: int) -> None:
     self._checkpoint.save(checkpoint_dir, iteration_number)
 
-  def load_checkpoint(self, checkpoint_dir, iteration_number):
+  def load_checkpoint(self, checkpoint_dir: str, iteration_number: int) -> None:
     self._checkpoint.load(checkpoint_dir, iteration_number)
 
-  def reload_latest_checkpoint(self, checkpoint_dir):
+  def reload_latest_checkpoint(self, checkpoint_dir: str) -> int:
     return self._checkpoint.reload_latest(checkpoint_dir)
 
-  def _act(self, observations, rows):
+  def _act(self, observations: np.ndarray, rows: np.ndarray) -> np.ndarray:
     observations = np.asarray(observations, np.float32)
     actions = self._perform(rows, observations).numpy()
     self._last_observation[rows] = observations
     self._last_action[rows] = actions
     return actions.astype(np.int64)
 
-  def _record(self, rows, rewards, terminated, truncated, next_observations):
+  def _record(self, rows: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
+              truncated: np.ndarray, next_observations: np.ndarray) -> None:
     if not bool(self._training.numpy()):
       return
     self._experience(rows, self._last_observation[rows], self._last_action[rows],

@@ -20,8 +20,12 @@ their bound values. `create_agent` also takes keyword arguments for the construc
 which take precedence over gin's.
 """
 
+from __future__ import annotations
+
 import os
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from agents.env.balloon import ble_names
 from agents.evaluation.errors import EvaluationError
@@ -46,7 +50,7 @@ class GinConfigError(ValueError):
   """A gin file or binding that does not parse or bind (the message names it)."""
 
 
-def get_agent_gin_file(agent_name, gin_file):
+def get_agent_gin_file(agent_name: str, gin_file: str | None) -> str | None:
   """`gin_file` when given, else agent `agent_name`'s default gin file (None if it has none).
 
   Raises:
@@ -55,7 +59,8 @@ def get_agent_gin_file(agent_name, gin_file):
   return agent_registry.get_default_gin_config(agent_name) if gin_file is None else gin_file
 
 
-def create_agent(agent_name, num_actions, observation_shape, **kwargs):
+def create_agent(agent_name: str, num_actions: int, observation_shape: Sequence[int],
+                 **kwargs: Any) -> Any:
   """Creates an agent by name, with BLE's single-balloon methods.
 
   Args:
@@ -83,7 +88,9 @@ def create_agent(agent_name, num_actions, observation_shape, **kwargs):
   return constructor(num_actions, observation_shape=observation_shape, **kwargs)
 
 
-def bind_gin_variables(agent, agent_gin_file=None, gin_bindings=(), additional_gin_files=()):
+def bind_gin_variables(agent: str, agent_gin_file: str | None = None,
+                       gin_bindings: Sequence[str] = (),
+                       additional_gin_files: Sequence[str] = ()) -> None:
   """Binds the gin configuration of an experiment, as BLE's `bind_gin_variables`.
 
   Parses `agent_gin_file` (default: agent `agent`'s default gin file, if it has one),
@@ -117,7 +124,7 @@ def bind_gin_variables(agent, agent_gin_file=None, gin_bindings=(), additional_g
     raise _culprit(gin, gin_files, gin_bindings, error) from None
 
 
-def resolve_gin_file(path):
+def resolve_gin_file(path: str) -> str:
   """`path` if it exists as given, else its copy under the directory holding `agents` (the
   package's own gin files: `agents/python_agents/configs/...`), else `path` unchanged."""
   if os.path.isabs(path) or os.path.isfile(path):
@@ -126,7 +133,8 @@ def resolve_gin_file(path):
   return under_package if os.path.isfile(under_package) else path
 
 
-def _culprit(gin, gin_files, gin_bindings, error):
+def _culprit(gin: Any, gin_files: Sequence[str], gin_bindings: Iterable[str],
+             error: BaseException) -> GinConfigError:
   """The `GinConfigError` naming the gin file or binding that made `error`: parses them
   again one by one (not locking the configuration) and names the first that fails."""
   for path in gin_files:
@@ -142,13 +150,13 @@ def _culprit(gin, gin_files, gin_bindings, error):
   return GinConfigError(f'gin configuration: {type(error).__name__}: {_first_line(error)}')
 
 
-def _gin():
+def _gin() -> Any:
   if agent_registry.gin is None:
     raise ImportError(f'bind_gin_variables needs gin-config: {GIN_EXTRA}.')
   return agent_registry.gin
 
 
-def _parse(gin, what, files, bindings):
+def _parse(gin: Any, what: str, files: Sequence[str], bindings: Sequence[str]) -> None:
   """Parses gin files or bindings, refusing an error in one line naming `what`."""
   try:
     gin.parse_config_files_and_bindings(files, bindings, finalize_config=False,
@@ -160,14 +168,14 @@ def _parse(gin, what, files, bindings):
                          f'{_first_line(error)})') from None
 
 
-def _first_line(error):
+def _first_line(error: BaseException) -> str:
   text = str(error).strip()
   if isinstance(error, KeyError) and len(error.args) == 1:
     text = str(error.args[0])
   return text.splitlines()[0] if text else type(error).__name__
 
 
-def without_gin_context(text):
+def without_gin_context(text: str) -> str:
   """An error message without the context gin appends to errors of a configurable's call
   (`In call to configurable 'X' (<function ...>)`), which names no input."""
   return re.sub(r'\s*In call to configurable .*$', '', text, flags=re.DOTALL)

@@ -11,8 +11,11 @@ given objects. A damaged newest checkpoint (a kill during a save) is skipped wit
 warning, as a run's resume does (`agents.run.checkpoints.newest_readable`).
 """
 
+from __future__ import annotations
+
 import os
 import re
+from typing import Any
 
 import tensorflow as tf
 
@@ -29,20 +32,20 @@ class AgentCheckpoint:
     **objects: the trackables to save (networks, optimizers, variables).
   """
 
-  def __init__(self, prefix='ckpt', **objects):
+  def __init__(self, prefix: str = 'ckpt', **objects: Any) -> None:
     self._prefix = prefix
     self._checkpoint = tf.train.Checkpoint(**objects)
 
-  def path(self, checkpoint_dir, iteration):
+  def path(self, checkpoint_dir: str, iteration: int) -> str:
     """The path prefix of an iteration's checkpoint."""
     return os.path.join(checkpoint_dir, f'{self._prefix}-{int(iteration)}')
 
-  def save(self, checkpoint_dir, iteration):
+  def save(self, checkpoint_dir: str, iteration: int) -> str:
     """Writes the objects as iteration `iteration`'s checkpoint; returns its prefix."""
     os.makedirs(checkpoint_dir, exist_ok=True)
     return self._checkpoint.write(self.path(checkpoint_dir, iteration))
 
-  def load(self, checkpoint_dir, iteration):
+  def load(self, checkpoint_dir: str, iteration: int) -> None:
     """Restores iteration `iteration`'s checkpoint.
 
     Raises:
@@ -55,7 +58,7 @@ class AgentCheckpoint:
                               'not exist.')
     self._restore(path)
 
-  def reload_latest(self, checkpoint_dir):
+  def reload_latest(self, checkpoint_dir: str) -> int:
     """Restores the newest checkpoint that reads; returns its iteration, or -1 if none.
 
     Raises:
@@ -68,9 +71,11 @@ class AgentCheckpoint:
     if path is None:
       return -1
     self._restore(path)
-    return int(_ITERATION.search(path).group(1))
+    match = _ITERATION.search(path)
+    assert match is not None  # newest_readable returns the path of a numbered checkpoint.
+    return int(match.group(1))
 
-  def _restore(self, path):
+  def _restore(self, path: str) -> None:
     try:
       self._checkpoint.read(path).assert_existing_objects_matched()
     except (AssertionError, ValueError, tf.errors.OpError) as error:

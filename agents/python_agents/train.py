@@ -23,15 +23,19 @@ agent's checkpoints) prints one line naming it and exits with code 2, before any
 written. The gin bindings need gin-config (`pip install 'agents[gin]'`).
 """
 
+from __future__ import annotations
+
 import os
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from agents.python_agents import ble_flags
 
 PROG = 'agents.python_agents.train'
 
 
-def define_flags():
+def define_flags() -> ble_flags.Flags:
   """BLE 1.0.1 train.py's flags, names and defaults."""
   flags = ble_flags.Flags(PROG, 'Trains an agent with BLE\'s flags (run_training_loop).')
   flags.string('agent', 'dqn', 'Type of agent to create.')
@@ -59,12 +63,12 @@ def define_flags():
   return flags
 
 
-def run_directory(args):
+def run_directory(args: Any) -> str:
   """Where BLE's train.py writes: `<base_dir>/<agent>/<run_number>`."""
   return os.path.join(args.base_dir, args.agent, str(args.run_number))
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
   """Trains as the flags say; returns the exit code (2: bad input, nothing written)."""
   flags = define_flags()
   args = flags.parse(sys.argv[1:] if argv is None else argv)

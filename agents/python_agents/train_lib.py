@@ -37,11 +37,15 @@ Where it differs from BLE:
 - a progress bar shows episodes, steps per second and the last iteration's means.
 """
 
+from __future__ import annotations
+
 import json
 import logging
 import os
 import re
 import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
@@ -53,12 +57,16 @@ from agents.run import directory_lock
 from agents.tools import interrupts
 from agents.training import builders
 
+if TYPE_CHECKING:
+  from agents.tools.batch_env import BatchEnv
+
 _LOG = logging.getLogger(__name__)
 DEFAULT_EPISODES_PER_ITERATION = 50  # BLE's
 _RECORD = re.compile(r'^iteration_(\d+)\.json$')
 
 
-def get_collector_data(collectors=None):
+def get_collector_data(
+    collectors: Sequence[str] | None = None) -> list[collectors_lib.CollectorConstructor]:
   """The constructors of the collectors named (BLE's `--collectors` names).
 
   Raises:
@@ -73,8 +81,10 @@ def get_collector_data(collectors=None):
   return constructors
 
 
-def make_batch_env(env_id, num_balloons, num_processes=None, *, max_episode_steps=None,
-                   check_finite=True, processes=None, ray_address=None, **env_kwargs):
+def make_batch_env(env_id: str, num_balloons: int, num_processes: int | None = None, *,
+                   max_episode_steps: int | None = None, check_finite: bool = True,
+                   processes: int | None = None, ray_address: str | None = None,
+                   **env_kwargs: Any) -> BatchEnv:
   """A batch of `num_balloons` environments in worker processes, for `run_training_loop`.
 
   The balloon (any environment whose vector entry point leaves resets to the caller)
@@ -115,7 +125,7 @@ def make_batch_env(env_id, num_balloons, num_processes=None, *, max_episode_step
   environment = {
       'id': env_id, 'kwargs': env_kwargs, 'imports': ['agents.env'],
       'max_episode_steps': max_episode_steps, 'num_agents': num_balloons,
-      'processes': processes or num_processes > 0, 'vector': _steps_as_slab(spec),
+      'processes': processes or (num_processes or 0) > 0, 'vector': _steps_as_slab(spec),
       'envs_per_process': -(-num_balloons // max(num_processes, 1)) if num_processes else 0,
       'check_finite': check_finite, 'ray_address': ray_address, 'max_restarts': 0}
   batch = builders.make_batch_env({'environment': environment})
@@ -123,7 +133,7 @@ def make_batch_env(env_id, num_balloons, num_processes=None, *, max_episode_step
   return batch
 
 
-def _steps_as_slab(spec):
+def _steps_as_slab(spec: Any) -> bool:
   """Whether the environment's own vector form can be a slab: it must leave resets to us.
 
   A vector entry point that resets finished environments itself (Gymnasium's CartPole)
@@ -137,10 +147,13 @@ def _steps_as_slab(spec):
   return mode == gymnasium.vector.AutoresetMode.DISABLED
 
 
-def run_training_loop(base_dir, env, agent, num_iterations, max_episode_length=960,
-                      collector_constructors=(), *, render_period=10,
-                      episodes_per_iteration=DEFAULT_EPISODES_PER_ITERATION, seed=0,
-                      progress=True):
+def run_training_loop(
+    base_dir: str, env: Any, agent: Any, num_iterations: int,
+    max_episode_length: int = 960,
+    collector_constructors: Sequence[collectors_lib.CollectorConstructor] = (), *,
+    render_period: int = 10,
+    episodes_per_iteration: int | None = DEFAULT_EPISODES_PER_ITERATION,
+    seed: int | None = 0, progress: bool = True) -> dict[str, Any]:
   """Trains `agent` on `env` for `num_iterations` iterations, checkpointing each one.
 
   Args:
@@ -206,9 +219,12 @@ def run_training_loop(base_dir, env, agent, num_iterations, max_episode_length=9
 class _TrainingLoop:
   """The state of one `run_training_loop` call: the batch, the agent, the collectors."""
 
-  def __init__(self, base_dir, batch, single_env, agent, agent_class, num_actions,
-               max_episode_length, collector_constructors, render_period,
-               episodes_per_iteration, seed, episodes):
+  def __init__(self, base_dir: str, batch: BatchEnv, single_env: gymnasium.Env | None,
+               agent: agent_lib.BatchedAgent, agent_class: str, num_actions: int,
+               max_episode_length: int,
+               collector_constructors: Sequence[collectors_lib.CollectorConstructor],
+               render_period: int, episodes_per_iteration: int, seed: int | None,
+               episodes: int) -> None:
     self.checkpoint_dir = os.path.join(base_dir, 'checkpoints')
     self.batch, self.single_env, self.agent = batch, single_env, agent
     self.agent_class = agent_class
@@ -227,15 +243,15 @@ class _TrainingLoop:
     self.dispatcher = collectors_lib.CollectorDispatcher(
         base_dir, num_actions, collector_constructors, episodes)
     self.recording = len(self.dispatcher) > 0
-    self.stop = None
-    self.iteration = None
-    self.bar = None
+    self.stop: Any = None  # The stop request of a run (interrupts.StopRequest).
+    self.iteration: int | None = None
+    self.bar: Any = None  # The progress bar (tqdm).
     self.steps = 0
-    self._started = None
+    self._started: Any = None  # The run's start (time.perf_counter()), once it starts.
     self._cut = False
-    self.iteration_means = {}
+    self.iteration_means: dict[str, float] = {}
 
-  def run(self, start_iteration, num_iterations, progress):
+  def run(self, start_iteration: int, num_iterations: int, progress: bool) -> dict[str, Any]:
     """Runs the iterations from `start_iteration`, reporting to `progress`."""
     agent = self.agent
     agent.set_summary_writer(self.dispatcher.get_summary_writer())
@@ -274,11 +290,12 @@ class _TrainingLoop:
     return dict(iteration=saved, episodes=self.episodes, interrupted=interrupted,
                 signal=self.stop.signal_name if interrupted else None)
 
-  def _fly_iteration(self, iteration):
+  def _fly_iteration(self, iteration: int) -> bool:
     """Flies the iteration's rounds; returns False when a stop request cut it short."""
     rounds = -(-self.episodes_per_iteration // self.size)
     seeds = _episode_seeds(self.seed, iteration, rounds * self.size)
-    sums, count = {}, 0
+    sums: dict[str, float] = {}
+    count = 0
     self._cut = False
     for round_index in range(rounds):
       if self.stop.requested:
@@ -296,7 +313,7 @@ class _TrainingLoop:
     self.iteration_means = {name: total / count for name, total in sums.items()} if count else {}
     return not self._cut
 
-  def _fly_round(self, seeds, flown):
+  def _fly_round(self, seeds: Sequence[int | None], flown: int) -> list[dict[str, Any]]:
     """One episode in each of the first `flown` rows, from a reset of every row to the
     end of the last episode; the other rows wait (unrecorded, unseen by the agent).
 
@@ -359,14 +376,14 @@ class _TrainingLoop:
         actions[flying] = self._act('step', reward[flying], observ[flying], flying)
     return summaries
 
-  def _act(self, method, *args):
+  def _act(self, method: str, *args: Any) -> np.ndarray:
     """The agent's actions for `rows` (its last argument), checked."""
     rows = args[-1]
     actions = self._call(method, *args)
     return agent_lib.check_actions(actions, rows, self.num_actions, self.agent_name,
                                    self.iteration)
 
-  def _call(self, method, *args):
+  def _call(self, method: str, *args: Any) -> Any:
     try:
       return getattr(self.agent, method)(*args)
     except agent_lib.AgentStepError as error:
@@ -375,7 +392,9 @@ class _TrainingLoop:
       row = int(args[-1][0]) if self.size == 1 else None
       raise agent_lib.AgentStepError(method, row, self.iteration, error) from error
 
-  def _record(self, row, returns, lengths, terminated, statistics, recorded):
+  def _record(self, row: int, returns: np.ndarray, lengths: np.ndarray,
+              terminated: np.ndarray, statistics: Mapping[str, Any],
+              recorded: tuple[np.ndarray, np.ndarray] | None) -> dict[str, Any]:
     """Reports the episode that row `row` just ended; returns its summary."""
     length = int(lengths[row])
     summary = {'episode': self.episodes, 'iteration': self.iteration, 'row': row,
@@ -387,7 +406,7 @@ class _TrainingLoop:
     self.episodes += 1
     return summary
 
-  def _save(self, iteration, complete):
+  def _save(self, iteration: int, complete: bool) -> None:
     os.makedirs(self.checkpoint_dir, exist_ok=True)
     self.agent.save_checkpoint(self.checkpoint_dir, iteration)
     _write_json(os.path.join(self.checkpoint_dir, f'iteration_{iteration}.json'), {
@@ -401,18 +420,18 @@ class _TrainingLoop:
     postfix['steps/s'] = f'{self.steps / max(time.perf_counter() - self._started, 1e-9):.0f}'
     self.bar.set_postfix(postfix, refresh=False)
 
-  def _show_progress(self, episodes, steps):
+  def _show_progress(self, episodes: int, steps: int) -> None:
     self.steps += steps
     self.bar.update(episodes)
 
 
-def _progress_bar(total, initial, enabled):
+def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
   import tqdm
   return tqdm.tqdm(total=total, initial=initial, unit='episode', dynamic_ncols=True,
                    disable=not enabled)
 
 
-def _close_quietly(dispatcher):
+def _close_quietly(dispatcher: collectors_lib.CollectorDispatcher) -> None:
   """Closes the collectors' files after an error, keeping the error that is raised."""
   try:
     dispatcher.end_training()
@@ -420,12 +439,12 @@ def _close_quietly(dispatcher):
     _LOG.debug('end_training after an error raised too.', exc_info=True)
 
 
-def _check_positive(name, value):
+def _check_positive(name: str, value: Any) -> None:
   if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
     raise ValueError(f'{name} must be a positive int, got {value!r}.')
 
 
-def _as_batch(env):
+def _as_batch(env: Any) -> tuple[BatchEnv, gymnasium.Env | None]:
   """(the environment as a `BatchEnv`, the single Gymnasium env or None)."""
   from agents.tools.batch_env import BatchEnv
   if isinstance(env, BatchEnv):
@@ -438,7 +457,7 @@ def _as_batch(env):
                   f'gymnasium VectorEnv, got {type(env).__name__}.')
 
 
-def _with_spaces(env):
+def _with_spaces(env: Any) -> Any:
   """`env`, or, when its spaces are not Gymnasium's (BLE's loop reads only
   `action_space.n`), `env` wrapped with Gymnasium spaces: `Discrete(action_space.n)` and
   the Box of its observations' shape and dtype, read from one `reset()`.
@@ -464,13 +483,14 @@ def _with_spaces(env):
   return wrapped
 
 
-def _as_batched_agent(agent, batch_size):
+def _as_batched_agent(agent: Any, batch_size: int) -> tuple[agent_lib.BatchedAgent, str]:
   """(a `BatchedAgent` for a batch of `batch_size`, the name of the agent's class).
 
   A `SingleBalloonAgent` (`create_agent`'s `quantile`) whose batched agent has
   `batch_size` rows is flown as that batched agent, one call per batch step.
   """
   agent = agent_lib.unwrap(agent, batch_size)
+  batched: agent_lib.BatchedAgent
   if isinstance(agent, (list, tuple)):
     batched = agent_lib.AgentPerRow(agent)
     agent_class = type(agent[0]).__qualname__
@@ -490,7 +510,7 @@ def _as_batched_agent(agent, batch_size):
   return batched, agent_class
 
 
-def _num_actions(space):
+def _num_actions(space: Any) -> int:
   """The number of actions of a Discrete space starting at 0, or of any space with an
   integer `n` (BLE's loop reads only `action_space.n`)."""
   number = getattr(space, 'n', None)
@@ -501,14 +521,14 @@ def _num_actions(space):
   return int(space.n)
 
 
-def _env_id(batch, single_env):
+def _env_id(batch: BatchEnv, single_env: gymnasium.Env | None) -> str | None:
   env_id = getattr(batch, 'env_id', None)
   if env_id is None and single_env is not None and single_env.spec is not None:
     env_id = single_env.spec.id
   return env_id
 
 
-def _steps_finished_episodes(env_id):
+def _steps_finished_episodes(env_id: str | None) -> bool:
   """Whether the environment may step an ended episode (the balloon's may: it stays put)."""
   if env_id is None:
     return False
@@ -516,16 +536,16 @@ def _steps_finished_episodes(env_id):
   return environments.get(env_id).steps_finished_episodes
 
 
-def _episode_seeds(seed, iteration, count):
+def _episode_seeds(seed: int | None, iteration: int, count: int) -> list[int | None]:
   """The episode seeds of an iteration: a function of (seed, iteration) only."""
   if seed is None:
     return [None] * count
   return np.random.default_rng([seed, iteration]).integers(0, 2 ** 31 - 1, count).tolist()
 
 
-def read_records(checkpoint_dir):
+def read_records(checkpoint_dir: str) -> dict[int, dict[str, Any]]:
   """{iteration: record} of the iteration records in `checkpoint_dir` that read."""
-  records = {}
+  records: dict[int, dict[str, Any]] = {}
   if not os.path.isdir(checkpoint_dir):
     return records
   for name in os.listdir(checkpoint_dir):
@@ -541,7 +561,8 @@ def read_records(checkpoint_dir):
   return records
 
 
-def _resume(agent, agent_class, checkpoint_dir, episodes_per_iteration):
+def _resume(agent: Any, agent_class: str, checkpoint_dir: str,
+            episodes_per_iteration: int) -> tuple[int, int]:
   """Loads the newest readable checkpoint; returns (next iteration, episodes so far).
 
   Raises:
@@ -577,7 +598,7 @@ def _resume(agent, agent_class, checkpoint_dir, episodes_per_iteration):
   return 0, 0
 
 
-def _write_json(path, data):
+def _write_json(path: str, data: Any) -> None:
   """Writes JSON atomically: a temporary file, then a rename."""
   temporary = f'{path}.tmp-{os.getpid()}'
   with open(temporary, 'w', encoding='utf-8') as file:
