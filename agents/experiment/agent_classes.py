@@ -276,7 +276,6 @@ def env_to_record(env: EnvSpec | None) -> dict[str, Any] | None:
 
 
 def env_from_record(data: Mapping[str, Any] | None, what: str) -> EnvSpec | None:
-
   """The environment pair `env_to_record` wrote (the constructor imported again)."""
   if data is None:
     return None

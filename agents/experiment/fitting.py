@@ -60,7 +60,6 @@ class FitSpec:
   agent: Any = None
 
 
-
 @dataclasses.dataclass
 class FitOutcome:
   """What became of a fit.

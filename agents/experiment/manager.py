@@ -490,7 +490,6 @@ class ExperimentManager(SearchMixin, experiment_base.Experiment):
   def load(
       cls, filename: str | os.PathLike[str], *, agent_class: type | None = None
   ) -> ExperimentManager | config_experiment.ConfigExperiment:
-
     """The manager `save` wrote (its `experiment.yaml`, or the folder holding it).
 
     A folder of a config's experiment loads as the `ConfigExperiment` it is. The agent

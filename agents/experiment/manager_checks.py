@@ -159,12 +159,10 @@ def implements_sample_parameters(agent_class: type) -> bool:
   """Whether the class overrides `sample_parameters` (the base `Agent`'s raises)."""
   from agents.experiment import agent_base
   method: Any = getattr(agent_class, 'sample_parameters', None)
-
   if not callable(method):
     return False
   base = agent_base.Agent.__dict__['sample_parameters'].__func__  # The classmethod's function.
   return getattr(method, '__func__', method) is not base
-
 
 
 def search_space(agent_class: type, init_kwargs: Mapping[str, Any],

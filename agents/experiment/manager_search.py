@@ -122,7 +122,6 @@ class SearchMixin:
                                self.init_kwargs_per_instance, search_space)
 
   def default_objective(self) -> Callable[[Any], float]:
-
     """The mean of a trial's `eval_agents()` (rlberry's objective)."""
     return lambda trial_manager: float(np.mean(trial_manager.eval_agents(verbose=False)))
 

@@ -250,6 +250,5 @@ class NullWriter:
       raise AttributeError(attribute)
 
     def ignored(*args: Any, **kwargs: Any) -> None:
-
       del args, kwargs
     return ignored
