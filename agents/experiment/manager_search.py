@@ -124,4 +124,3 @@ class SearchMixin:
   def default_objective(self) -> Callable[[Any], float]:
     """The mean of a trial's `eval_agents()` (rlberry's objective)."""
     return lambda trial_manager: float(np.mean(trial_manager.eval_agents(verbose=False)))
-
