@@ -39,10 +39,8 @@ Where it differs from BLE:
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -52,7 +50,10 @@ import numpy as np
 
 from agents.python_agents import agent as agent_lib
 from agents.python_agents import collectors as collectors_lib
+from agents.python_agents import run_records
+from agents.python_agents.collectors import CollectorConstructor
 from agents.python_agents.episode_statistics import EpisodeStatistics
+from agents.python_agents.run_records import read_records
 from agents.run import directory_lock
 from agents.tools import interrupts
 from agents.training import builders
@@ -62,11 +63,9 @@ if TYPE_CHECKING:
 
 _LOG = logging.getLogger(__name__)
 DEFAULT_EPISODES_PER_ITERATION = 50  # BLE's
-_RECORD = re.compile(r'^iteration_(\d+)\.json$')
 
 
-def get_collector_data(
-    collectors: Sequence[str] | None = None) -> list[collectors_lib.CollectorConstructor]:
+def get_collector_data(collectors: Sequence[str] | None = None) -> list[CollectorConstructor]:
   """The constructors of the collectors named (BLE's `--collectors` names).
 
   Raises:
@@ -148,12 +147,10 @@ def _steps_as_slab(spec: Any) -> bool:
 
 
 def run_training_loop(
-    base_dir: str, env: Any, agent: Any, num_iterations: int,
-    max_episode_length: int = 960,
-    collector_constructors: Sequence[collectors_lib.CollectorConstructor] = (), *,
-    render_period: int = 10,
-    episodes_per_iteration: int | None = DEFAULT_EPISODES_PER_ITERATION,
-    seed: int | None = 0, progress: bool = True) -> dict[str, Any]:
+    base_dir: str, env: Any, agent: Any, num_iterations: int, max_episode_length: int = 960,
+    collector_constructors: Sequence[CollectorConstructor] = (), *, render_period: int = 10,
+    episodes_per_iteration: int | None = DEFAULT_EPISODES_PER_ITERATION, seed: int | None = 0,
+    progress: bool = True) -> dict[str, Any]:
   """Trains `agent` on `env` for `num_iterations` iterations, checkpointing each one.
 
   Args:
@@ -207,7 +204,7 @@ def run_training_loop(
   episodes_per_iteration = episodes_per_iteration or len(batch)
   checkpoint_dir = os.path.join(base_dir, 'checkpoints')
   with directory_lock.hold(base_dir, 'training run'):
-    start_iteration, episodes = _resume(batched_agent, agent_class, checkpoint_dir,
+    start_iteration, episodes = run_records.resume(batched_agent, agent_class, checkpoint_dir,
                                         episodes_per_iteration)
     loop = _TrainingLoop(
         base_dir, batch, single_env, batched_agent, agent_class, num_actions,
@@ -221,8 +218,7 @@ class _TrainingLoop:
 
   def __init__(self, base_dir: str, batch: BatchEnv, single_env: gymnasium.Env | None,
                agent: agent_lib.BatchedAgent, agent_class: str, num_actions: int,
-               max_episode_length: int,
-               collector_constructors: Sequence[collectors_lib.CollectorConstructor],
+               max_episode_length: int, collector_constructors: Sequence[CollectorConstructor],
                render_period: int, episodes_per_iteration: int, seed: int | None,
                episodes: int) -> None:
     self.checkpoint_dir = os.path.join(base_dir, 'checkpoints')
@@ -294,8 +290,7 @@ class _TrainingLoop:
     """Flies the iteration's rounds; returns False when a stop request cut it short."""
     rounds = -(-self.episodes_per_iteration // self.size)
     seeds = _episode_seeds(self.seed, iteration, rounds * self.size)
-    sums: dict[str, float] = {}
-    count = 0
+    sums, count = dict[str, float](), 0
     self._cut = False
     for round_index in range(rounds):
       if self.stop.requested:
@@ -409,7 +404,7 @@ class _TrainingLoop:
   def _save(self, iteration: int, complete: bool) -> None:
     os.makedirs(self.checkpoint_dir, exist_ok=True)
     self.agent.save_checkpoint(self.checkpoint_dir, iteration)
-    _write_json(os.path.join(self.checkpoint_dir, f'iteration_{iteration}.json'), {
+    run_records.write_json(os.path.join(self.checkpoint_dir, f'iteration_{iteration}.json'), {
         'agent_class': self.agent_class, 'agent_name': self.agent_name,
         'iteration': iteration, 'episodes': self.episodes, 'complete': complete,
         'episodes_per_iteration': self.episodes_per_iteration, 'batch_size': self.size,
@@ -490,9 +485,8 @@ def _as_batched_agent(agent: Any, batch_size: int) -> tuple[agent_lib.BatchedAge
   `batch_size` rows is flown as that batched agent, one call per batch step.
   """
   agent = agent_lib.unwrap(agent, batch_size)
-  batched: agent_lib.BatchedAgent
   if isinstance(agent, (list, tuple)):
-    batched = agent_lib.AgentPerRow(agent)
+    batched: agent_lib.BatchedAgent = agent_lib.AgentPerRow(agent)
     agent_class = type(agent[0]).__qualname__
   elif agent_lib.is_batched(agent):
     batched = agent_lib.check_agent(agent)
@@ -541,69 +535,6 @@ def _episode_seeds(seed: int | None, iteration: int, count: int) -> list[int | N
   if seed is None:
     return [None] * count
   return np.random.default_rng([seed, iteration]).integers(0, 2 ** 31 - 1, count).tolist()
-
-
-def read_records(checkpoint_dir: str) -> dict[int, dict[str, Any]]:
-  """{iteration: record} of the iteration records in `checkpoint_dir` that read."""
-  records: dict[int, dict[str, Any]] = {}
-  if not os.path.isdir(checkpoint_dir):
-    return records
-  for name in os.listdir(checkpoint_dir):
-    match = _RECORD.match(name)
-    if not match:
-      continue
-    try:
-      with open(os.path.join(checkpoint_dir, name), encoding='utf-8') as file:
-        record = json.load(file)
-      records[int(match.group(1))] = record
-    except (OSError, ValueError) as error:
-      _LOG.warning('Skipping the unreadable iteration record %s: %s', name, error)
-  return records
-
-
-def _resume(agent: Any, agent_class: str, checkpoint_dir: str,
-            episodes_per_iteration: int) -> tuple[int, int]:
-  """Loads the newest readable checkpoint; returns (next iteration, episodes so far).
-
-  Raises:
-    CheckpointMismatchError: the newest record names another agent class.
-    CheckpointLoadError: records exist but none of their checkpoints loads.
-  """
-  records = read_records(checkpoint_dir)
-  if records:
-    newest = records[max(records)]
-    if newest.get('agent_class') != agent_class:
-      raise agent_lib.CheckpointMismatchError(
-          f'{checkpoint_dir} holds the checkpoints of agent class '
-          f'{newest.get("agent_class")!r} (iteration {max(records)}), not of '
-          f'{agent_class!r}; pass another base_dir to train this agent.')
-  latest = agent.reload_latest_checkpoint(checkpoint_dir)
-  if latest is not None and latest >= 0:
-    record = records.get(latest)
-    return latest + 1, (record['episodes'] if record else
-                        (latest + 1) * episodes_per_iteration)
-  failures = []
-  for iteration in sorted(records, reverse=True):
-    try:
-      agent.load_checkpoint(checkpoint_dir, iteration)
-    except Exception as error:  # noqa: BLE001 - any failure: try the older checkpoint
-      failures.append(f'iteration {iteration}: {type(error).__name__}: {error}')
-      _LOG.warning('Checkpoint of iteration %d does not load (%s); trying an older one.',
-                   iteration, error)
-      continue
-    return iteration + 1, records[iteration]['episodes']
-  if failures:
-    raise agent_lib.CheckpointLoadError(
-        f'no checkpoint in {checkpoint_dir} loads into the agent: ' + '; '.join(failures))
-  return 0, 0
-
-
-def _write_json(path: str, data: Any) -> None:
-  """Writes JSON atomically: a temporary file, then a rename."""
-  temporary = f'{path}.tmp-{os.getpid()}'
-  with open(temporary, 'w', encoding='utf-8') as file:
-    json.dump(data, file, indent=1)
-  os.replace(temporary, path)
 
 
 __all__ = ['DEFAULT_EPISODES_PER_ITERATION', 'get_collector_data', 'make_batch_env',
