@@ -17,7 +17,8 @@ from typing import Any
 
 from agents.python_agents import agent as agent_lib
 
-_LOG = logging.getLogger(__name__)
+# The training loop's logger: its warnings keep the name they had in train_lib.
+_LOG = logging.getLogger('agents.python_agents.train_lib')
 _RECORD = re.compile(r'^iteration_(\d+)\.json$')
 
 
