@@ -109,7 +109,7 @@ class Seeder:
     return f'Seeder object with: {self.seed_seq}'
 
 
-SeedLike: TypeAlias = 'int | np.random.SeedSequence | Seeder | None'
+SeedLike: TypeAlias = int | np.random.SeedSequence | Seeder | None
 
 """A seed as rlberry's agents take it: None (fresh entropy), an int >= 0, a `SeedSequence`
 or a `Seeder`."""

@@ -43,9 +43,9 @@ REQUIRED_METHODS = ('fit', 'eval')
 # equivalents, `seeder` and `output_dir`, to every agent through its base class).
 PASSED_WHEN_NAMED = ('seed', 'output_dir', 'eval_env')
 
-EnvMaker: TypeAlias = 'str | Callable[..., Any] | None'
+EnvMaker: TypeAlias = str | Callable[..., Any] | None
 """A Gymnasium id, or a callable returning the environment (None: no environment)."""
-EnvSpec: TypeAlias = 'tuple[EnvMaker, Mapping[str, Any] | None]'
+EnvSpec: TypeAlias = tuple[EnvMaker, Mapping[str, Any] | None]
 """An environment as rlberry's `train_env`: `(id_or_constructor, kwargs)`."""
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -33,8 +33,10 @@ if TYPE_CHECKING:
   import matplotlib.figure
   import pandas as pd
 
-Config = dict[str, Any]  # A resolved config: {section: {key: value}}.
-ConfigSource = str | Mapping[str, Any]  # A registered name, a YAML file or a mapping.
+Config: TypeAlias = dict[str, Any]
+"""A resolved config: {section: {key: value}}."""
+ConfigSource: TypeAlias = str | Mapping[str, Any]
+"""A config as given: a registered config's name, a YAML file's path or a mapping."""
 
 PARALLELIZATIONS = ('process', 'ray', 'inline')
 BUDGET_KEY = 'loop.steps'

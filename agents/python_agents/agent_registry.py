@@ -47,7 +47,7 @@ except ImportError:  # gin-config is optional: create_agent works without it.
 
 AgentConstructor: TypeAlias = Callable[..., Any]
 """`constructor(num_actions, observation_shape, **kwargs)` -> an agent (BLE's interface)."""
-RegistryEntry: TypeAlias = tuple[AgentConstructor, 'str | None']
+RegistryEntry: TypeAlias = tuple[AgentConstructor, str | None]
 """A `REGISTRY` value: (the agent's constructor, its default gin file or None)."""
 
 CONFIG_DIR = 'agents/python_agents/configs'
