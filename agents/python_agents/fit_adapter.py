@@ -41,7 +41,8 @@ class FitAdapter:
   """A BLE agent class with rlberry's `fit`/`eval`/`save`/`load`."""
 
   def __init__(self, env: Any, agent_class: type, seed: int | None = None,
-               output_dir: str | None = None, eval_suite: str = DEFAULT_SUITE,
+               output_dir: str | None = None,
+               eval_suite: str | eval_lib.EvaluationSuite = DEFAULT_SUITE,
                max_episode_length: int | None = None, **agent_kwargs: Any) -> None:
     """Builds the agent(s) for `env`.
 
@@ -102,7 +103,8 @@ class FitAdapter:
         collector_constructors=kwargs.get('collector_constructors', ()))
     return self.last_result
 
-  def eval(self, eval_suite: str | None = None, **kwargs: Any) -> float:
+  def eval(self, eval_suite: str | eval_lib.EvaluationSuite | None = None,
+           **kwargs: Any) -> float:
     """The mean TWR50 over the seeds of `eval_suite` (default: the adapter's).
 
     Args:
