@@ -10,7 +10,8 @@ balloon (and on any Gymnasium environment with discrete actions):
   wrapping single-environment agents into it; the typed errors of bad agents and bad
   runs;
 - `train_lib`: `run_training_loop` (BLE's `train_lib.py`) on one environment or a batch
-  of balloons in worker processes (`make_batch_env`), checkpointing every iteration;
+  of balloons in worker processes (`make_batch_env`), checkpointing every iteration
+  (the iteration records: `run_records`);
 - `collectors`: BLE's `Collector` interface, `CollectorDispatcher`, `StatisticsInstance`
   and the console, TensorBoard, JSON-lines (and opt-in pickle) collectors;
 - `episode_statistics`: each episode's TWR50 and failure flags (any environment's
