@@ -141,6 +141,30 @@ class ConsoleCollectorTest(unittest.TestCase):
         console.step(collectors.StatisticsInstance(0, action, 0.0, False))
     console.step(collectors.StatisticsInstance(0, 2, 0.0, False))
 
+  def test_bles_caller_gets_bles_lines_through_absl_logging_one_per_line_in_the_log(self):
+    # BLE's loop calls `step` for every step, then `end_episode` with the last one again,
+    # which BLE's collector counts once more; a BLE user's log parsing relies on the line.
+    with tempfile.TemporaryDirectory() as base_dir:
+      console = collectors.ConsoleCollector(base_dir, 3, 7, fine_grained_logging=True,
+                                            fine_grained_frequency=2)
+      with self.assertLogs('absl', 'INFO') as logs:
+        console.pre_training()
+        console.begin_episode()
+        for step, action in enumerate((0, 2, 2)):
+          console.step(collectors.StatisticsInstance(step, action, 1.0, step == 2))
+        console.end_episode(collectors.StatisticsInstance(3, 2, 1.0, True))
+        console.end_training()
+      with open(os.path.join(base_dir, 'metrics', 'console', 'console.log')) as file:
+        lines = file.read().splitlines()
+    episode = (f'Episode 7: reward: 0004.00, episode length: 3, action distribution: '
+               f'{np.array([1, 0, 3]) / 4}')
+    self.assertEqual([record.getMessage() for record in logs.records], [
+        'Step: 0, action: 0, reward: 1.0, terminal: False\n',
+        'Step: 2, action: 2, reward: 1.0, terminal: True\n', episode])
+    self.assertEqual(lines, ['Step: 0, action: 0, reward: 1.0, terminal: False',
+                             'Step: 2, action: 2, reward: 1.0, terminal: True', episode])
+    self.assertEqual(console.current_episode, 8)
+
 
 class _Scalars:
   """A summary writer that records its scalars."""
