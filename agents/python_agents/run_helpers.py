@@ -20,6 +20,8 @@ their bound values. `create_agent` also takes keyword arguments for the construc
 which take precedence over gin's.
 """
 
+import contextlib
+import logging
 import os
 import re
 
@@ -112,7 +114,8 @@ def bind_gin_variables(agent, agent_gin_file=None, gin_bindings=(), additional_g
   gin = _gin()
   gin.add_config_file_search_path(PACKAGE_PARENT)
   try:
-    gin.parse_config_files_and_bindings(gin_files, bindings=gin_bindings, skip_unknown=False)
+    with _gin_lookups_quiet():
+      gin.parse_config_files_and_bindings(gin_files, bindings=gin_bindings, skip_unknown=False)
   except Exception as error:  # noqa: BLE001 - named below, in one line
     raise _culprit(gin, gin_files, gin_bindings, error) from None
 
@@ -151,13 +154,33 @@ def _gin():
 def _parse(gin, what, files, bindings):
   """Parses gin files or bindings, refusing an error in one line naming `what`."""
   try:
-    gin.parse_config_files_and_bindings(files, bindings, finalize_config=False,
-                                        skip_unknown=False)
+    with _gin_lookups_quiet():
+      gin.parse_config_files_and_bindings(files, bindings, finalize_config=False,
+                                          skip_unknown=False)
   except (ValueError, SyntaxError, TypeError, KeyError, OSError, ImportError) as error:
     raise GinConfigError(f'{what}: {_first_line(error)}') from None
   except Exception as error:  # noqa: BLE001 - gin's tokenizer raises its own errors
     raise GinConfigError(f'{what}: does not parse ({type(error).__name__}: '
                          f'{_first_line(error)})') from None
+
+
+@contextlib.contextmanager
+def _gin_lookups_quiet():
+  """While gin looks for a file it cannot open, its resource reader logs through the root
+  logger (`Path not found: ...` at ERROR), and the first such call runs
+  `logging.basicConfig()`, leaving a handler on the root logger. When the root logger has
+  no handler, a `NullHandler` stands in meanwhile: neither happens, and the one-line error
+  naming the file stays the only output. A root logger the user configured is left alone."""
+  root = logging.getLogger()
+  if root.handlers:
+    yield
+    return
+  stand_in = logging.NullHandler()
+  root.addHandler(stand_in)
+  try:
+    yield
+  finally:
+    root.removeHandler(stand_in)
 
 
 def _first_line(error):
