@@ -7,7 +7,7 @@ BLE's `agents/agent_registry.py`, name for name:
 | `random` | `agent.RandomAgent` | none |
 | `mlp` | `mlp_agent.MLPAgent` (SARSA on an MLP, as BLE's) | `configs/mlp.gin` |
 | `dqn` | `dqn_agent.DQNAgent` (a DQN in TensorFlow) | `configs/dqn.gin` |
-| `perciatelli44` | BLE's frozen Perciatelli44 network | none |
+| `perciatelli44` | `perciatelli44.Perciatelli44`: BLE's frozen network | none |
 | `quantile` | `QuantileAgent` (QR-DQN) as a `SingleBalloonAgent` | `configs/quantile.gin` |
 | `finetune_perciatelli` | `quantile` from Perciatelli44's weights | none |
 | `station_seeker`, `random_walk` | BLE's controllers (the balloon plug-in's baselines) | none |
@@ -34,7 +34,7 @@ from agents.algorithms.qrdqn import config as qrdqn_config
 from agents.configs import sections
 from agents.evaluation import environments
 from agents.python_agents import agent as agent_lib
-from agents.python_agents import mlp_agent, policy_agents
+from agents.python_agents import mlp_agent, perciatelli44, policy_agents
 
 try:
   import gin
@@ -118,6 +118,7 @@ def _built_in():
   entries.update((name, (constructor, _GIN_FILES.get(name)))
                  for name, constructor in _LEARNERS.items())
   entries['balloon_ppo'] = (policy_agents.SavedModelAgent, None)
+  entries['perciatelli44'] = (perciatelli44.Perciatelli44, None)  # BLE's class and checks.
   for env_id in plugins.EVALUATION.names():
     environment = environments.get(env_id)
     for name in environment.baselines:

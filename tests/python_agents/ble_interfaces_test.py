@@ -20,6 +20,7 @@ from agents.python_agents import (
   collectors,
   combine_eval_shards,
   eval_lib,
+  perciatelli44,
   random_walk_agent,
   run_helpers,
   station_seeker_agent,
@@ -230,6 +231,23 @@ class BleAgentClassesTest(unittest.TestCase):
     self.assertEqual(walks[0], walks[1])
     self.assertEqual(walker.get_name(), 'RandomWalkAgent')
     self.assertTrue(set(walks[0]) <= {0, 1, 2})
+
+  def test_perciatelli44_under_bles_class_name_takes_only_its_networks_shapes(self):
+    from tests.env.balloon.perciatelli44_test import graph_bytes  # a stand-in network
+    with tempfile.TemporaryDirectory() as directory:
+      path = os.path.join(directory, 'p44.pb')
+      with open(path, 'wb') as file:
+        file.write(graph_bytes())  # Q-values: the observation's first 3 floats.
+      agent = perciatelli44.Perciatelli44(3, (1099,), path=path)
+      observation = np.zeros(1099, np.float32)
+      observation[1] = 1.0
+      self.assertEqual((agent.get_name(), agent.begin_episode(observation)),
+                       ('Perciatelli44', 1))
+      self.assertIsInstance(run_helpers.create_agent('perciatelli44', 3, (1099,), path=path),
+                            perciatelli44.Perciatelli44)
+      for shapes, culprit in (((4, (1099,)), 'num_actions=4'), ((3, (1100,)), r'\(1100,\)')):
+        with self.assertRaisesRegex(ValueError, culprit):
+          perciatelli44.Perciatelli44(*shapes, path=path)
 
 
 class _BleSpaces(gymnasium.Env):
