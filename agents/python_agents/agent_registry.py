@@ -21,13 +21,16 @@ With `gin-config` installed (`pip install 'agents[gin]'`), importing this module
 registers the learning agents' constructors as gin configurables under BLE's class
 names (`MLPAgent`, `DQNAgent`, `QuantileAgent`), so a gin file or binding such as
 `QuantileAgent.learning_rate = 1e-4` reaches them through `create_agent`; the gin files
-import this module as BLE's import theirs. Paths of the default gin files are relative
-to the directory holding the `agents` package, which `bind_gin_variables` puts on gin's
-search path (BLE's are relative to the parent of `balloon_learning_environment`).
+import this module as BLE's import theirs. The default gin files' paths are absolute (the
+files in the package, wherever it is installed), so `bind_gin_variables` hands gin
+exactly the path `get_default_gin_config` gives, and gin opens it from any directory
+(BLE's are relative to the parent of `balloon_learning_environment`, which its
+`bind_gin_variables` puts on gin's search path).
 """
 
 import collections.abc
 import dataclasses
+import os
 
 from agents import plugins
 from agents.algorithms.qrdqn import config as qrdqn_config
@@ -41,9 +44,8 @@ try:
 except ImportError:  # gin-config is optional: create_agent works without it.
   gin = None
 
-CONFIG_DIR = 'agents/python_agents/configs'
-_GIN_FILES = {'mlp': f'{CONFIG_DIR}/mlp.gin', 'dqn': f'{CONFIG_DIR}/dqn.gin',
-              'quantile': f'{CONFIG_DIR}/quantile.gin'}
+CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'configs')
+_GIN_FILES = {name: os.path.join(CONFIG_DIR, f'{name}.gin') for name in ('mlp', 'dqn', 'quantile')}
 _QUANTILE_KEYS = ('num_envs', 'seed') + tuple(
     field.name for config in (qrdqn_config.QRDQNConfig, qrdqn_config.NetworkConfig)
     for field in dataclasses.fields(config))
@@ -180,8 +182,7 @@ def agent_constructor(name):
 
 
 def get_default_gin_config(name):
-  """The default gin file of agent `name` (relative to the directory holding `agents`), or
-  None.
+  """The default gin file of agent `name` (an absolute path, in the package), or None.
 
   Raises:
     UnknownAgentError: an unknown name (the message lists the names).

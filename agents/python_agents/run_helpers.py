@@ -91,9 +91,10 @@ def bind_gin_variables(agent, agent_gin_file=None, gin_bindings=(), additional_g
   Parses `agent_gin_file` (default: agent `agent`'s default gin file, if it has one),
   then `additional_gin_files`, then `gin_bindings`, in one call of gin's
   `parse_config_files_and_bindings`, which locks gin's configuration as BLE's does
-  (`gin.clear_config()` unlocks it). A relative path that is not found in the working
-  directory is looked up under the directory holding the `agents` package, so the
-  default gin files are found from any directory, in an installed package too.
+  (`gin.clear_config()` unlocks it). The default gin files' paths are absolute, so they
+  are found from any directory, in an installed package too; a relative path that is not
+  found in the working directory is looked up under the directory holding the `agents`
+  package (`agents/python_agents/configs/mlp.gin` names the package's file).
 
   Args:
     agent: the agent's name (any name when `agent_gin_file` is given).

@@ -9,6 +9,7 @@ import json
 import os
 import tempfile
 import unittest
+from unittest import mock
 
 import gymnasium
 import numpy as np
@@ -111,6 +112,18 @@ class RegistryTest(unittest.TestCase):
       self.assertIn(name, agent_registry.REGISTRY)
     self.assertEqual(agent_registry.REGISTRY['random'], (agent_lib.RandomAgent, None))
     self.assertTrue(agent_registry.REGISTRY['mlp'][1].endswith('configs/mlp.gin'))
+
+  def test_gin_gets_the_registrys_path_then_the_extra_files_and_the_bindings(self):
+    # What BLE's own tests check of bind_gin_variables, with this package's path.
+    import gin
+    path = agent_registry.get_default_gin_config('dqn')
+    self.assertTrue(os.path.isabs(path) and os.path.isfile(path), path)
+    self.assertEqual(run_helpers.get_agent_gin_file('dqn', None), path)
+    with mock.patch.object(gin, 'parse_config_files_and_bindings', autospec=True) as parse:
+      run_helpers.bind_gin_variables('dqn', additional_gin_files=['extra.gin'])
+      parse.assert_called_with([path, 'extra.gin'], bindings=(), skip_unknown=False)
+      run_helpers.bind_gin_variables('random', gin_bindings=['A.b = 1'])
+      parse.assert_called_with([], bindings=['A.b = 1'], skip_unknown=False)
     agent_registry.REGISTRY['mine'] = (agent_lib.RandomAgent, None)
     try:
       self.assertIsInstance(run_helpers.create_agent('mine', 3, (4,)), agent_lib.RandomAgent)
