@@ -58,6 +58,8 @@ _SETUP_ARGUMENTS = dict(
         'cloudpickle>=2.0',
         'ruamel.yaml>=0.18',
         'tqdm>=4.60',
+        # absl's logging: BLE's console collector logs through it (TensorFlow needs it too).
+        'absl-py>=1.0',
         'threadpoolctl>=3.1',
         # Compiled inner loops of the balloon's wind GP and forecast (kernels.py).
         'numba>=0.60',

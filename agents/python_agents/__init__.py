@@ -29,5 +29,7 @@ balloon (and on any Gymnasium environment with discrete actions):
 - `quantile_agent`: `QuantileAgent`, the project's QR-DQN as a `BatchedAgent`;
 - `mlp_agent`: `MLPAgent`, BLE's SARSA MLP agent in NumPy;
 - `policy_agents`: the environments' baselines and exported policies as agents;
+- `station_seeker_agent`, `random_walk_agent`, `perciatelli44`: BLE's modules of those
+  agents, with their class names;
 - `tf_checkpoint`: per-iteration checkpoints of an agent's TensorFlow state.
 """

@@ -7,7 +7,7 @@ BLE's `agents/agent_registry.py`, name for name:
 | `random` | `agent.RandomAgent` | none |
 | `mlp` | `mlp_agent.MLPAgent` (SARSA on an MLP, as BLE's) | `configs/mlp.gin` |
 | `dqn` | `dqn_agent.DQNAgent` (a DQN in TensorFlow) | `configs/dqn.gin` |
-| `perciatelli44` | BLE's frozen Perciatelli44 network | none |
+| `perciatelli44` | `perciatelli44.Perciatelli44`: BLE's frozen network | none |
 | `quantile` | `QuantileAgent` (QR-DQN) as a `SingleBalloonAgent` | `configs/quantile.gin` |
 | `finetune_perciatelli` | `quantile` from Perciatelli44's weights | none |
 | `station_seeker`, `random_walk` | BLE's controllers (the balloon plug-in's baselines) | none |
@@ -21,15 +21,18 @@ With `gin-config` installed (`pip install 'agents[gin]'`), importing this module
 registers the learning agents' constructors as gin configurables under BLE's class
 names (`MLPAgent`, `DQNAgent`, `QuantileAgent`), so a gin file or binding such as
 `QuantileAgent.learning_rate = 1e-4` reaches them through `create_agent`; the gin files
-import this module as BLE's import theirs. Paths of the default gin files are relative
-to the directory holding the `agents` package, which `bind_gin_variables` puts on gin's
-search path (BLE's are relative to the parent of `balloon_learning_environment`).
+import this module as BLE's import theirs. The default gin files' paths are absolute (the
+files in the package, wherever it is installed), so `bind_gin_variables` hands gin
+exactly the path `get_default_gin_config` gives, and gin opens it from any directory
+(BLE's are relative to the parent of `balloon_learning_environment`, which its
+`bind_gin_variables` puts on gin's search path).
 """
 
 from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeAlias
 
@@ -38,7 +41,7 @@ from agents.algorithms.qrdqn import config as qrdqn_config
 from agents.configs import sections
 from agents.evaluation import environments
 from agents.python_agents import agent as agent_lib
-from agents.python_agents import mlp_agent, policy_agents
+from agents.python_agents import mlp_agent, perciatelli44, policy_agents
 
 try:
   import gin
@@ -50,9 +53,8 @@ AgentConstructor: TypeAlias = Callable[..., Any]
 RegistryEntry: TypeAlias = tuple[AgentConstructor, str | None]
 """A `REGISTRY` value: (the agent's constructor, its default gin file or None)."""
 
-CONFIG_DIR = 'agents/python_agents/configs'
-_GIN_FILES = {'mlp': f'{CONFIG_DIR}/mlp.gin', 'dqn': f'{CONFIG_DIR}/dqn.gin',
-              'quantile': f'{CONFIG_DIR}/quantile.gin'}
+CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'configs')
+_GIN_FILES = {name: os.path.join(CONFIG_DIR, f'{name}.gin') for name in ('mlp', 'dqn', 'quantile')}
 _QUANTILE_KEYS = ('num_envs', 'seed') + tuple(
     field.name for config in (qrdqn_config.QRDQNConfig, qrdqn_config.NetworkConfig)
     for field in dataclasses.fields(config))
@@ -131,6 +133,7 @@ def _built_in() -> dict[str, RegistryEntry]:
   entries.update((name, (constructor, _GIN_FILES.get(name)))
                  for name, constructor in _LEARNERS.items())
   entries['balloon_ppo'] = (policy_agents.SavedModelAgent, None)
+  entries['perciatelli44'] = (perciatelli44.Perciatelli44, None)  # BLE's class and checks.
   for env_id in plugins.EVALUATION.names():
     environment = environments.get(env_id)
     for name in environment.baselines:
@@ -192,8 +195,7 @@ def agent_constructor(name: str) -> AgentConstructor:
 
 
 def get_default_gin_config(name: str) -> str | None:
-  """The default gin file of agent `name` (relative to the directory holding `agents`), or
-  None.
+  """The default gin file of agent `name` (an absolute path, in the package), or None.
 
   Raises:
     UnknownAgentError: an unknown name (the message lists the names).

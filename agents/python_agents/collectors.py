@@ -15,8 +15,9 @@ A collector written for BLE runs here with its imports changed:
 `CollectorError` naming the collector, the call and the episode. Shipped collectors
 (`AVAILABLE_COLLECTORS`, by the names BLE's `--collectors` flag takes):
 
-- `console`: one line per episode (return, length, action distribution and the
-  environment's episode statistics), on the console and in `metrics/console/console.log`;
+- `console`: BLE's line per episode (return, length, action distribution), followed by the
+  environment's episode statistics, through absl's `logging.info` (above the progress bar
+  in `run_training_loop`) and in `metrics/console/console.log`;
 - `tensorboard`: `Train/EpisodeReward`, `Train/EpisodeLength` and `Train/<statistic>`
   per episode, in `metrics/tensorboard/`;
 - `jsonl`: one JSON object per episode in `metrics/jsonl/episodes.jsonl`;
@@ -47,6 +48,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO, TypeAlias
 
 import numpy as np
+from absl import logging as absl_logging
 
 from agents.python_agents.agent import CollectorError
 
@@ -122,25 +124,28 @@ class Collector(abc.ABC):
     return self.summary_writer is not None
 
 
-def episode_line(statistics: StatisticsInstance, action_distribution: np.ndarray | None = None,
-                 episode: int | None = None, total: float | None = None) -> str:
-  """One line describing a finished episode (the console's and the log file's); `episode`
-  and `total` (the return) stand in when `statistics` carries no episode statistics."""
+def episode_line(statistics: StatisticsInstance, action_distribution: Any,
+                 episode: int | None, total: float) -> str:
+  """BLE's line for a finished episode, `Episode <n>: reward: <total>, episode length: <n>,
+  action distribution: <array>`, followed by the episode statistics `statistics` carries
+  (its `row`, then the environment's, such as `twr50: 0.250`)."""
   summary = statistics.episode_statistics or {}
-  episode = summary.get('episode', episode)
-  total = summary.get('return', statistics.reward if total is None else total)
-  parts = [f'Episode {episode}' + (f' (row {summary["row"]})' if 'row' in summary else '')
-           + f': reward: {total:07.2f}', f'episode length: {statistics.step}']
-  if action_distribution is not None:
-    parts.append(f'action distribution: {np.round(action_distribution, 3).tolist()}')
+  line = (f'Episode {summary.get("episode", episode)}: '
+          f'reward: {summary.get("return", total):07.2f}, '
+          f'episode length: {statistics.step}, action distribution: {action_distribution}')
   for name, value in summary.items():
-    if name not in ('episode', 'row', 'return', 'length', 'iteration', 'terminal'):
-      parts.append(f'{name}: {value:.3f}' if isinstance(value, float) else f'{name}: {value}')
-  return ', '.join(parts)
+    if name not in ('episode', 'return', 'length', 'iteration', 'terminal'):
+      line += f', {name}: {value:.3f}' if isinstance(value, float) else f', {name}: {value}'
+  return line
 
 
 class ConsoleCollector(Collector):
-  """One line per episode on the console (through the progress bar) and in console.log."""
+  """BLE's console collector: one line per episode through absl's `logging.info` (BLE's
+  line), also written to `metrics/console/console.log`.
+
+  `run_training_loop` shows absl's lines above its progress bar; without the bar they show
+  where absl's logging goes (on stderr under `absl.app.run`, as in BLE's scripts).
+  """
 
   def __init__(self, base_dir: str | None, num_actions: int, current_episode: int,
                fine_grained_logging: bool = False, fine_grained_frequency: int = 1,
@@ -152,50 +157,67 @@ class ConsoleCollector(Collector):
                       if self._base_dir is not None and save_to_file else None)
     self._fine_grained_logging = fine_grained_logging
     self._fine_grained_frequency = fine_grained_frequency
-    self._log_file_writer: TextIO | None = None
-    self._action_counts = np.zeros(num_actions)
-    self._current_episode_reward = 0.0
+    # As in BLE, `_log_file_writer` exists from `pre_training` (when there is a file), and
+    # `_action_counts` and `_current_episode_reward` from `begin_episode`.
 
   def get_name(self) -> str:
     return 'console'
 
   def pre_training(self) -> None:
     if self._log_file is not None:
-      # Appended: a resumed run keeps the lines of its earlier sessions.
-      self._log_file_writer = open(self._log_file, 'a', encoding='utf-8')  # noqa: SIM115
+      self._log_file_writer = _LineFile(self._log_file)
 
   def begin_episode(self) -> None:
     self._action_counts = np.zeros(self._num_actions)
     self._current_episode_reward = 0.0
 
   def step(self, statistics: StatisticsInstance) -> None:
-    self._current_episode_reward += float(statistics.reward)
-    if not 0 <= statistics.action < self._num_actions:
-      raise ValueError(f'ConsoleCollector: invalid action {statistics.action} at step '
-                       f'{statistics.step}; actions are 0 to {self._num_actions - 1}.')
-    self._action_counts[statistics.action] += 1
+    self._count(statistics)
     if self._fine_grained_logging and statistics.step % self._fine_grained_frequency == 0:
-      self._write(f'Step: {statistics.step}, action: {statistics.action}, reward: '
-                  f'{statistics.reward}, terminal: {statistics.terminal}')
+      self._log(f'Step: {statistics.step}, action: {statistics.action}, reward: '
+                f'{statistics.reward}, terminal: {statistics.terminal}\n')
 
   def end_episode(self, statistics: StatisticsInstance) -> None:
+    if statistics.episode_statistics is None:
+      # BLE's caller: the last step's statistics count once more, as in BLE. With the
+      # episode's statistics (run_training_loop's), every step was counted by `step`.
+      self._count(statistics)
     counts = self._action_counts
     distribution = counts / counts.sum() if counts.sum() else counts
-    total = self._current_episode_reward + float(statistics.reward)
-    self._write(episode_line(statistics, distribution, self.current_episode, total))
+    self._log(episode_line(statistics, distribution, self.current_episode,
+                           self._current_episode_reward))
     self.current_episode += 1
 
   def end_training(self) -> None:
-    if self._log_file_writer is not None:
+    if self._log_file is not None:
       self._log_file_writer.close()
-      self._log_file_writer = None
 
-  def _write(self, line: str) -> None:
-    import tqdm
-    tqdm.tqdm.write(line)  # Above the progress bar, not through it.
-    if self._log_file_writer is not None:
-      self._log_file_writer.write(line + '\n')
-      self._log_file_writer.flush()
+  def _count(self, statistics: StatisticsInstance) -> None:
+    if not 0 <= statistics.action < self._num_actions:
+      raise ValueError(f'ConsoleCollector: invalid action {statistics.action} at step '
+                       f'{statistics.step}; actions are 0 to {self._num_actions - 1}.')
+    self._current_episode_reward += float(statistics.reward)
+    self._action_counts[statistics.action] += 1
+
+  def _log(self, line: str) -> None:
+    absl_logging.info(line)
+    if self._log_file is not None:
+      self._log_file_writer.write(line)
+
+
+class _LineFile:
+  """The console log, opened for appending (a resumed run keeps its earlier lines): each
+  `write(text)` is one line, ended by a newline when `text` has none, and flushed."""
+
+  def __init__(self, path: str) -> None:
+    self._file = open(path, 'a', encoding='utf-8')  # noqa: SIM115 - closed by close()
+
+  def write(self, text: str) -> None:
+    self._file.write(text if text.endswith('\n') else text + '\n')
+    self._file.flush()
+
+  def close(self) -> None:
+    self._file.close()
 
 
 class SummaryWriter:
@@ -376,7 +398,7 @@ class PickleCollector(Collector):
     if base_dir is None:
       raise ValueError('PickleCollector needs a base directory.')
     super().__init__(base_dir, num_actions, current_episode)
-    self._statistics: list[StatisticsInstance] = []
+    # `_statistics` exists from `begin_episode`, as in BLE.
 
   def get_name(self) -> str:
     return 'pickle'
@@ -385,7 +407,7 @@ class PickleCollector(Collector):
     pass
 
   def begin_episode(self) -> None:
-    self._statistics = []
+    self._statistics: list[StatisticsInstance] = []
 
   def step(self, statistics: StatisticsInstance) -> None:
     self._statistics.append(statistics)

@@ -22,9 +22,11 @@ which take precedence over gin's.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from agents.env.balloon import ble_names
@@ -96,9 +98,10 @@ def bind_gin_variables(agent: str, agent_gin_file: str | None = None,
   Parses `agent_gin_file` (default: agent `agent`'s default gin file, if it has one),
   then `additional_gin_files`, then `gin_bindings`, in one call of gin's
   `parse_config_files_and_bindings`, which locks gin's configuration as BLE's does
-  (`gin.clear_config()` unlocks it). A relative path that is not found in the working
-  directory is looked up under the directory holding the `agents` package, so the
-  default gin files are found from any directory, in an installed package too.
+  (`gin.clear_config()` unlocks it). The default gin files' paths are absolute, so they
+  are found from any directory, in an installed package too; a relative path that is not
+  found in the working directory is looked up under the directory holding the `agents`
+  package (`agents/python_agents/configs/mlp.gin` names the package's file).
 
   Args:
     agent: the agent's name (any name when `agent_gin_file` is given).
@@ -119,7 +122,8 @@ def bind_gin_variables(agent: str, agent_gin_file: str | None = None,
   gin = _gin()
   gin.add_config_file_search_path(PACKAGE_PARENT)
   try:
-    gin.parse_config_files_and_bindings(gin_files, bindings=gin_bindings, skip_unknown=False)
+    with _gin_lookups_quiet():
+      gin.parse_config_files_and_bindings(gin_files, bindings=gin_bindings, skip_unknown=False)
   except Exception as error:  # noqa: BLE001 - named below, in one line
     raise _culprit(gin, gin_files, gin_bindings, error) from None
 
@@ -159,13 +163,33 @@ def _gin() -> Any:
 def _parse(gin: Any, what: str, files: Sequence[str], bindings: Sequence[str]) -> None:
   """Parses gin files or bindings, refusing an error in one line naming `what`."""
   try:
-    gin.parse_config_files_and_bindings(files, bindings, finalize_config=False,
-                                        skip_unknown=False)
+    with _gin_lookups_quiet():
+      gin.parse_config_files_and_bindings(files, bindings, finalize_config=False,
+                                          skip_unknown=False)
   except (ValueError, SyntaxError, TypeError, KeyError, OSError, ImportError) as error:
     raise GinConfigError(f'{what}: {_first_line(error)}') from None
   except Exception as error:  # noqa: BLE001 - gin's tokenizer raises its own errors
     raise GinConfigError(f'{what}: does not parse ({type(error).__name__}: '
                          f'{_first_line(error)})') from None
+
+
+@contextlib.contextmanager
+def _gin_lookups_quiet() -> Iterator[None]:
+  """While gin looks for a file it cannot open, its resource reader logs through the root
+  logger (`Path not found: ...` at ERROR), and the first such call runs
+  `logging.basicConfig()`, leaving a handler on the root logger. When the root logger has
+  no handler, a `NullHandler` stands in meanwhile: neither happens, and the one-line error
+  naming the file stays the only output. A root logger the user configured is left alone."""
+  root = logging.getLogger()
+  if root.handlers:
+    yield
+    return
+  stand_in = logging.NullHandler()
+  root.addHandler(stand_in)
+  try:
+    yield
+  finally:
+    root.removeHandler(stand_in)
 
 
 def _first_line(error: BaseException) -> str:

@@ -34,15 +34,17 @@ Where it differs from BLE:
   without saving (`agents.tools.interrupts`, as `train` does);
 - bad actions, an agent or collector that raises, and bad arguments are typed errors
   (`agents.python_agents.agent`) naming the culprit; the last checkpoint stays intact;
-- a progress bar shows episodes, steps per second and the last iteration's means.
+- a progress bar shows episodes, steps per second and the last iteration's means; absl's
+  log lines (the console collector's) print above it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import gymnasium
@@ -261,20 +263,21 @@ class _TrainingLoop:
       with interrupts.StopRequest() as self.stop:
         self.bar = _progress_bar(num_iterations * self.episodes_per_iteration,
                                  self.episodes, progress)
-        for iteration in range(start_iteration, num_iterations):
-          self.iteration = iteration
-          complete = self._fly_iteration(iteration)
-          self._save(iteration, complete)
-          saved = iteration
-          if self.stop.requested:
-            interrupted = True
-            line = (f'{self.stop.signal_name}: stopped in iteration {iteration} and saved '
-                    f'its checkpoint in {self.checkpoint_dir}.')
-            if progress:
-              self.bar.write(line)
-            else:
-              _LOG.warning(line)
-            break
+        with _absl_lines_above(self.bar) if progress else contextlib.nullcontext():
+          for iteration in range(start_iteration, num_iterations):
+            self.iteration = iteration
+            complete = self._fly_iteration(iteration)
+            self._save(iteration, complete)
+            saved = iteration
+            if self.stop.requested:
+              interrupted = True
+              line = (f'{self.stop.signal_name}: stopped in iteration {iteration} and saved '
+                      f'its checkpoint in {self.checkpoint_dir}.')
+              if progress:
+                self.bar.write(line)
+              else:
+                _LOG.warning(line)
+              break
         finished = True
     finally:
       if self.bar is not None:
@@ -424,6 +427,43 @@ def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
   import tqdm
   return tqdm.tqdm(total=total, initial=initial, unit='episode', dynamic_ncols=True,
                    disable=not enabled)
+
+
+@contextlib.contextmanager
+def _absl_lines_above(bar: Any) -> Iterator[None]:
+  """While the progress bar shows, absl's log records (the console collector's episode lines)
+  from INFO up are written above it, instead of through absl's or the root logger's
+  handlers, which would break the bar; an absl logger set above INFO stays so."""
+  logger = logging.getLogger('absl')
+  handler = _BarHandler(bar)
+  saved = logger.level, logger.propagate
+  if logger.level == logging.NOTSET:
+    logger.setLevel(logging.INFO)
+  logger.propagate = False
+  logger.addHandler(handler)
+  try:
+    yield
+  finally:
+    logger.removeHandler(handler)
+    logger.setLevel(saved[0])
+    logger.propagate = saved[1]
+
+
+class _BarHandler(logging.Handler):
+  """Writes a log record above a tqdm bar: its message (`LEVEL: message` above INFO)."""
+
+  def __init__(self, bar: Any) -> None:
+    super().__init__(logging.INFO)
+    self._bar = bar
+
+  def emit(self, record: logging.LogRecord) -> None:
+    try:
+      message = record.getMessage().rstrip('\n')
+      if record.levelno > logging.INFO:
+        message = f'{record.levelname}: {message}'
+      self._bar.write(message)
+    except Exception:  # noqa: BLE001 - logging's convention: report, never raise
+      self.handleError(record)
 
 
 def _close_quietly(dispatcher: collectors_lib.CollectorDispatcher) -> None:

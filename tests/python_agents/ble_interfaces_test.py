@@ -9,6 +9,7 @@ import json
 import os
 import tempfile
 import unittest
+from unittest import mock
 
 import gymnasium
 import numpy as np
@@ -20,6 +21,7 @@ from agents.python_agents import (
   collectors,
   combine_eval_shards,
   eval_lib,
+  perciatelli44,
   random_walk_agent,
   run_helpers,
   station_seeker_agent,
@@ -110,6 +112,18 @@ class RegistryTest(unittest.TestCase):
       self.assertIn(name, agent_registry.REGISTRY)
     self.assertEqual(agent_registry.REGISTRY['random'], (agent_lib.RandomAgent, None))
     self.assertTrue(agent_registry.REGISTRY['mlp'][1].endswith('configs/mlp.gin'))
+
+  def test_gin_gets_the_registrys_path_then_the_extra_files_and_the_bindings(self):
+    # What BLE's own tests check of bind_gin_variables, with this package's path.
+    import gin
+    path = agent_registry.get_default_gin_config('dqn')
+    self.assertTrue(os.path.isabs(path) and os.path.isfile(path), path)
+    self.assertEqual(run_helpers.get_agent_gin_file('dqn', None), path)
+    with mock.patch.object(gin, 'parse_config_files_and_bindings', autospec=True) as parse:
+      run_helpers.bind_gin_variables('dqn', additional_gin_files=['extra.gin'])
+      parse.assert_called_with([path, 'extra.gin'], bindings=(), skip_unknown=False)
+      run_helpers.bind_gin_variables('random', gin_bindings=['A.b = 1'])
+      parse.assert_called_with([], bindings=['A.b = 1'], skip_unknown=False)
     agent_registry.REGISTRY['mine'] = (agent_lib.RandomAgent, None)
     try:
       self.assertIsInstance(run_helpers.create_agent('mine', 3, (4,)), agent_lib.RandomAgent)
@@ -140,6 +154,30 @@ class ConsoleCollectorTest(unittest.TestCase):
       with self.assertRaisesRegex(ValueError, f'invalid action {action} at step 0'):
         console.step(collectors.StatisticsInstance(0, action, 0.0, False))
     console.step(collectors.StatisticsInstance(0, 2, 0.0, False))
+
+  def test_bles_caller_gets_bles_lines_through_absl_logging_one_per_line_in_the_log(self):
+    # BLE's loop calls `step` for every step, then `end_episode` with the last one again,
+    # which BLE's collector counts once more; a BLE user's log parsing relies on the line.
+    with tempfile.TemporaryDirectory() as base_dir:
+      console = collectors.ConsoleCollector(base_dir, 3, 7, fine_grained_logging=True,
+                                            fine_grained_frequency=2)
+      with self.assertLogs('absl', 'INFO') as logs:
+        console.pre_training()
+        console.begin_episode()
+        for step, action in enumerate((0, 2, 2)):
+          console.step(collectors.StatisticsInstance(step, action, 1.0, step == 2))
+        console.end_episode(collectors.StatisticsInstance(3, 2, 1.0, True))
+        console.end_training()
+      with open(os.path.join(base_dir, 'metrics', 'console', 'console.log')) as file:
+        lines = file.read().splitlines()
+    episode = (f'Episode 7: reward: 0004.00, episode length: 3, action distribution: '
+               f'{np.array([1, 0, 3]) / 4}')
+    self.assertEqual([record.getMessage() for record in logs.records], [
+        'Step: 0, action: 0, reward: 1.0, terminal: False\n',
+        'Step: 2, action: 2, reward: 1.0, terminal: True\n', episode])
+    self.assertEqual(lines, ['Step: 0, action: 0, reward: 1.0, terminal: False',
+                             'Step: 2, action: 2, reward: 1.0, terminal: True', episode])
+    self.assertEqual(console.current_episode, 8)
 
 
 class _Scalars:
@@ -206,6 +244,23 @@ class BleAgentClassesTest(unittest.TestCase):
     self.assertEqual(walks[0], walks[1])
     self.assertEqual(walker.get_name(), 'RandomWalkAgent')
     self.assertTrue(set(walks[0]) <= {0, 1, 2})
+
+  def test_perciatelli44_under_bles_class_name_takes_only_its_networks_shapes(self):
+    from tests.env.balloon.perciatelli44_test import graph_bytes  # a stand-in network
+    with tempfile.TemporaryDirectory() as directory:
+      path = os.path.join(directory, 'p44.pb')
+      with open(path, 'wb') as file:
+        file.write(graph_bytes())  # Q-values: the observation's first 3 floats.
+      agent = perciatelli44.Perciatelli44(3, (1099,), path=path)
+      observation = np.zeros(1099, np.float32)
+      observation[1] = 1.0
+      self.assertEqual((agent.get_name(), agent.begin_episode(observation)),
+                       ('Perciatelli44', 1))
+      self.assertIsInstance(run_helpers.create_agent('perciatelli44', 3, (1099,), path=path),
+                            perciatelli44.Perciatelli44)
+      for shapes, culprit in (((4, (1099,)), 'num_actions=4'), ((3, (1100,)), r'\(1100,\)')):
+        with self.assertRaisesRegex(ValueError, culprit):
+          perciatelli44.Perciatelli44(*shapes, path=path)
 
 
 class _BleSpaces(gymnasium.Env):

@@ -1,7 +1,5 @@
 """Tests for agents/python_agents/collectors.py: BLE's collectors and their dispatcher."""
 
-import contextlib
-import io
 import json
 import os
 import pickle
@@ -104,16 +102,17 @@ class ShippedCollectorsTest(unittest.TestCase):
     dispatcher.end_training()
     return dispatcher.collectors[0]
 
-  def test_console_writes_one_line_per_episode_with_the_statistics(self):
+  def test_console_logs_bles_line_then_the_statistics_once_per_episode(self):
     with tempfile.TemporaryDirectory() as base_dir:
-      with contextlib.redirect_stdout(io.StringIO()) as out:
+      with self.assertLogs('absl', 'INFO') as logs:
         self._fly(base_dir, collectors.ConsoleCollector)
       with open(os.path.join(base_dir, 'metrics', 'console', 'console.log')) as file:
         logged = file.read()
-    line = ('Episode 0 (row 1): reward: 0001.50, episode length: 3, action distribution: '
-            '[0.0, 0.333, 0.667], twr50: 0.250, out_of_power_rate: 0.000')
-    self.assertEqual(out.getvalue().strip(), line)
-    self.assertEqual(logged.strip(), line)
+    # The episode's return and action counts as flown: the last step is counted once.
+    line = (f'Episode 0: reward: 0001.50, episode length: 3, action distribution: '
+            f'{np.array([0, 1, 2]) / 3}, row: 1, twr50: 0.250, out_of_power_rate: 0.000')
+    self.assertEqual([record.getMessage() for record in logs.records], [line])
+    self.assertEqual(logged, line + '\n')
 
   def test_jsonl_writes_the_episode_and_drops_episodes_flown_again(self):
     with tempfile.TemporaryDirectory() as base_dir:

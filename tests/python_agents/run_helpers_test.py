@@ -1,7 +1,12 @@
-"""Tests for agents/python_agents/run_helpers.py (create_agent) and quantile_agent.py."""
+"""Tests for agents/python_agents/run_helpers.py (create_agent, bind_gin_variables) and
+quantile_agent.py."""
 
+import contextlib
+import io
+import logging
 import tempfile
 import unittest
+from unittest import mock
 
 import numpy as np
 
@@ -111,6 +116,22 @@ class QuantileAgentTest(unittest.TestCase):
     agent.end_episode(1.0, True)
     self.assertTrue(all(type(action) is int and 0 <= action < 3 for action in actions))
     self.assertGreater(int(agent.batched_agent.qrdqn.num_updates.numpy()), 0)
+
+
+class BindGinVariablesTest(unittest.TestCase):
+
+  def test_a_missing_gin_file_is_one_error_and_the_root_logger_stays_unconfigured(self):
+    # gin's resource reader logs 'Path not found' through the root logger and, when the root
+    # has no handler, runs logging.basicConfig(): both would outlive the one-line error.
+    import gin
+    for path in ('/nonexistent/mine.gin', 'nonexistent/mine.gin'):
+      with self.subTest(path=path), mock.patch.object(logging.root, 'handlers', []):
+        stderr = io.StringIO()
+        with contextlib.redirect_stderr(stderr), self.assertRaisesRegex(
+            run_helpers.GinConfigError, f'gin file {path}: no such file'):
+          run_helpers.bind_gin_variables('random', agent_gin_file=path)
+        gin.clear_config()
+        self.assertEqual((stderr.getvalue(), logging.root.handlers), ('', []))
 
 
 if __name__ == '__main__':

@@ -1,7 +1,10 @@
 """Tests for agents/python_agents/train_lib.py: BLE's training loop, on one env and a batch."""
 
+import contextlib
 import importlib.util
+import io
 import json
+import logging
 import os
 import signal
 import sys
@@ -164,6 +167,20 @@ class SingleEnvironmentTest(unittest.TestCase):
     with tempfile.TemporaryDirectory() as base_dir:
       train(base_dir, Recording(), 1, length=4)
     self.assertEqual(calls, [('begin', (4,))] + [('step', 'float')] * 3 + [('end', False)])
+
+  def test_the_console_lines_print_above_the_progress_bar_and_absl_is_left_as_it_was(self):
+    absl_logger = logging.getLogger('absl')
+    before = absl_logger.level, absl_logger.propagate, list(absl_logger.handlers)
+    out, err = io.StringIO(), io.StringIO()
+    with tempfile.TemporaryDirectory() as base_dir:
+      with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        train_lib.run_training_loop(base_dir, cartpole(), Balancer(), 1, 5,
+                                    [collectors.ConsoleCollector], episodes_per_iteration=2)
+    lines = out.getvalue().splitlines()
+    self.assertEqual([line.split(':')[0] for line in lines], ['Episode 0', 'Episode 1'])
+    self.assertIn('episode length: 5, action distribution: [', lines[0])
+    self.assertNotIn('Episode', err.getvalue())  # The bar's stream: the bar only.
+    self.assertEqual((absl_logger.level, absl_logger.propagate, absl_logger.handlers), before)
 
   def test_ctrl_c_and_sigterm_cut_the_episode_save_and_stop(self):
     for signum in (signal.SIGINT, signal.SIGTERM):
