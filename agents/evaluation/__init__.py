@@ -11,7 +11,7 @@
     comparison = compare(['out/ss', 'out/ppo'], output_dir='out/cmp')   # paired
 
 A suite is a name, seeds and an episode length; an environment's evaluation plug-in
-(`agents.plugins.EVALUATION`) adds its slabs, seed mapping, suite options, metrics,
+(`agents.plugins.ENVIRONMENTS`) adds its slabs, seed mapping, suite options, metrics,
 baselines and flight renderer (the balloon's: `agents.env.balloon.evaluation`).
 
 Modules: suites (names, seeds), environments (each environment's plug-in or the

@@ -317,12 +317,13 @@ class ConfigExperiment(experiment_base.Experiment):
     return search_distributions.check(search_space, self.config, what)
 
   def default_objective(self):
-    """The objective the environment registers (`plugins.SEARCH_OBJECTIVES`, by its id),
-    else the mean final training `mean_score` of a trial's fits."""
+    """The objective of the environment's plug-in (`search_objective`), else the mean
+    final training `mean_score` of a trial's fits."""
     from agents import plugins
     from agents.experiment import search
-    factory = plugins.SEARCH_OBJECTIVES.find(configs.flatten(self.config)['environment.id'])
-    return factory(self.config) if factory is not None else search.mean_final_score
+    plugin = plugins.environment_plugin(configs.flatten(self.config)['environment.id'])
+    objective = plugin.search_objective(self.config)
+    return objective if objective is not None else search.mean_final_score
 
   def trial_manager(self, params, n_fit, budget, output_dir, max_workers, name):
     """The experiment of one search trial: this config with `params` (dotted keys)."""

@@ -118,7 +118,7 @@ def _built_in():
   entries.update((name, (constructor, _GIN_FILES.get(name)))
                  for name, constructor in _LEARNERS.items())
   entries['balloon_ppo'] = (policy_agents.SavedModelAgent, None)
-  for env_id in plugins.EVALUATION.names():
+  for env_id in plugins.ENVIRONMENTS.names():
     environment = environments.get(env_id)
     for name in environment.baselines:
       if not environment.acts_in_slab(name):

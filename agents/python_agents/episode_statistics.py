@@ -2,11 +2,11 @@
 
 Training with in-graph algorithms reports the environment's per-episode statistics as
 means over the episodes of a logged interval: the `EpisodeCollector`s that an
-environment registers in `agents.plugins.COLLECTORS` (the balloon's: TWR50 and the
-failure flags, `agents.env.balloon.collectors`). `run_training_loop` reports every
-episode on its own, so `EpisodeStatistics` steps the same collectors and reads each
-episode's values from the growth of their totals: nothing is computed twice, and an
-environment's new statistic reaches both paths.
+environment's plug-in gives (`agents.plugins.EnvironmentPlugin.episode_collectors`; the
+balloon's: TWR50 and the failure flags, `agents.env.balloon.collectors`).
+`run_training_loop` reports every episode on its own, so `EpisodeStatistics` steps the
+same collectors and reads each episode's values from the growth of their totals: nothing
+is computed twice, and an environment's new statistic reaches both paths.
 
 When several rows end at the same step, the totals grow by their sum; each row's share
 is then measured on a copy of the collectors taken before the step, stepped with only
@@ -31,9 +31,9 @@ class EpisodeStatistics:
   """
 
   def __init__(self, env_id, batch_size, episode_length):
-    factory = plugins.COLLECTORS.find(env_id) if env_id else None
     environment = {'id': env_id, 'max_episode_steps': episode_length}
-    self._collectors = list(factory(environment, batch_size)) if factory else []
+    self._collectors = list(plugins.environment_plugin(env_id).episode_collectors(
+        environment, batch_size))
 
   @property
   def names(self):

@@ -16,7 +16,7 @@ row: the console's progress bar, TensorBoard (`train/`, `eval/`) and `metrics.js
 Pass your own with `InGraphBatchEnv(..., collectors=[...])`; a user collector needs no
 change to the package.
 
-An environment gives its default collectors through `agents.plugins.COLLECTORS`,
+An environment gives its default collectors through its plug-in (`episode_collectors`),
 keyed by its Gymnasium id (the balloon's report TWR50 and its failure rates:
 `agents.env.balloon.collectors`).
 """
@@ -52,10 +52,10 @@ def handled_info_keys(collectors):
 
 
 def for_environment(environment, batch_size):
-  """The default collectors of a config's `environment` section: those its id registers in
-  `agents.plugins.COLLECTORS` (a factory of (environment, batch_size)), else none."""
-  factory = plugins.COLLECTORS.find(environment['id'])
-  return list(factory(environment, batch_size)) if factory is not None else []
+  """The default collectors of a config's `environment` section: those of its plug-in
+  (`agents.plugins.EnvironmentPlugin.episode_collectors`), else none."""
+  plugin = plugins.environment_plugin(environment['id'])
+  return list(plugin.episode_collectors(environment, batch_size))
 
 
 def means(totals, mark):

@@ -30,12 +30,18 @@ class EpisodeCountCollector(episode_collectors.EpisodeCollector):
     return {'length': (self.finished, float(self.total))}
 
 
+class _CountingPlugin(plugins.EnvironmentPlugin):
+
+  def episode_collectors(self, environment, batch_size):
+    del environment
+    return [EpisodeCountCollector(batch_size)]
+
+
 class EpisodeCollectorsTest(unittest.TestCase):
 
   def test_an_environment_gets_the_collectors_its_id_registers(self):
-    plugins.COLLECTORS.register(
-        'Counting-v0', lambda environment, batch_size: [EpisodeCountCollector(batch_size)])
-    self.addCleanup(plugins.COLLECTORS.unregister, 'Counting-v0')
+    plugins.ENVIRONMENTS.register('Counting-v0', _CountingPlugin())
+    self.addCleanup(plugins.ENVIRONMENTS.unregister, 'Counting-v0')
     collectors = episode_collectors.for_environment({'id': 'Counting-v0'}, 3)
     self.assertIsInstance(collectors[0], EpisodeCountCollector)
     self.assertEqual(collectors[0].length.shape, (3,))

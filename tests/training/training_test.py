@@ -107,6 +107,14 @@ class _EpisodeCounter:
     return {'episodes_seen': (self.finished, float(self.finished))}
 
 
+class _CountingPlugin(plugins.EnvironmentPlugin):
+  """CartPole-v1's plug-in in the test: its episodes counted in every training row."""
+
+  def episode_collectors(self, environment, batch_size):
+    del environment
+    return [_EpisodeCounter(batch_size)]
+
+
 class _RecordingEvaluator:
   """A `plugins.TRAINING_EVALUATORS['suite']` stand-in that records when it flies."""
 
@@ -191,9 +199,8 @@ class PluggedInTest(unittest.TestCase):
   def test_collectors_join_every_row_and_the_suite_evaluator_flies_after_each_eval(self):
     # One run checks both registries: the collectors registered for the environment, and
     # the suite evaluator.
-    plugins.COLLECTORS.register('CartPole-v1',
-                                lambda environment, batch_size: [_EpisodeCounter(batch_size)])
-    self.addCleanup(plugins.COLLECTORS.unregister, 'CartPole-v1')
+    plugins.ENVIRONMENTS.register('CartPole-v1', _CountingPlugin())
+    self.addCleanup(plugins.ENVIRONMENTS.unregister, 'CartPole-v1')
     real_get = plugins.TRAINING_EVALUATORS.get
 
     def fake_get(name):
