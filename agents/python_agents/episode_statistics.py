@@ -3,8 +3,8 @@
 Training with in-graph algorithms reports the environment's per-episode statistics as
 means over the episodes of a logged interval: the `EpisodeCollector`s that an
 environment's plug-in gives (`agents.plugins.EnvironmentPlugin.episode_collectors`; the
-balloon's: TWR50 and the failure flags, `agents.env.balloon.collectors`).
-`run_training_loop` reports every episode on its own, so `EpisodeStatistics` steps the
+balloon's: TWR50 and the failure flags, `agents.env.balloon.training_statistics`).
+`run_training_loop` reports every episode on its own, so `CollectorStatistics` steps the
 same collectors and reads each episode's values from the growth of their totals: nothing
 is computed twice, and an environment's new statistic reaches both paths.
 
@@ -20,7 +20,7 @@ import numpy as np
 from agents import plugins
 
 
-class EpisodeStatistics:
+class CollectorStatistics:
   """The environment's per-episode statistics for a batch of `batch_size` rows.
 
   Args:

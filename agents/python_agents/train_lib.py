@@ -48,7 +48,7 @@ import numpy as np
 
 from agents.python_agents import agent as agent_lib
 from agents.python_agents import collectors as collectors_lib
-from agents.python_agents.episode_statistics import EpisodeStatistics
+from agents.python_agents.episode_statistics import CollectorStatistics
 from agents.run import directory_lock
 from agents.tools import interrupts
 from agents.training import builders
@@ -222,7 +222,7 @@ class _TrainingLoop:
     self.size = len(batch)
     self.rows = np.arange(self.size)
     env_id = _env_id(batch, single_env)
-    self.statistics = EpisodeStatistics(env_id, self.size, max_episode_length)
+    self.statistics = CollectorStatistics(env_id, self.size, max_episode_length)
     self.stepping_finished = _steps_finished_episodes(env_id)
     self.dispatcher = collectors_lib.CollectorDispatcher(
         base_dir, num_actions, collector_constructors, episodes)

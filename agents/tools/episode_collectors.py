@@ -18,7 +18,7 @@ change to the package.
 
 An environment gives its default collectors through its plug-in (`episode_collectors`),
 keyed by its Gymnasium id (the balloon's report TWR50 and its failure rates:
-`agents.env.balloon.collectors`).
+`agents.env.balloon.training_statistics`).
 """
 
 from agents import plugins

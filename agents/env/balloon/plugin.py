@@ -25,7 +25,7 @@ class BalloonPlugin(plugins.EnvironmentPlugin):
   # rates in every training row, its Numba kernels loaded by the workers' forkserver.
   complete_config = plugins.imported('agents.env.balloon.configs:complete_new')
   complete_saved_config = plugins.imported('agents.env.balloon.configs:complete_saved')
-  episode_collectors = plugins.imported('agents.env.balloon.collectors:default_collectors')
+  episode_collectors = plugins.imported('agents.env.balloon.training_statistics:default_collectors')
   search_objective = plugins.imported('agents.env.balloon.search:twr50_objective')
   worker_preloads = ('agents.env.balloon.worker_preload',)
 

@@ -1,10 +1,10 @@
-"""Tests of agents/env/balloon/collectors.py and the collectors it registers."""
+"""Tests of agents/env/balloon/training_statistics.py and the collectors it registers."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import collectors as balloon_collectors
+from agents.env.balloon import training_statistics as balloon_collectors
 from agents.tools import episode_collectors
 
 
