@@ -302,9 +302,9 @@ class EnvironmentPlugin:
     return environment
 
   def episode_collectors(self, environment: Mapping[str, Any], batch_size: int) -> list[Any]:
-    """The `EpisodeCollector`s whose means every training row logs, for a config's
-    `environment` section and a batch of `batch_size` (the balloon: TWR50 and its
-    failures); generic: none."""
+    """The `EpisodeCollector`s whose means every training row logs, for a config's typed
+    `environment` section (`agents.configs.sections.EnvironmentConfig`) and a batch of
+    `batch_size` (the balloon: TWR50 and its failures); generic: none."""
     del environment, batch_size
     return []
 

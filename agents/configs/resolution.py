@@ -189,17 +189,19 @@ def validate(config: Mapping[str, Any]) -> RunConfig:
   ordered = {'seed': resolved['seed']}
   ordered.update((section, resolved[section]) for section in sections.SECTIONS)
   _check_relations(ordered)
-  for config_class in (sections.section_classes(name)['algorithm'],
-                       sections.network_kind_config(name, ordered['network'].get('kind'))):
-    if hasattr(config_class, 'check_run'):
-      config_class.check_run(ordered)
   # What the environment defaults to, named (its plug-in's complete_config: the balloon's
   # wind).
   environment = ordered['environment']
   ordered['environment'] = plugins.environment_plugin(environment['id']).complete_config(
       environment)
   check_environment(ordered)
-  return RunConfig(ordered)
+  run_config = RunConfig(ordered)
+  # The relations an algorithm or a network kind declares, over the typed sections.
+  for config_class in (sections.section_classes(name)['algorithm'],
+                       sections.network_kind_config(name, ordered['network'].get('kind'))):
+    if hasattr(config_class, 'check_run'):
+      config_class.check_run(run_config)
+  return run_config
 
 
 def _complete_saved(data):

@@ -163,7 +163,7 @@ class ConfigExperiment(experiment_base.Experiment):
     old_config = _dotted(manifest.plain(_without(previous_config, _RESUMABLE_KEYS)))
     new_config = _dotted(manifest.plain(_without(self.config, _RESUMABLE_KEYS)))
     # A key declared since the experiment was saved, left at its default, changes nothing.
-    declared = configs.flatten(configs.defaults_of(self.config['algorithm']['name'],
+    declared = configs.flatten(configs.defaults_of(self.config.algorithm_name,
                                                    self.config['network'].get('kind')))
     for key in set(new_config) - set(old_config):
       if key in declared and new_config[key] == declared[key]:

@@ -69,6 +69,7 @@ class ExperimentManager(experiment_base.Experiment):
 
   rlberry_version = RLBERRY_VERSION
   unique_id = timestamp_id = None
+  _class_given = False  # True when `load(..., agent_class=)` stands the class in
 
   def __init__(self, agent_class, train_env=(None, None), fit_budget=None, eval_env=None,
                init_kwargs=None, fit_kwargs=None, eval_kwargs=None, agent_name=None,
@@ -268,7 +269,7 @@ class ExperimentManager(experiment_base.Experiment):
 
   def _compared_keys(self, previous):
     mine = self._manifest_data()
-    if getattr(self, '_class_given', False):  # load(..., agent_class=): it stands in.
+    if self._class_given:  # load(..., agent_class=): it stands in.
       mine['agent'] = dict(mine['agent'], agent_class=previous['agent']['agent_class'])
     return [key for key in ('n_fit', 'seed_entropy', 'agent') if previous.get(key) != mine[key]]
 

@@ -18,6 +18,7 @@ import copy
 import numpy as np
 
 from agents import plugins
+from agents.configs import sections
 
 
 class CollectorStatistics:
@@ -31,9 +32,9 @@ class CollectorStatistics:
   """
 
   def __init__(self, env_id, batch_size, episode_length):
-    environment = {'id': env_id, 'max_episode_steps': episode_length}
-    self._collectors = list(plugins.environment_plugin(env_id).episode_collectors(
-        environment, batch_size))
+    plugin = plugins.environment_plugin(env_id)
+    self._collectors = [] if env_id is None else list(plugin.episode_collectors(
+        sections.EnvironmentConfig(id=env_id, max_episode_steps=episode_length), batch_size))
 
   @property
   def names(self):

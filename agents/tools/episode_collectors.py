@@ -52,9 +52,10 @@ def handled_info_keys(collectors):
 
 
 def for_environment(environment, batch_size):
-  """The default collectors of a config's `environment` section: those of its plug-in
+  """The default collectors of a config's typed `environment` section
+  (`agents.configs.sections.EnvironmentConfig`): those of its plug-in
   (`agents.plugins.EnvironmentPlugin.episode_collectors`), else none."""
-  plugin = plugins.environment_plugin(environment['id'])
+  plugin = plugins.environment_plugin(environment.id)
   return list(plugin.episode_collectors(environment, batch_size))
 
 

@@ -48,6 +48,5 @@ class BalloonCollector(EpisodeCollector):
 
 
 def default_collectors(environment, batch_size):
-  """The balloon's collectors for a config's `environment` section."""
-  return [BalloonCollector(batch_size, environment.get('max_episode_steps')
-                           or constants.EPISODE_STEPS)]
+  """The balloon's collectors for a config's typed `environment` section."""
+  return [BalloonCollector(batch_size, environment.max_episode_steps or constants.EPISODE_STEPS)]
