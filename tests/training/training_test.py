@@ -10,6 +10,7 @@ from unittest import mock
 
 from agents import configs, plugins
 from agents.run import export, run_manifest
+from agents.tools import episode_collectors
 from agents.training import builders, trainer
 from tests.helpers import tiny_experiment, tiny_run
 
@@ -90,15 +91,12 @@ class TrainTest(unittest.TestCase):
       self.assertEqual(file.read(), before)
 
 
-class _EpisodeCounter:
+class _EpisodeCounter(episode_collectors.EpisodeCollector):
   """A collector registered for CartPole-v1 by the test: counts finished episodes."""
 
   def __init__(self, batch_size):
     del batch_size
     self.finished = 0
-
-  def reset(self, indices):
-    del indices
 
   def step(self, reward, terminated, truncated, infos):
     self.finished += int((terminated | truncated).sum())
