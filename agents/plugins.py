@@ -9,6 +9,11 @@ registries below:
         'agents.env.balloon.column_network:ColumnPolicy',
         'agents.env.balloon.column_network_config:ColumnNetworkConfig'))
     plugins.CONFIGS.register('balloon', 'agents.env.balloon.configs:balloon')
+    plugins.ENVIRONMENTS.register('BalloonLearningEnvironment-v0', BalloonPlugin())
+
+Everything an environment brings under its Gymnasium id (config completions, training
+statistics, worker preload, search objective, evaluation) is one typed
+`EnvironmentPlugin`, registered once in `ENVIRONMENTS`.
 
 A value is either the object itself or a 'package.module:attribute' path, imported at
 the first `get` (so that registering costs no import, TensorFlow included).
