@@ -9,6 +9,11 @@ registries below:
         'agents.env.balloon.column_network:ColumnPolicy',
         'agents.env.balloon.column_network_config:ColumnNetworkConfig'))
     plugins.CONFIGS.register('balloon', 'agents.env.balloon.configs:balloon')
+    plugins.ENVIRONMENTS.register('BalloonLearningEnvironment-v0', BalloonPlugin())
+
+Everything an environment brings under its Gymnasium id (config completions, training
+statistics, worker preload, search objective, evaluation) is one typed
+`EnvironmentPlugin`, registered once in `ENVIRONMENTS`.
 
 A value is either the object itself or a 'package.module:attribute' path, imported at
 the first `get` (so that registering costs no import, TensorFlow included).
@@ -196,33 +201,36 @@ matmul_dtype=..., seed=..., name=..., **the kind's own keys)`, returning [B, A, 
 CONFIGS = Registry('named config', '--config')
 """Named run configs: name -> a function of no argument that returns a run config."""
 
-COLLECTORS = Registry('episode collector factory')
-"""Per-episode training statistics: Gymnasium id -> `factory(environment, batch_size)`
-returning a list of `EpisodeCollector`s (environment: the config's `environment` section)."""
-
-EVALUATION = Registry('evaluation plug-in')
-"""Evaluation of an environment beyond seeds and returns: Gymnasium id -> its
-`EnvironmentPlugin` (an instance of it or of a subclass; `agents.evaluation` flies any
-Gymnasium environment without one, with the defaults of `EnvironmentPlugin`)."""
-
-
 class EnvironmentPlugin:
-  """How `agents.evaluation` flies an environment: every field, with the generic default.
+  """What an environment brings to the framework: every field, with the generic default.
 
-  `agents.evaluation` flies any Gymnasium environment: `gymnasium.make` per seed, slabs
-  in worker processes, reset with the suite seed, per-seed return and length, the return
-  as the headline metric. An environment changes any of that by subclassing this class,
-  overriding what differs, and registering an instance in `EVALUATION` under its
-  Gymnasium id (the balloon's is `agents.env.balloon.evaluation.BalloonEvaluation`):
+  The framework runs any Gymnasium environment as it is: no episode statistics in
+  training rows, nothing added to its config, its workers started cold, searches scored
+  by the training score. `agents.evaluation` flies it with `gymnasium.make` per seed,
+  slabs in worker processes, reset with the suite seed, per-seed return and length, the
+  return as the headline metric. An environment changes any of that by subclassing this
+  class, overriding what differs, and registering one instance in `ENVIRONMENTS` under
+  its Gymnasium id (the balloon's is `agents.env.balloon.plugin.BalloonPlugin`):
 
-      class MyEvaluation(plugins.EnvironmentPlugin):
+      class MyPlugin(plugins.EnvironmentPlugin):
         metric = 'paid_steps'
         episode_length = 30
         episode_metrics = PaidSteps
+        make_slab = plugins.imported('mypackage.slabs:make_slab')  # imported when read
 
-      plugins.EVALUATION.register('Mine-v0', MyEvaluation())
+      plugins.ENVIRONMENTS.register('Mine-v0', MyPlugin())
 
-  Attributes:
+  A field whose value is costly to import is given as `imported('module:attribute')`:
+  the core reads some fields in every process (the config completions, the worker
+  preload), and registering or reading those should not import the evaluation's slabs.
+
+  Attributes (training and configs):
+    worker_preloads: module names the forkserver imports before it forks the
+      environment's workers (`agents.tools.transport.launch.preload_environment`), so
+      every worker starts with what they load (the balloon's Numba kernels). Such a module
+      must not raise (other than ImportError) and must start no thread.
+
+  Attributes (evaluation, read by `agents.evaluation.environments`):
     metric: the headline per-seed metric.
     metric_label: its name in tables and plots; None: 'return' for the return, else
       `metric`.
@@ -238,11 +246,8 @@ class EnvironmentPlugin:
     steps_finished_episodes: its slabs may step an environment whose episode ended.
     flight_path_keys: per-step values kept with `--flight_paths`.
     named_suites: {name: () -> seeds}, besides BLE's names, which every environment has.
-    baselines: {name: class built (batch_size, episode_length) -> batched policy}; a
-      class with `acts_in_slab = True` is computed by its slab (`make_slab`'s
-      `controller=name`), its policy sending placeholders; one with `spec_argument =
-      'WHAT'` is also named `name:<WHAT>` and built (batch_size, episode_length,
-      argument), its optional `describe(argument)` returning what results record of it.
+    baselines: {name: a `Baseline` subclass}, built (batch_size, episode_length) into a
+      batched policy (see `Baseline`).
     suite_option_keys: environment keyword arguments that are also suite options (the
       balloon's wind).
     playback_kwargs: environment keyword arguments for playing episodes (`visualize`).
@@ -260,6 +265,8 @@ class EnvironmentPlugin:
       played episode from its step infos ({key: [values]}).
   """
 
+  worker_preloads: tuple[str, ...] = ()
+
   metric: str = 'cumulative_reward'
   metric_label: str | None = None
   metric_range: tuple[float, float] | None = None
@@ -274,7 +281,7 @@ class EnvironmentPlugin:
   steps_finished_episodes: bool = False
   flight_path_keys: tuple[str, ...] = ()
   named_suites: Mapping[str, Callable[[], Any]] = MappingProxyType({})
-  baselines: Mapping[str, Any] = MappingProxyType({})
+  baselines: Mapping[str, type['Baseline']] = MappingProxyType({})
   playback_kwargs: Mapping[str, Any] = MappingProxyType({})
   observation_kwargs: tuple[str, ...] = ()
   suite_option_keys: tuple[str, ...] = ()
@@ -283,6 +290,35 @@ class EnvironmentPlugin:
   episode_metrics: Callable[..., Any] | None = None
   flight_renderer: Callable[..., Any] | None = None
   playback_summary: Callable[..., Any] | None = None
+
+  def complete_config(self, environment: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A config's `environment` section with what the environment defaults to named where
+    it names none (the balloon: `kwargs.wind: generative`), so a run's config.yaml records
+    it. Applied to every validated config; generic: unchanged."""
+    return environment
+
+  def complete_saved_config(self, environment: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A saved config's `environment` section with what the environment defaulted to when
+    an earlier version saved it named (the balloon: `kwargs.wind: procedural`, its wind
+    before the wind was named). Applied to every config read back from a run's
+    config.yaml or a policy record (`agents.configs.from_saved`) before
+    `complete_config`, so old runs resume and old policies fly as they were; generic:
+    unchanged."""
+    return environment
+
+  def episode_collectors(self, environment: Any, batch_size: int) -> list[Any]:
+    """The `EpisodeCollector`s whose means every training row logs, for a config's typed
+    `environment` section (`agents.configs.sections.EnvironmentConfig`) and a batch of
+    `batch_size` (the balloon: TWR50 and its failures); generic: none."""
+    del environment, batch_size
+    return []
+
+  def search_objective(self, config: Mapping[str, Any]) -> Callable[[Any], float] | None:
+    """The default objective of a hyperparameter search of `config`: a function of a
+    trial's `ExperimentManager` to the float the search maximises (the balloon: a TWR50
+    suite); None (generic): the mean final training score of the trial's fits."""
+    del config
+    return None
 
   def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
     """The suite's options completed with their defaults.
@@ -307,36 +343,93 @@ class EnvironmentPlugin:
     return int(suite_seed)
 
 
-CONFIG_DEFAULTS = Registry('config defaults')
-"""What an environment defaults to, named in every validated config: Gymnasium id ->
-`complete(environment)` returning the config's `environment` section with those defaults
-filled in where it names none (the balloon: `kwargs.wind: generative`), so a run's
-config.yaml records them."""
+class Baseline:
+  """A batched baseline policy an `EnvironmentPlugin` names (`baselines`): the contract.
 
-SAVED_CONFIGS = Registry('saved-config completion')
-"""What a config saved by an earlier version leaves out: Gymnasium id -> `complete(environment)`
-returning the config's `environment` section with what the environment then defaulted to
-named (the balloon: `kwargs.wind: procedural`, its wind before the wind was named). Applied
-to every config read back from a run's config.yaml or a policy record
-(`agents.configs.from_saved`) before `CONFIG_DEFAULTS`, so old runs resume and old policies
-fly as they were."""
+  Built as `Baseline(batch_size, episode_length)` (or with a third argument, see
+  `spec_argument`); called with observations [B, ...], it returns actions [B]; told
+  `begin_episode(indices, seeds)` when rows begin an episode (with their suite seeds).
 
-WORKER_PRELOADS = Registry('worker preload')
-"""What the worker processes of an environment should start with: Gymnasium id -> a tuple
-of module names. A process that steps the environment in worker processes adds them to
-the preload of its forkserver (`agents.tools.transport.launch.preload_environment`), which
-imports them once, before it forks the first worker: every worker then starts with what
-they loaded. The balloon's loads its Numba kernels (half a second of CPU per worker
-otherwise). A module imported there must not raise (an exception other than ImportError
-would end the forkserver) and must start no thread (the forkserver forks)."""
+  Attributes:
+    acts_in_slab: the slab computes its actions (`make_slab(..., controller=name)`: a
+      controller that needs the environment's internals); its policy sends placeholders.
+    spec_argument: None, or 'WHAT': the baseline is also named `name:<WHAT>` and built
+      (batch_size, episode_length, argument).
+  """
+
+  acts_in_slab: bool = False
+  spec_argument: str | None = None
+
+  def __init__(self, batch_size: int | None = None, episode_length: int | None = None) -> None:
+    del batch_size, episode_length
+
+  def begin_episode(self, indices: Any, seeds: Any = None) -> None:
+    """Rows `indices` begin an episode (seeds: their suite seeds, or None)."""
+    del indices, seeds
+
+  def __call__(self, observations: Any) -> Any:
+    raise NotImplementedError
+
+  @staticmethod
+  def describe(argument: str | None) -> dict[str, Any]:
+    """What results record of `name:<argument>` (`name` alone: None); default: nothing."""
+    del argument
+    return {}
+
+
+class _Imported:
+  """A plug-in field given as a 'module:attribute' path: imported at its first read."""
+
+  def __init__(self, path: str) -> None:
+    self.path = path
+    self.name = path
+
+  def __set_name__(self, owner: type, name: str) -> None:
+    self.name = f'{owner.__name__}.{name}'
+    self.attribute = name
+
+  def __get__(self, instance: Any, owner: type | None = None) -> Any:
+    value = import_path(self.path, f'plug-in field {self.name}')
+    if instance is not None:
+      instance.__dict__[self.attribute] = value  # read once per instance
+    return value
+
+
+def imported(path: str) -> Any:
+  """A plug-in field imported from 'package.module:attribute' at its first read.
+
+  Lets a plug-in class name what it brings without importing it: the framework reads
+  some fields in every process (see `EnvironmentPlugin`).
+  """
+  return _Imported(path)
+
+
+ENVIRONMENTS = Registry('environment plug-in')
+"""What an environment brings: Gymnasium id -> its `EnvironmentPlugin` (an instance of it
+or of a subclass), registered once per id; environments without one get the defaults of
+`EnvironmentPlugin` (`environment_plugin`)."""
+
+_GENERIC = EnvironmentPlugin()
+
+
+def environment_plugin(env_id: str | None) -> EnvironmentPlugin:
+  """The plug-in of the environment `env_id`, or the generic `EnvironmentPlugin`.
+
+  Raises:
+    PluginError: what is registered under `env_id` is not an `EnvironmentPlugin`.
+  """
+  plugin = ENVIRONMENTS.find(env_id) if isinstance(env_id, str) and env_id else None
+  if plugin is None:
+    return _GENERIC
+  if not isinstance(plugin, EnvironmentPlugin):
+    raise PluginError(f'the plug-in of {env_id} must be an instance of a subclass of '
+                      f'agents.plugins.EnvironmentPlugin, got {plugin!r}.')
+  return plugin
+
 
 SEARCH_SPACES = Registry('search space')
 """Hyperparameter search spaces of named configs: config name -> a space (the plain-mapping
 form of `agents.experiment.search_distributions`, so that declaring one imports nothing)."""
-
-SEARCH_OBJECTIVES = Registry('search objective')
-"""Default search objectives: Gymnasium id -> `factory(config)` returning an objective,
-a function of a trial's `ExperimentManager` to a float that the search maximises."""
 
 TRAINING_EVALUATORS = Registry('training evaluator')
 """Evaluations run during training by the layers above the core: name -> factory.

@@ -83,7 +83,7 @@ def main(argv=None):
 
   from agents.env.balloon import constants
   from agents.evaluation import runner, statistics
-  from agents.evaluation.results import EvaluationResult
+  from agents.evaluation.results import SeedResult
   from agents.python_agents import eval_lib, train_lib
 
   suite = eval_lib.get_eval_suite(args.suite)
@@ -115,7 +115,7 @@ def main(argv=None):
   start = time.time()
   flown = eval_lib.eval_agent(agent, None, suite, calculate_flight_path=False)
   eval_seconds = time.time() - start
-  results = {args.agent: [EvaluationResult(result.seed, result.cumulative_reward,
+  results = {args.agent: [SeedResult(result.seed, result.cumulative_reward,
                                       result.final_timestep, result.metrics)
                      for result in flown]}
   baselines = ('random', 'station_seeker') + (

@@ -4,7 +4,7 @@ Each round starts two fresh interpreters, in turn: each builds a batch of 8 ball
 8 worker processes (`make_batch_env`), resets it and steps it 3 times, then closes it.
 One runs as the package does (the forkserver imports `agents.env.balloon.worker_preload`,
 which loads the Numba kernels once, before it forks the workers); the other with the
-balloon's `WORKER_PRELOADS` entry removed, so that each worker loads the kernels at its
+balloon's plug-in's `worker_preloads` emptied, so that each worker loads the kernels at its
 first reset. Reported: the machine's busy CPU seconds (from /proc/stat: the workers and
 the forkserver are not the interpreter's waited children) and the wall seconds of each,
 medians over the rounds, and their ratios (preloaded / cold); on a shared machine the
@@ -33,8 +33,12 @@ from agents.python_agents import train_lib
 if __name__ == '__main__':
   workers = int(sys.argv[1])
   if sys.argv[2] == 'cold':
-    plugins.WORKER_PRELOADS.names()  # the plug-ins registered, then the balloon's removed
-    plugins.WORKER_PRELOADS.unregister('BalloonLearningEnvironment-v0')
+    # The balloon's plug-in replaced by one that preloads nothing.
+    from agents.env.balloon import plugin
+    plugins.load_plugins()
+    plugins.ENVIRONMENTS.register('BalloonLearningEnvironment-v0',
+                                  type('Cold', (plugin.BalloonPlugin,), {'worker_preloads': ()})(),
+                                  replace=True)
   batch = train_lib.make_batch_env('BalloonLearningEnvironment-v0', workers, workers)
   batch.reset(seeds=list(range(workers)))
   for _ in range(3):

@@ -28,7 +28,8 @@ Rules that follow from running inside one traced `tf.function`:
 Configuration: a class declares its hyperparameters once, as a frozen
 dataclass made with `agents.config_fields.param`, in its `Config` attribute
 (and, if it has a network, `NetworkConfig`); a `check_run(config)` static
-method of `Config`, if present, checks relations between keys. They become the `algorithm` (and
+method of `Config`, if present, checks relations between keys of the resolved run config
+(`config.environment.num_agents`, `config.algorithm.<key>`). They become the `algorithm` (and
 `network`) section of a run config, with validation, YAML and `--set` derived
 from them. `from_config` builds the algorithm from a resolved run config; the
 default calls `cls(num_agents, observation_space, action_space, config,
@@ -67,12 +68,11 @@ walks through a learning one (`examples/linear_softmax.py`). In short:
 import abc
 import importlib.util
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import gymnasium
 import tensorflow as tf
-
-from agents import config_fields
 
 # tf.summary needs the tensorboard package for its ops; without it an algorithm's
 # metrics variables still hold every statistic.
@@ -118,20 +118,26 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
     Config: frozen dataclass of the hyperparameters (`agents.config_fields.param`
       fields); None means none.
     NetworkConfig: frozen dataclass of the network section, or None.
+    num_updates: an int64 Variable counting the updates, or None (no updates to log).
+    metrics: {name: scalar Variable} of the last update (PPO's losses, QR-DQN's); training
+      logs them with `num_updates` in a row of their own (`phase: update`) after each
+      update.
   """
 
   Config: ClassVar[type | None] = None
   NetworkConfig: ClassVar[type | None] = None
+  num_updates: tf.Variable | None = None
+  metrics: Mapping[str, tf.Variable] = MappingProxyType({})
 
   @classmethod
-  def from_config(cls, config: Mapping[str, Any], observation_space: gymnasium.Space,
+  def from_config(cls, config: Any, observation_space: gymnasium.Space,
                   action_space: gymnasium.Space,
                   is_training: tf.Variable | None = None) -> 'InGraphAlgorithm':
     """Builds the algorithm from a resolved run config.
 
     Args:
-      config: the run config mapping (`seed`, `environment`, `network`,
-        `algorithm`, `loop`).
+      config: the resolved run config (`agents.configs.RunConfig`: `seed`, and the
+        typed sections `environment`, `network`, `algorithm`, `loop`).
       observation_space: one environment's observation space.
       action_space: one environment's action space.
       is_training: the Loop's bool Variable, or None.
@@ -141,11 +147,9 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
       seed=..., is_training=...)`, where `hyperparameters` is a `cls.Config`
       (or None without one); override for more (PPO builds its network).
     """
-    hyperparameters = (config_fields.from_mapping(cls.Config, config['algorithm'])
-                       if cls.Config is not None else None)
     # pylint: disable-next=too-many-function-args,unexpected-keyword-arg
-    return cls(config['environment']['num_agents'], observation_space, action_space,
-               hyperparameters, seed=config['seed'], is_training=is_training)
+    return cls(config.environment.num_agents, observation_space, action_space,
+               config.algorithm, seed=config.seed, is_training=is_training)
 
   def export_policy(self, observation_space: gymnasium.Space) -> tf.Module:
     """Returns a `tf.Module` for `tf.saved_model.save` with `action(observ [N, ...])`.

@@ -63,7 +63,7 @@ class RandomAlgorithm(algorithm.InGraphAlgorithm):
   def from_config(cls, config, observation_space, action_space, is_training=None):
     """Builds the agent for a run config; it has no hyperparameters of its own."""
     del observation_space
-    return cls(config['environment']['num_agents'], action_space, seed=config['seed'],
+    return cls(config.environment.num_agents, action_space, seed=config.seed,
                is_training=is_training)
 
   def begin_episode(self, agent_indices):

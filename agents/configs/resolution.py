@@ -189,25 +189,30 @@ def validate(config: Mapping[str, Any]) -> RunConfig:
   ordered = {'seed': resolved['seed']}
   ordered.update((section, resolved[section]) for section in sections.SECTIONS)
   _check_relations(ordered)
+  # What the environment defaults to, named (its plug-in's complete_config: the balloon's
+  # wind).
+  environment = ordered['environment']
+  ordered['environment'] = plugins.environment_plugin(environment['id']).complete_config(
+      environment)
+  check_environment(ordered)
+  run_config = RunConfig(ordered)
+  # The relations an algorithm or a network kind declares, over the typed sections.
   for config_class in (sections.section_classes(name)['algorithm'],
                        sections.network_kind_config(name, ordered['network'].get('kind'))):
     if hasattr(config_class, 'check_run'):
-      config_class.check_run(ordered)
-  # What the environment defaults to, named (plugins.CONFIG_DEFAULTS: the balloon's wind).
-  complete = plugins.CONFIG_DEFAULTS.find(ordered['environment']['id'])
-  if complete is not None:
-    ordered['environment'] = complete(ordered['environment'])
-  check_environment(ordered)
-  return RunConfig(ordered)
+      config_class.check_run(run_config)
+  return run_config
 
 
 def _complete_saved(data):
   """A saved config's mapping with what its environment then defaulted to named
-  (plugins.SAVED_CONFIGS), before validation names today's defaults."""
+  (its plug-in's complete_saved_config), before validation names today's defaults."""
   environment = data.get('environment')
   env_id = environment.get('id') if isinstance(environment, dict) else None
-  complete = plugins.SAVED_CONFIGS.find(env_id) if isinstance(env_id, str) else None
-  return data if complete is None else dict(data, environment=complete(environment))
+  if not isinstance(env_id, str):
+    return data
+  return dict(data, environment=plugins.environment_plugin(env_id).complete_saved_config(
+      environment))
 
 
 def check_environment(config):

@@ -11,7 +11,7 @@
     comparison = compare(['out/ss', 'out/ppo'], output_dir='out/cmp')   # paired
 
 A suite is a name, seeds and an episode length; an environment's evaluation plug-in
-(`agents.plugins.EVALUATION`) adds its slabs, seed mapping, suite options, metrics,
+(`agents.plugins.ENVIRONMENTS`) adds its slabs, seed mapping, suite options, metrics,
 baselines and flight renderer (the balloon's: `agents.env.balloon.evaluation`).
 
 Modules: suites (names, seeds), environments (each environment's plug-in or the
@@ -30,7 +30,7 @@ if typing.TYPE_CHECKING:  # What the lazy names are, for type checkers and the A
   from agents.evaluation.errors import EvaluationError
   from agents.evaluation.play import DeterministicPolicy, play_episode
   from agents.evaluation.policies import BLEAgentAdapter, make_policy
-  from agents.evaluation.results import EvaluationResult, combine, load
+  from agents.evaluation.results import SeedResult, combine, load
   from agents.evaluation.runner import fly, fly_shard, run_shard
   from agents.evaluation.statistics import compare_paired, summarize
   from agents.evaluation.suite_runs import compare, evaluate, summarize_dir
@@ -43,7 +43,7 @@ _NAMES = {
     'EvaluationError': 'errors',
     'DeterministicPolicy': 'play', 'play_episode': 'play',
     'BLEAgentAdapter': 'policies', 'make_policy': 'policies',
-    'EvaluationResult': 'results', 'combine': 'results', 'load': 'results',
+    'SeedResult': 'results', 'combine': 'results', 'load': 'results',
     'fly': 'runner', 'fly_shard': 'runner', 'run_shard': 'runner',
     'compare_paired': 'statistics', 'summarize': 'statistics',
     'compare': 'suite_runs', 'evaluate': 'suite_runs', 'summarize_dir': 'suite_runs',
@@ -53,7 +53,7 @@ _NAMES = {
 
 # Written out (not `sorted(_NAMES)`) so that the API reference and linters read it.
 __all__ = [
-    'BLEAgentAdapter', 'DeterministicPolicy', 'EvaluationError', 'EvaluationResult', 'Suite',
+    'BLEAgentAdapter', 'DeterministicPolicy', 'EvaluationError', 'SeedResult', 'Suite',
     'combine', 'compare', 'compare_paired', 'episode_seed', 'evaluate', 'fly', 'fly_shard',
     'get_suite', 'load', 'make_policy', 'play_episode', 'run_shard', 'summarize',
     'summarize_dir', 'suite_names',

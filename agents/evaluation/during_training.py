@@ -29,6 +29,7 @@ Training finds `SuiteEvaluator` as `agents.plugins.TRAINING_EVALUATORS['suite']`
 
 import os
 
+from agents import configs
 from agents.evaluation import environments, policies, runner, suite_runs, suites
 from agents.evaluation import results as results_lib
 from agents.evaluation.errors import EvaluationError
@@ -49,12 +50,13 @@ def check(config, key='eval_suite'):
   """
   if key not in SUITE_KEYS:
     raise ValueError(f'Unknown suite key {key!r}; known: {", ".join(SUITE_KEYS)}.')
-  name = config['loop'].get(key)
+  config = configs.as_run_config(config)
+  name = getattr(config.loop, key)
   if not name:
     return None
-  env_id = config['environment']['id']
+  env_id = config.environment.id
   # The suite flies in the run's own wind unless it names another.
-  defaults = environments.get(env_id).suite_defaults(config['environment'].get('kwargs'))
+  defaults = environments.get(env_id).suite_defaults(config.environment.kwargs)
   try:
     return suites.get_suite(name, env_id, defaults)
   except EvaluationError as error:
@@ -122,15 +124,14 @@ class SuiteEvaluator:
     import tensorflow as tf
     self.key = key
     self.suite = check(config, key)
-    self._environment = environments.get(config['environment']['id'])
+    environment = configs.as_run_config(config).environment
+    self._environment = environments.get(environment.id)
     self.metric = self._environment.metric
-    self._slab_size = max(1, min(runner.DEFAULT_SLAB_SIZE,
-                                 config['environment']['num_agents']))
+    self._slab_size = max(1, min(runner.DEFAULT_SLAB_SIZE, environment.num_agents))
     batch = sum(runner.slab_sizes(len(self.suite.seeds), 0, self._slab_size))
     model = algorithm.export_policy(observation_space)
     self._policy = policies.TensorFlowPolicy(model, batch, hasattr(model, 'initial_state'))
-    self._observation_kwargs = self._environment.observation_kwargs(
-        config['environment'].get('kwargs') or {})
+    self._observation_kwargs = self._environment.observation_kwargs(environment.kwargs)
     self._metrics = metrics
     self._run_dir = os.path.abspath(run_dir)
     self._writer = tf.summary.create_file_writer(os.path.join(run_dir, 'eval'))

@@ -72,7 +72,7 @@ def restore_fits(run_dirs):
       _, algorithm, _, action_space = builders.restore_algorithm(run_dir, is_training=False)
     except (configs.ConfigError, OSError, ValueError) as error:
       raise EvaluationError(f'{run_dir}: {error}') from None
-    if getattr(algorithm.network, 'recurrent', False):
+    if algorithm.network.recurrent:
       raise EvaluationError(f'{run_dir}: a recurrent policy; the ensemble takes feed-forward '
                             'ones.')
     if not isinstance(action_space, gymnasium.spaces.Discrete):

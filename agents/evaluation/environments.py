@@ -1,4 +1,4 @@
-"""How an environment is evaluated: its plug-in (`agents.plugins.EVALUATION`), or the default.
+"""How an environment is evaluated: its plug-in (`agents.plugins.ENVIRONMENTS`), or the default.
 
 Every Gymnasium environment can be evaluated: `gymnasium.make(id,
 max_episode_steps=episode_length)` per seed, in slabs (one per worker process, through
@@ -42,17 +42,11 @@ class EnvironmentEvaluation:
   Args:
     env_id: the Gymnasium id.
     plugin: the environment's `plugins.EnvironmentPlugin`, or None for the generic one.
-
-  Raises:
-    EvaluationError: the plug-in is not an `EnvironmentPlugin`.
   """
 
   def __init__(self, env_id: str, plugin: plugins.EnvironmentPlugin | None = None) -> None:
     if plugin is None:
       plugin = plugins.EnvironmentPlugin()
-    elif not isinstance(plugin, plugins.EnvironmentPlugin):
-      raise EvaluationError(f'the evaluation plug-in of {env_id} must be an instance of a '
-                            f'subclass of agents.plugins.EnvironmentPlugin, got {plugin!r}.')
     self.env_id = env_id
     self.plugin = plugin
     self.metric = plugin.metric
@@ -140,7 +134,7 @@ class EnvironmentEvaluation:
   def acts_in_slab(self, agent: str | None) -> bool:
     """Whether `agent` is a baseline whose actions its slab computes (`slab_constructor`)."""
     baseline = self.baselines.get(agent) if agent is not None else None
-    return bool(getattr(baseline, 'acts_in_slab', False))
+    return baseline is not None and bool(baseline.acts_in_slab)
 
   def made_options(self, env_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
     """The suite options an environment made with `env_kwargs` names (`suite_option_keys`)."""
@@ -239,16 +233,19 @@ def get(env_id: str) -> EnvironmentEvaluation:
   """The `EnvironmentEvaluation` of a Gymnasium id (its plug-in's, or the generic one)."""
   if not isinstance(env_id, str) or not env_id:
     raise EvaluationError(f'an environment is a Gymnasium id, got {env_id!r}.')
-  return EnvironmentEvaluation(env_id, plugins.EVALUATION.find(env_id))
+  try:
+    return EnvironmentEvaluation(env_id, plugins.environment_plugin(env_id))
+  except plugins.PluginError as error:
+    raise EvaluationError(str(error)) from None
 
 
 def default_env_id() -> str:
   """The environment flown when neither the caller nor the agent names one.
 
   Raises:
-    EvaluationError: no environment, or several, registers an evaluation plug-in.
+    EvaluationError: no environment, or several, registers a plug-in.
   """
-  names = plugins.EVALUATION.names()
+  names = plugins.ENVIRONMENTS.names()
   if len(names) != 1:
     raise EvaluationError(f'name the environment to evaluate on (--env=<Gymnasium id>); '
                           f'environments with an evaluation plug-in: {names}.')
@@ -257,7 +254,7 @@ def default_env_id() -> str:
 
 def baseline_env_id(name: str) -> str | None:
   """The environment whose plug-in has the baseline `name`, or None."""
-  for env_id in plugins.EVALUATION.names():
+  for env_id in plugins.ENVIRONMENTS.names():
     if name in get(env_id).baselines:
       return env_id
   return None

@@ -26,7 +26,7 @@ from agents.evaluation.errors import EvaluationError
 
 
 class _SeedValue:
-  """One seed's value, shaped as `compare_paired` reads an `EvaluationResult`."""
+  """One seed's value, shaped as `compare_paired` reads an `SeedResult`."""
 
   def __init__(self, seed, value):
     self.seed, self._value = seed, value

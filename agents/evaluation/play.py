@@ -49,7 +49,7 @@ class DeterministicPolicy:
     from agents.training import builders
     self.config, algorithm, observation_space, _ = builders.restore_algorithm(
         run_dir, checkpoint, is_training=False)
-    self.num_agents = int(self.config['environment']['num_agents'])
+    self.num_agents = self.config.environment.num_agents
     self._algorithm = algorithm
 
     @tf.function(input_signature=[tf.TensorSpec([None, *observation_space.shape], tf.float32)])

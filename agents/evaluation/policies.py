@@ -209,7 +209,7 @@ def split_spec(spec):
     return 'baseline', spec
   if colon and module and factory:
     return 'factory', spec
-  baselines = sorted({_baseline_usage(name) for env_id in plugins.EVALUATION.names()
+  baselines = sorted({_baseline_usage(name) for env_id in plugins.ENVIRONMENTS.names()
                       for name in environments.get(env_id).baselines})
   raise EvaluationError(
       f'unknown agent {spec!r}; choose {", ".join([*baselines, *GENERIC_AGENTS])}, '
@@ -221,7 +221,7 @@ def _spec_argument(name):
   env_id = environments.baseline_env_id(name)
   if env_id is None:
     return None
-  return getattr(environments.get(env_id).baselines[name], 'spec_argument', None)
+  return environments.get(env_id).baselines[name].spec_argument
 
 
 def _baseline_usage(name):
@@ -249,12 +249,10 @@ def _baseline_description(spec):
   """
   name, argument = baseline_parts(spec)
   env_id = environments.baseline_env_id(name)
-  describe = getattr(environments.get(env_id).baselines[name], 'describe', None) if (
-      env_id is not None) else None
-  if describe is None:
+  if env_id is None:
     return {}
   try:
-    return dict(describe(argument))
+    return dict(environments.get(env_id).baselines[name].describe(argument))
   except (OSError, ValueError) as error:
     raise EvaluationError(f'--agent {spec}: {error}') from None
 

@@ -158,7 +158,7 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
     policy, config = _run_policy(run_dir, checkpoint)
   else:
     policy, config = _saved_model_policy(savedmodel, config_name)
-  environment = environments.get(config['environment']['id'])
+  environment = environments.get(config.environment.id)
   # Shown with the reward evaluation flies (the balloon's: BLE's, not the shaped one).
   env_kwargs = dict(environment.playback_kwargs)
   os.makedirs(outdir, exist_ok=True)
@@ -214,7 +214,7 @@ def visualize(run_dir, outdir, num_episodes=5, checkpoint=None, video_format=Non
   returns = [record['return'] for record in episodes]
   source = {'run_dir': os.path.abspath(run_dir)} if savedmodel is None else {
       'savedmodel': os.path.abspath(savedmodel)}
-  result = {**source, 'config': config['environment']['id'],
+  result = {**source, 'config': config.environment.id,
             'mean_return': float(np.mean(returns)), 'std_return': float(np.std(returns)),
             'mean_length': float(np.mean([record['length'] for record in episodes])),
             'episodes': episodes}

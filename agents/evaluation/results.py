@@ -4,7 +4,7 @@ Layout of an output directory:
 
     shard-00000-of-00004.json   {"format", "agent", "agent_info", "env_id", "suite",
                                  "num_shards", "shard_index", "complete",
-                                 "results": [EvaluationResult, ...]}
+                                 "results": [SeedResult, ...]}
     results.json                every seed of the suite, after `combine`
     summary.json                the statistics of `statistics.summarize`
 
@@ -31,7 +31,7 @@ _RUN_KEYS = ('format', 'agent', 'agent_info', 'env_id', 'suite')
 
 
 @dataclasses.dataclass
-class EvaluationResult:
+class SeedResult:
   """One seed's episode: BLE's EvaluationResult, its environment's metrics as fields.
 
   Attributes:
@@ -154,7 +154,7 @@ def shard_files(output_dir):
 
 
 def load_shard(path):
-  """(header, [EvaluationResult]) of a shard file, checked before use.
+  """(header, [SeedResult]) of a shard file, checked before use.
 
   Raises:
     EvaluationError: not a shard file, or an entry is malformed (named).
@@ -174,7 +174,7 @@ _METRIC_TYPES = (bool, int, float, type(None))
 
 
 def checked_results(items, path):
-  """[EvaluationResult] of a file's `results` list, every entry's fields type-checked.
+  """[SeedResult] of a file's `results` list, every entry's fields type-checked.
 
   A results file is data: it is read as JSON and checked field by field, never
   executed or unpickled.
@@ -193,7 +193,7 @@ def checked_results(items, path):
       if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
         raise EvaluationError(f'{path}: result {index} has {name} = {value!r}; expected '
                               f'{" or ".join(kind.__name__ for kind in types)}.')
-    results.append(EvaluationResult.from_dict(item))
+    results.append(SeedResult.from_dict(item))
   return results
 
 
@@ -287,7 +287,7 @@ def combine(output_dir, write=True):
   """Merges the shard files of a directory into `results.json`.
 
   Returns:
-    (header without shard fields, [EvaluationResult] in suite order).
+    (header without shard fields, [SeedResult] in suite order).
 
   Raises:
     EvaluationError: no shards, shards of different runs, or seeds of the suite missing

@@ -90,7 +90,7 @@ class _Episodes:
   def result(self, row, infos):
     metrics = {} if self._metrics is None else dict(self._metrics.result(row, infos))
     flight_path = metrics.pop('flight_path', None)
-    return results_lib.EvaluationResult(
+    return results_lib.SeedResult(
         seed=int(self.seed[row]), cumulative_reward=float(self.reward[row]),
         final_timestep=int(self.steps[row]), metrics=metrics, flight_path=flight_path)
 
@@ -190,7 +190,7 @@ class _Fleet:
 def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_paths=False,
         checkpoint=None, on_results=None, policy=None, fleets=None, env_id=None,
         observation_kwargs=None):
-  """Flies one episode per seed; returns [EvaluationResult] in the order they finished.
+  """Flies one episode per seed; returns [SeedResult] in the order they finished.
 
   Args:
     agent: agent spec (see `policies.make_policy`); also names the agent in errors.
@@ -212,7 +212,7 @@ def fly(agent, suite, seeds, workers=2, slab_size=DEFAULT_SLAB_SIZE, flight_path
       agent's, `policies.observation_kwargs`; with a given `policy`, none).
 
   Returns:
-    list of EvaluationResult.
+    list of SeedResult.
   """
   check_sizes(workers, slab_size)
   environment = environments.get(env_id or (
@@ -272,7 +272,7 @@ def fly_shard(agent, suite, num_shards, shard_index, workers=0, slab_size=DEFAUL
   """The results of one shard's seeds (minus `skip`): the unit of work of a Ray task.
 
   Returns:
-    (shard_index, [EvaluationResult]).
+    (shard_index, [SeedResult]).
   """
   skip = set(skip)
   seeds = [seed for seed in suite.shard(num_shards, shard_index) if seed not in skip]
@@ -288,7 +288,7 @@ def run_shard(agent, suite, output_dir, num_shards=1, shard_index=0, workers=2,
   `env_id` is the environment (None: the agent's, see `policies.resolve_env_id`).
 
   Returns:
-    the shard's [EvaluationResult], sorted by seed.
+    the shard's [SeedResult], sorted by seed.
 
   Raises:
     EvaluationError: bad input (see `policies.make_policy`, `results.check_output_dir`).

@@ -59,7 +59,7 @@ def summarize(results, seed=0, environment=None):
   """The statistics of one agent's results on one suite (see the module docstring).
 
   Args:
-    results: list of EvaluationResult.
+    results: list of SeedResult.
     seed: seed of the bootstrap resampling.
     environment: the `environments.EnvironmentEvaluation` of the results (None: the
       default environment's).

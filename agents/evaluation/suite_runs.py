@@ -46,7 +46,7 @@ def evaluate(agent, suite, output_dir, num_shards=1, shard_index=None, workers=2
     env_id: the Gymnasium id flown (None: the agent's, see `policies.resolve_env_id`).
 
   Returns:
-    dict(results=[EvaluationResult of the shards run], complete=bool, summary=dict|None).
+    dict(results=[SeedResult of the shards run], complete=bool, summary=dict|None).
 
   Raises:
     EvaluationError: bad input; nothing already written is lost.

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
   import matplotlib.figure
   import pandas as pd
 
-Config: TypeAlias = dict[str, Any]
+Config: TypeAlias = configs.RunConfig
 """A resolved config: {section: {key: value}}."""
 ConfigSource: TypeAlias = str | Mapping[str, Any]
 """A config as given: a registered config's name, a YAML file's path or a mapping."""
@@ -178,7 +178,7 @@ class ConfigExperiment(experiment_base.Experiment):
     old_config = _dotted(manifest.plain(_without(previous_config, _RESUMABLE_KEYS)))
     new_config = _dotted(manifest.plain(_without(self.config, _RESUMABLE_KEYS)))
     # A key declared since the experiment was saved, left at its default, changes nothing.
-    declared = configs.flatten(configs.defaults_of(self.config['algorithm']['name'],
+    declared = configs.flatten(configs.defaults_of(self.config.algorithm_name,
                                                    self.config['network'].get('kind')))
     for key in set(new_config) - set(old_config):
       if key in declared and new_config[key] == declared[key]:
@@ -342,12 +342,13 @@ class ConfigExperiment(experiment_base.Experiment):
     return search_distributions.check(search_space, self.config, what)
 
   def default_objective(self) -> Callable[[Any], float]:
-    """The objective the environment registers (`plugins.SEARCH_OBJECTIVES`, by its id),
-    else the mean final training `mean_score` of a trial's fits."""
+    """The objective of the environment's plug-in (`search_objective`), else the mean
+    final training `mean_score` of a trial's fits."""
     from agents import plugins
     from agents.experiment import search
-    factory = plugins.SEARCH_OBJECTIVES.find(configs.flatten(self.config)['environment.id'])
-    return factory(self.config) if factory is not None else search.mean_final_score
+    plugin = plugins.environment_plugin(configs.flatten(self.config)['environment.id'])
+    objective = plugin.search_objective(self.config)
+    return objective if objective is not None else search.mean_final_score
 
   def trial_manager(self, params: Mapping[str, Any], n_fit: int, budget: int, output_dir: str,
                     max_workers: int | None, name: str) -> ConfigExperiment:
@@ -421,9 +422,9 @@ def _dotted(mapping: Mapping[str, Any], prefix: str = '') -> dict[str, Any]:
   return flat
 
 
-def _without(config: Mapping[str, Any], dotted_keys: Iterable[str]) -> Config:
+def _without(config: Mapping[str, Any], dotted_keys: Iterable[str]) -> dict[str, Any]:
   """A copy of `config` without the dotted keys (for comparing configs that may differ there)."""
-  copied: Config = copy.deepcopy(dict(config))
+  copied: dict[str, Any] = copy.deepcopy(dict(config))
   for key in dotted_keys:
     try:
       key = resolution.dotted_key(key, configs.specs_for(copied))

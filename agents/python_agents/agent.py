@@ -276,11 +276,11 @@ class AgentPerRow(BatchedAgent):
 
   def set_summary_writer(self, summary_writer: Any) -> None:
     super().set_summary_writer(summary_writer)
-    for single in getattr(self, '_agents', ()):
+    for single in self._agents:
       _call_optional(single, 'set_summary_writer', None, summary_writer)
 
   def set_mode(self, mode: AgentMode | str) -> None:
-    for single in getattr(self, '_agents', ()):
+    for single in self._agents:
       _call_optional(single, 'set_mode', None, mode)
 
   def save_checkpoint(self, checkpoint_dir: str, iteration_number: int) -> None:

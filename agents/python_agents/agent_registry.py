@@ -134,7 +134,7 @@ def _built_in() -> dict[str, RegistryEntry]:
                  for name, constructor in _LEARNERS.items())
   entries['balloon_ppo'] = (policy_agents.SavedModelAgent, None)
   entries['perciatelli44'] = (perciatelli44.Perciatelli44, None)  # BLE's class and checks.
-  for env_id in plugins.EVALUATION.names():
+  for env_id in plugins.ENVIRONMENTS.names():
     environment = environments.get(env_id)
     for name in environment.baselines:
       if not environment.acts_in_slab(name):

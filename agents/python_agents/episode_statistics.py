@@ -2,11 +2,11 @@
 
 Training with in-graph algorithms reports the environment's per-episode statistics as
 means over the episodes of a logged interval: the `EpisodeCollector`s that an
-environment registers in `agents.plugins.COLLECTORS` (the balloon's: TWR50 and the
-failure flags, `agents.env.balloon.collectors`). `run_training_loop` reports every
-episode on its own, so `EpisodeStatistics` steps the same collectors and reads each
-episode's values from the growth of their totals: nothing is computed twice, and an
-environment's new statistic reaches both paths.
+environment's plug-in gives (`agents.plugins.EnvironmentPlugin.episode_collectors`; the
+balloon's: TWR50 and the failure flags, `agents.env.balloon.training_statistics`).
+`run_training_loop` reports every episode on its own, so `CollectorStatistics` steps the
+same collectors and reads each episode's values from the growth of their totals: nothing
+is computed twice, and an environment's new statistic reaches both paths.
 
 When several rows end at the same step, the totals grow by their sum; each row's share
 is then measured on a copy of the collectors taken before the step, stepped with only
@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from agents import plugins
+from agents.configs import sections
 
 
-class EpisodeStatistics:
+class CollectorStatistics:
   """The environment's per-episode statistics for a batch of `batch_size` rows.
 
   Args:
@@ -35,9 +36,9 @@ class EpisodeStatistics:
   """
 
   def __init__(self, env_id: str | None, batch_size: int, episode_length: int) -> None:
-    factory = plugins.COLLECTORS.find(env_id) if env_id else None
-    environment = {'id': env_id, 'max_episode_steps': episode_length}
-    self._collectors = list(factory(environment, batch_size)) if factory else []
+    plugin = plugins.environment_plugin(env_id)
+    self._collectors = [] if env_id is None else list(plugin.episode_collectors(
+        sections.EnvironmentConfig(id=env_id, max_episode_steps=episode_length), batch_size))
 
   @property
   def names(self) -> list[str]:

@@ -54,7 +54,7 @@ from agents.python_agents import agent as agent_lib
 from agents.python_agents import collectors as collectors_lib
 from agents.python_agents import run_records
 from agents.python_agents.collectors import CollectorConstructor
-from agents.python_agents.episode_statistics import EpisodeStatistics
+from agents.python_agents.episode_statistics import CollectorStatistics
 from agents.python_agents.run_records import read_records
 from agents.run import directory_lock
 from agents.tools import interrupts
@@ -236,7 +236,7 @@ class _TrainingLoop:
     self.size = len(batch)
     self.rows = np.arange(self.size)
     env_id = _env_id(batch, single_env)
-    self.statistics = EpisodeStatistics(env_id, self.size, max_episode_length)
+    self.statistics = CollectorStatistics(env_id, self.size, max_episode_length)
     self.stepping_finished = _steps_finished_episodes(env_id)
     self.dispatcher = collectors_lib.CollectorDispatcher(
         base_dir, num_actions, collector_constructors, episodes)

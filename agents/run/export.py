@@ -10,14 +10,15 @@ on `loop.select_suite` in `best_policy/`.
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
+from agents.configs.run_config import RunConfig
 from agents.run import policy_record
 
 
 def save_policy(algorithm: Any, observation_space: Any, path: str,
-                config: Mapping[str, Any] | None = None, run_dir: str | None = None,
+                config: RunConfig | None = None, run_dir: str | None = None,
                 step: int | None = None, checkpoint: str | None = None,
                 name: str | None = None, notes: str | None = None) -> str:
   """Saves the algorithm's deterministic policy (`export_policy`) as a SavedModel at `path`.
@@ -48,7 +49,7 @@ def save_policy(algorithm: Any, observation_space: Any, path: str,
   if config is not None:
     training_record = policy_record.training_of(run_dir, config, step, checkpoint)
     name = name or os.path.basename(os.path.abspath(run_dir or path))
-    record = policy_record.new_record(path, name, config, config['environment']['id'],
+    record = policy_record.new_record(path, name, config, config.environment.id,
                                       observation_space.shape, training_record, notes)
     policy_record.write(path, record)
   return path

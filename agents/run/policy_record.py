@@ -270,7 +270,7 @@ def load_instructions(directory, observation_shape):
 def new_record(directory, name, config, env_id, observation_shape, training, notes=None):
   """A record of the SavedModel now in `directory`, with no evaluation yet."""
   return dict(
-      format=FORMAT, name=name, algorithm=config['algorithm']['name'], env_id=env_id,
+      format=FORMAT, name=name, algorithm=config.algorithm_name, env_id=env_id,
       observation_shape=[int(size) for size in observation_shape],
       weights_sha256=weights_digest(directory), exported=provenance(), training=training,
       config=config, evaluations=[], load=load_instructions(directory, observation_shape),

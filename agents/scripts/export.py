@@ -143,7 +143,7 @@ def main(argv=None):
     config, algorithm, observation_space, _ = restored
     # Checked before anything is written: a refused evaluation leaves no folder behind.
     if args.eval_suite:
-      _check_suite(args.eval_suite, config['environment']['id'])
+      _check_suite(args.eval_suite, config.environment.id)
     existing = args.evaluation and _existing(args.evaluation, args.logdir, checkpoint)
     path = export.save_policy(algorithm, observation_space, outdir, config=config,
                               run_dir=args.logdir, step=step, checkpoint=checkpoint,

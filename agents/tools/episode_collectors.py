@@ -6,6 +6,7 @@ totals over the episodes that finished:
 
     class EpisodeCollector:
       info_keys = ('distance_km',)            # step infos it reads (not warned as dropped)
+      ignored_info_keys = ('battery_soc',)    # step infos it drops on purpose (not warned)
       def reset(self, indices): ...           # episodes begin at these batch rows
       def step(self, reward, terminated, truncated, infos): ...   # arrays [B]
       def totals(self): return {'name': (episodes, sum)}         # only ever grow
@@ -13,12 +14,12 @@ totals over the episodes that finished:
 `Loop` turns the totals into the mean over each logged interval (the difference of two
 snapshots, as for the mean score), so `name` appears next to `mean_score` in every
 row: the console's progress bar, TensorBoard (`train/`, `eval/`) and `metrics.jsonl`.
-Pass your own with `InGraphBatchEnv(..., collectors=[...])`; a user collector needs no
-change to the package.
+Pass your own, a subclass of `EpisodeCollector`, with `InGraphBatchEnv(...,
+collectors=[...])`; a user collector needs no change to the package.
 
-An environment gives its default collectors through `agents.plugins.COLLECTORS`,
+An environment gives its default collectors through its plug-in (`episode_collectors`),
 keyed by its Gymnasium id (the balloon's report TWR50 and its failure rates:
-`agents.env.balloon.collectors`).
+`agents.env.balloon.training_statistics`).
 """
 
 from agents import plugins
@@ -27,7 +28,8 @@ from agents import plugins
 class EpisodeCollector:
   """The interface (see the module docstring); subclasses override what they need."""
 
-  info_keys = ()
+  info_keys: tuple[str, ...] = ()
+  ignored_info_keys: tuple[str, ...] = ()
 
   def reset(self, indices):
     """Episodes begin at batch rows `indices` (int array)."""
@@ -46,16 +48,17 @@ def handled_info_keys(collectors):
   """Info keys the collectors read or drop on purpose (not warned about as dropped)."""
   keys = set()
   for collector in collectors:
-    keys.update(getattr(collector, 'info_keys', ()))
-    keys.update(getattr(collector, 'ignored_info_keys', ()))
+    keys.update(collector.info_keys)
+    keys.update(collector.ignored_info_keys)
   return keys
 
 
 def for_environment(environment, batch_size):
-  """The default collectors of a config's `environment` section: those its id registers in
-  `agents.plugins.COLLECTORS` (a factory of (environment, batch_size)), else none."""
-  factory = plugins.COLLECTORS.find(environment['id'])
-  return list(factory(environment, batch_size)) if factory is not None else []
+  """The default collectors of a config's typed `environment` section
+  (`agents.configs.sections.EnvironmentConfig`): those of its plug-in
+  (`agents.plugins.EnvironmentPlugin.episode_collectors`), else none."""
+  plugin = plugins.environment_plugin(environment.id)
+  return list(plugin.episode_collectors(environment, batch_size))
 
 
 def means(totals, mark):

@@ -384,7 +384,7 @@ def _os_reason(message):
 def _collected(phase):
   """The merged totals of the phase environment's episode collectors."""
   totals = {}
-  for collector in getattr(phase.fused_step.batch_env, 'collectors', ()):
+  for collector in phase.fused_step.batch_env.collectors:
     totals.update(collector.totals())
   return totals
 

@@ -256,7 +256,7 @@ class FusedStep:
     except tf.errors.OpError as op_error:
       # Give back the environment's own exception (ActionError, WorkerDiedError,
       # ...) rather than TensorFlow's wrapper, which keeps only its text.
-      original = getattr(self.batch_env, 'pop_python_error', lambda: None)()
+      original = self.batch_env.pop_python_error()
       if original is not None:
         raise original from op_error
       raise

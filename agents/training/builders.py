@@ -27,25 +27,27 @@ from agents.configs import sections
 _LOG = logging.getLogger(__name__)
 
 
-def _make_kwargs(config, extra):
-  environment = config['environment']
-  configs.import_modules(environment['imports'])
-  kwargs = dict(environment['kwargs'], **extra)
-  if environment['max_episode_steps'] is not None:
-    kwargs['max_episode_steps'] = environment['max_episode_steps']
+def _make_kwargs(environment, extra):
+  """The keyword arguments of `gymnasium.make` for a typed `environment` section."""
+  configs.import_modules(environment.imports)
+  kwargs = dict(environment.kwargs, **extra)
+  if environment.max_episode_steps is not None:
+    kwargs['max_episode_steps'] = environment.max_episode_steps
   return kwargs
 
 
 def make_env(config, **kwargs):
   """Builds one environment of the config; `kwargs` add to `environment.kwargs`."""
-  return gymnasium.make(config['environment']['id'], **_make_kwargs(config, kwargs))
+  environment = _environment_section(config)
+  return gymnasium.make(environment.id, **_make_kwargs(environment, kwargs))
 
 
 def make_vector_env(config, num_envs):
   """Builds a slab of `num_envs` environments with the environment's own vector implementation."""
-  return gymnasium.make_vec(config['environment']['id'], num_envs=num_envs,
+  environment = _environment_section(config)
+  return gymnasium.make_vec(environment.id, num_envs=num_envs,
                             vectorization_mode='vector_entry_point',
-                            **_make_kwargs(config, {}))
+                            **_make_kwargs(environment, {}))
 
 
 def env_spaces(config):

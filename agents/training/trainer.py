@@ -48,7 +48,7 @@ class _ProgressReporter:
     self._statistics = tuple(statistics)  # the collectors' names shown beside the score
     self._algorithm = algorithm
     self._stop_flag = stop_flag
-    self._updates = getattr(algorithm, 'num_updates', None)
+    self._updates = algorithm.num_updates
     self._updates_logged = int(self._updates.numpy()) if self._updates is not None else 0
     self._mean_score = None
     self.bar = tqdm.tqdm(total=total, initial=initial, unit='step', dynamic_ncols=True,
@@ -80,7 +80,7 @@ class _ProgressReporter:
       if updates != self._updates_logged:
         self._updates_logged = updates
         metrics = {name: float(value.numpy())
-                   for name, value in getattr(self._algorithm, 'metrics', {}).items()}
+                   for name, value in self._algorithm.metrics.items()}
         self._loop.metrics.write(dict(step=row['step'], phase='update', updates=updates,
                                       **metrics))
     if self._stop_flag.requested:
@@ -165,7 +165,7 @@ def _suite_evaluations(config):
 def _collectors(config, batch_size, extra):
   """The environment's default episode collectors, then `extra` (factories of batch_size)."""
   from agents.tools import episode_collectors
-  defaults = episode_collectors.for_environment(config['environment'], batch_size)
+  defaults = episode_collectors.for_environment(config.environment, batch_size)
   return defaults + [factory(batch_size) for factory in extra]
 
 

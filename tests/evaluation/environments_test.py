@@ -6,7 +6,7 @@ import numpy as np
 
 from agents import plugins
 from agents.env.balloon import constants
-from agents.env.balloon import evaluation as balloon_evaluation
+from agents.env.balloon import plugin as balloon_plugin
 from agents.evaluation import environments, runner, statistics, suites
 from agents.evaluation.errors import EvaluationError
 
@@ -40,15 +40,15 @@ class _Registered:
   """Registers a plug-in for CartPole for the duration of a test."""
 
   def __enter__(self):
-    plugins.EVALUATION.register('CartPole-v1', _CartPoleEvaluation())
+    plugins.ENVIRONMENTS.register('CartPole-v1', _CartPoleEvaluation())
     environments.get.cache_clear()
 
   def __exit__(self, *exc_info):
-    plugins.EVALUATION.unregister('CartPole-v1')
+    plugins.ENVIRONMENTS.unregister('CartPole-v1')
     environments.get.cache_clear()
 
 
-class _InSlab:
+class _InSlab(plugins.Baseline):
   """A baseline whose actions its slab computes."""
 
   acts_in_slab = True
@@ -59,7 +59,7 @@ def _recording_slab(num_envs, episode_length, options, flight_paths, controller=
 
 
 class _SlabBaselines(plugins.EnvironmentPlugin):
-  baselines = {'in_slab': _InSlab, 'outside': object}
+  baselines = {'in_slab': _InSlab, 'outside': plugins.Baseline}
   make_slab = staticmethod(_recording_slab)
 
 
@@ -85,7 +85,7 @@ class EnvironmentEvaluationTest(unittest.TestCase):
 
   def test_the_balloon_plugs_in_through_the_registry(self):
     environment = environments.get(constants.BALLOON_ENV_ID)
-    self.assertIs(environment.plugin, balloon_evaluation.BALLOON_EVALUATION)
+    self.assertIs(environment.plugin, balloon_plugin.BALLOON_PLUGIN)
     self.assertEqual((environment.metric, environment.default_episode_length()),
                      ('twr50', 960))
     self.assertEqual(environment.episode_seeds([7]), [2 ** 62 + 7])
@@ -96,8 +96,10 @@ class EnvironmentEvaluationTest(unittest.TestCase):
   def test_a_plugin_must_be_an_environment_plugin(self):
     class Untyped:
       metric = 'paid_steps'
+    plugins.ENVIRONMENTS.register('Mine-v0', Untyped())
+    self.addCleanup(plugins.ENVIRONMENTS.unregister, 'Mine-v0')
     with self.assertRaisesRegex(EvaluationError, 'Mine-v0 must be .*EnvironmentPlugin'):
-      environments.EnvironmentEvaluation('Mine-v0', Untyped())
+      environments.get('Mine-v0')
 
   def test_an_environment_without_a_plugin_gets_the_defaults(self):
     environment = environments.get('CartPole-v1')

@@ -80,7 +80,7 @@ class CombineTest(unittest.TestCase):
   def test_flight_path_round_trips(self):
     result = fake_result(1)
     result.flight_path = {key: [1.0, 2.0] for key in balloon_evaluation.FLIGHT_PATH_KEYS}
-    self.assertEqual(results.EvaluationResult.from_dict(
+    self.assertEqual(results.SeedResult.from_dict(
         json.loads(json.dumps(result.to_dict()))), result)
 
   def test_balloon_fields_keep_bles_names_and_order(self):

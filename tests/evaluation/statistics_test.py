@@ -7,7 +7,7 @@ import scipy.stats
 
 from agents.evaluation import environments, statistics
 from agents.evaluation.errors import EvaluationError
-from agents.evaluation.results import EvaluationResult
+from agents.evaluation.results import SeedResult
 from tests.helpers.fake_results import balloon_result
 
 
@@ -44,7 +44,7 @@ class SummarizeTest(unittest.TestCase):
 
   def test_any_environment_summarizes_its_return(self):
     returns = np.arange(1.0, 21.0)
-    results = [EvaluationResult(seed, value, 100) for seed, value in enumerate(returns)]
+    results = [SeedResult(seed, value, 100) for seed, value in enumerate(returns)]
     summary = statistics.summarize(results, environment=environments.get('CartPole-v1'))
     self.assertEqual((summary['metric'], summary['num_seeds']), ('cumulative_reward', 20))
     stats = summary['cumulative_reward']

@@ -4,7 +4,7 @@ import unittest
 
 import numpy as np
 
-from agents.python_agents.episode_statistics import EpisodeStatistics
+from agents.python_agents.episode_statistics import CollectorStatistics
 
 BALLOON = 'BalloonLearningEnvironment-v0'
 
@@ -22,10 +22,10 @@ def flags(*rows, size=3):
   return mask
 
 
-class EpisodeStatisticsTest(unittest.TestCase):
+class CollectorStatisticsTest(unittest.TestCase):
 
   def test_rows_that_end_together_get_their_own_values(self):
-    statistics = EpisodeStatistics(BALLOON, 3, episode_length=4)
+    statistics = CollectorStatistics(BALLOON, 3, episode_length=4)
     statistics.reset(np.arange(3))
     none = np.zeros(3, bool)
     reward = np.zeros(3)
@@ -42,7 +42,7 @@ class EpisodeStatisticsTest(unittest.TestCase):
     self.assertEqual(alone[1]['twr50'], 0.25)
 
   def test_an_environment_without_collectors_has_no_statistics(self):
-    statistics = EpisodeStatistics('CartPole-v1', 2, episode_length=10)
+    statistics = CollectorStatistics('CartPole-v1', 2, episode_length=10)
     self.assertEqual(statistics.names, [])
     none = np.zeros(2, bool)
     self.assertEqual(statistics.step(np.zeros(2), none, none, {}, np.array([1])), {1: {}})

@@ -5,6 +5,7 @@ import unittest
 import numpy as np
 
 from agents import plugins
+from agents.configs import sections
 from agents.tools import episode_collectors
 
 
@@ -30,17 +31,24 @@ class EpisodeCountCollector(episode_collectors.EpisodeCollector):
     return {'length': (self.finished, float(self.total))}
 
 
+class _CountingPlugin(plugins.EnvironmentPlugin):
+
+  def episode_collectors(self, environment, batch_size):
+    del environment
+    return [EpisodeCountCollector(batch_size)]
+
+
 class EpisodeCollectorsTest(unittest.TestCase):
 
   def test_an_environment_gets_the_collectors_its_id_registers(self):
-    plugins.COLLECTORS.register(
-        'Counting-v0', lambda environment, batch_size: [EpisodeCountCollector(batch_size)])
-    self.addCleanup(plugins.COLLECTORS.unregister, 'Counting-v0')
-    collectors = episode_collectors.for_environment({'id': 'Counting-v0'}, 3)
+    plugins.ENVIRONMENTS.register('Counting-v0', _CountingPlugin())
+    self.addCleanup(plugins.ENVIRONMENTS.unregister, 'Counting-v0')
+    collectors = episode_collectors.for_environment(sections.EnvironmentConfig(id='Counting-v0'), 3)
     self.assertIsInstance(collectors[0], EpisodeCountCollector)
     self.assertEqual(collectors[0].length.shape, (3,))
     self.assertEqual(episode_collectors.handled_info_keys(collectors), {'lives'})
-    self.assertEqual(episode_collectors.for_environment({'id': 'CartPole-v1'}, 3), [])
+    cartpole = sections.EnvironmentConfig(id='CartPole-v1')
+    self.assertEqual(episode_collectors.for_environment(cartpole, 3), [])
 
   def test_means_are_over_the_episodes_since_the_mark(self):
     collector = EpisodeCountCollector(2)

@@ -10,6 +10,7 @@ from unittest import mock
 
 from agents import configs, plugins
 from agents.run import export, run_manifest
+from agents.tools import episode_collectors
 from agents.training import builders, trainer
 from tests.helpers import tiny_experiment, tiny_run
 
@@ -90,21 +91,26 @@ class TrainTest(unittest.TestCase):
       self.assertEqual(file.read(), before)
 
 
-class _EpisodeCounter:
+class _EpisodeCounter(episode_collectors.EpisodeCollector):
   """A collector registered for CartPole-v1 by the test: counts finished episodes."""
 
   def __init__(self, batch_size):
     del batch_size
     self.finished = 0
 
-  def reset(self, indices):
-    del indices
-
   def step(self, reward, terminated, truncated, infos):
     self.finished += int((terminated | truncated).sum())
 
   def totals(self):
     return {'episodes_seen': (self.finished, float(self.finished))}
+
+
+class _CountingPlugin(plugins.EnvironmentPlugin):
+  """CartPole-v1's plug-in in the test: its episodes counted in every training row."""
+
+  def episode_collectors(self, environment, batch_size):
+    del environment
+    return [_EpisodeCounter(batch_size)]
 
 
 class _RecordingEvaluator:
@@ -191,9 +197,8 @@ class PluggedInTest(unittest.TestCase):
   def test_collectors_join_every_row_and_the_suite_evaluator_flies_after_each_eval(self):
     # One run checks both registries: the collectors registered for the environment, and
     # the suite evaluator.
-    plugins.COLLECTORS.register('CartPole-v1',
-                                lambda environment, batch_size: [_EpisodeCounter(batch_size)])
-    self.addCleanup(plugins.COLLECTORS.unregister, 'CartPole-v1')
+    plugins.ENVIRONMENTS.register('CartPole-v1', _CountingPlugin())
+    self.addCleanup(plugins.ENVIRONMENTS.unregister, 'CartPole-v1')
     real_get = plugins.TRAINING_EVALUATORS.get
 
     def fake_get(name):

@@ -50,10 +50,8 @@ class PPOConfig:
   @staticmethod
   def check_run(config):
     """Refuses a `num_minibatches` that does not divide the rows of an update."""
-    hyperparameters = config['algorithm']
-    check_minibatches(config['environment']['num_agents'], hyperparameters['segment_length'],
-                      hyperparameters['num_minibatches'],
-                      config['network']['kind'] == 'recurrent')
+    check_minibatches(config.environment.num_agents, config.algorithm.segment_length,
+                      config.algorithm.num_minibatches, config.network.kind == 'recurrent')
 
 
 @dataclasses.dataclass(frozen=True)

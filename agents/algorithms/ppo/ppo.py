@@ -28,7 +28,6 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
-from agents import config_fields
 from agents.algorithms import algorithm
 from agents.algorithms.parts import adam
 from agents.algorithms.ppo import config as config_lib
@@ -157,13 +156,15 @@ class PPO(algorithm.InGraphAlgorithm):
 
   @classmethod
   def from_config(cls, config, observation_space, action_space, is_training=None):
-    """Builds the network of `config['network']` and PPO with `config['algorithm']`."""
-    network = networks.make_network(observation_space=observation_space,
-                                    action_space=action_space, seed=config['seed'],
-                                    **config['network'])
-    hyperparameters = config_fields.from_mapping(config_lib.PPOConfig, config['algorithm'])
-    return cls(config['environment']['num_agents'], observation_space, action_space, network,
-               hyperparameters, seed=config['seed'], is_training=is_training)
+    """Builds the network of the run config's `network` section (the kind's own keys
+    included) and PPO with its `algorithm` section."""
+    options = config.network_options
+    network = networks.make_network(
+        observation_space=observation_space, action_space=action_space, seed=config.seed,
+        **dataclasses.asdict(config.network),
+        **(dataclasses.asdict(options) if options is not None else {}))
+    return cls(config.environment.num_agents, observation_space, action_space, network,
+               config.algorithm, seed=config.seed, is_training=is_training)
 
   def export_policy(self, observation_space):
     """The deterministic policy as a SavedModel-ready module: network and normaliser only."""

@@ -58,7 +58,7 @@ class QRDQNConfig:
   def check_run(config):
     """Refuses a replay memory smaller than a sampled batch, or too short per environment for
     an n-step window."""
-    check_replay(config['environment']['num_agents'], config['algorithm'])
+    check_replay(config.environment.num_agents, config.algorithm)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,14 +96,14 @@ def check_replay(num_agents, hyperparameters):
 
   Args:
     num_agents: environments of the batch.
-    hyperparameters: the `algorithm` section (a mapping).
+    hyperparameters: the `algorithm` section (a `QRDQNConfig`).
   """
-  capacity = hyperparameters['replay_capacity']
-  if capacity < hyperparameters['batch_size']:
+  capacity = hyperparameters.replay_capacity
+  if capacity < hyperparameters.batch_size:
     raise ConfigError(f"Config key 'algorithm.replay_capacity' = {capacity} is below "
-                      f"algorithm.batch_size = {hyperparameters['batch_size']}.")
+                      f'algorithm.batch_size = {hyperparameters.batch_size}.')
   # A window reads n_step + 1 rows; an episode end adds one row for the final observation.
-  needed = hyperparameters['n_step'] + 2
+  needed = hyperparameters.n_step + 2
   if rows_per_env(num_agents, capacity) < needed:
     raise ConfigError(f"Config key 'algorithm.replay_capacity' = {capacity} gives "
                       f'{rows_per_env(num_agents, capacity)} rows per environment for '

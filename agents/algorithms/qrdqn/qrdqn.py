@@ -31,7 +31,7 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
-from agents import config_fields, plugins
+from agents import plugins
 from agents.algorithms import algorithm
 from agents.algorithms.parts import adam, layers
 from agents.algorithms.qrdqn import config as config_lib
@@ -45,10 +45,6 @@ METRIC_NAMES = ('loss', 'q_mean', 'gradient_norm', 'epsilon', 'replay_size', 'sa
 
 _ACTIVATIONS = {'tanh': tf.tanh, 'relu': tf.nn.relu, 'elu': tf.nn.elu}
 # The keys of `NetworkConfig`; a `network` section's others are its kind's own.
-_CORE_NETWORK_KEYS = frozenset(field.name for field in dataclasses.fields(
-    config_lib.NetworkConfig))
-
-
 def quantile_huber_loss(quantiles, target, kappa=1.0):
   """The quantile regression loss of Dabney et al. (2018), with a Huber core.
 
@@ -182,7 +178,7 @@ class QRDQN(algorithm.InGraphAlgorithm):
       raise ConfigError(f'QR-DQN needs a discrete action space, got {action_space}.')
     config = dataclasses.replace(config or config_lib.QRDQNConfig(), **hyperparameters)
     network_config = network_config or config_lib.NetworkConfig()
-    config_lib.check_replay(num_envs, dataclasses.asdict(config))
+    config_lib.check_replay(num_envs, config)
     self.config = config
     self._observ_size = int(np.prod(observation_space.shape))
     self._num_actions = int(action_space.n)
@@ -215,15 +211,13 @@ class QRDQN(algorithm.InGraphAlgorithm):
 
   @classmethod
   def from_config(cls, config, observation_space, action_space, is_training=None):
-    """Builds QR-DQN with `config['algorithm']` and the network of `config['network']`."""
-    network = config['network']
-    return cls(config['environment']['num_agents'], observation_space, action_space,
-               config_fields.from_mapping(config_lib.QRDQNConfig, config['algorithm']),
-               config_fields.from_mapping(config_lib.NetworkConfig, network),
-               network_options={key: tuple(value) if isinstance(value, list) else value
-                                for key, value in network.items()
-                                if key not in _CORE_NETWORK_KEYS},
-               seed=config['seed'], is_training=is_training)
+    """Builds QR-DQN with the run config's `algorithm` section and the network of its
+    `network` section (the network kind's own keys as `network_options`)."""
+    options = config.network_options
+    return cls(config.environment.num_agents, observation_space, action_space,
+               config.algorithm, config.network,
+               network_options=dataclasses.asdict(options) if options is not None else {},
+               seed=config.seed, is_training=is_training)
 
   def export_policy(self, observation_space):
     """The greedy policy as a SavedModel-ready module: the online network only."""

@@ -14,7 +14,7 @@ from agents.env.balloon.observation.lookahead import check_lookahead
 def check_stride(config, reader):
   """`network.column_stride` of `config`, refused (naming `reader`, what reads the column)
   unless it divides the balloon's own level's index, so that level is read."""
-  stride = config['network']['column_stride']
+  stride = config.network_options.column_stride
   if BALLOON_COLUMN_INDEX % stride:
     raise ConfigError(f"Config key 'network.column_stride' = {stride} must divide "
                       f"{BALLOON_COLUMN_INDEX}, so that {reader} reads the balloon's own "
@@ -37,7 +37,7 @@ class ColumnNetworkConfig:
     """Refuses a `column_stride` that would skip the balloon's own level, or levels
     without lookahead features."""
     stride = check_stride(config, 'the column policy')
-    option = ((config.get('environment') or {}).get('kwargs') or {}).get('lookahead')
+    option = config.environment.kwargs.get('lookahead')
     try:
       lookahead = check_lookahead(option)
     except (TypeError, ValueError) as error:

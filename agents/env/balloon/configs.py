@@ -148,13 +148,13 @@ def _with_wind(environment, wind):
 def complete_saved(environment):
   """A saved config's `environment` section with its wind named: one saved before the
   wind was named (no `kwargs.wind`) flew in the procedural wind, then the default
-  (`agents.plugins.SAVED_CONFIGS`)."""
+  (its plug-in's `complete_saved_config`)."""
   return _with_wind(environment, LEGACY_WIND)
 
 
 def complete_new(environment):
   """A config's `environment` section with the default wind named where it names none
-  (`agents.plugins.CONFIG_DEFAULTS`), so its run records the wind it flies."""
+  (its plug-in's `complete_config`), so its run records the wind it flies."""
   return _with_wind(environment, DEFAULT_WIND)
 
 

@@ -155,3 +155,7 @@ WINDS = ('generative', 'procedural', 'static')
 WIND_MODES = WINDS  # the simulator's `wind=`, which suites and BLE's names accept
 DEFAULT_WIND = 'generative'
 LEGACY_WIND = 'procedural'
+
+# What evaluation records per seed: the failure flags, and the flight path's per-step keys.
+FAILURES = ('out_of_power', 'envelope_burst', 'zeropressure')
+FLIGHT_PATH_KEYS = ('x', 'y', 'pressure', 'superpressure', 'elapsed_time', 'battery_soc')

@@ -1,8 +1,7 @@
 """The balloon's evaluation plug-in: its slabs, seeds, wind, strata, metrics and baselines.
 
-Registered by the balloon's plug-in as `agents.plugins.EVALUATION[BALLOON_ENV_ID]`
-(`BALLOON_EVALUATION` below), so `agents.evaluation`, which names no environment, flies
-the balloon BLE's way:
+Named by the balloon's plug-in (`agents.env.balloon.plugin.BalloonPlugin`, imported when
+read), so `agents.evaluation`, which names no environment, flies the balloon BLE's way:
 
 - slabs: `BalloonVectorEnv` slabs (with `FlightPathSlab` when flight paths are kept),
   one per worker process, for a suite's episode length and wind;
@@ -24,7 +23,7 @@ the balloon BLE's way:
 
 Nothing here imports `agents.evaluation` (a layer above the environments): the plug-in
 is an `agents.plugins.EnvironmentPlugin`, whose fields `agents.evaluation.environments`
-reads.
+reads; the baselines are `agents.plugins.Baseline`s.
 """
 
 import functools
@@ -40,11 +39,10 @@ from agents.env.balloon.controllers import baselines, perciatelli44, planner
 from agents.env.balloon.env import BalloonVectorEnv
 from agents.env.balloon.episode_start import EVALUATION_SEED_BASE
 
+FAILURES, FLIGHT_PATH_KEYS = constants.FAILURES, constants.FLIGHT_PATH_KEYS
 STRATA = ('hardest_strata', 'hard_strata', 'mid_strata', 'easy_strata', 'easiest_strata')
 STRATUM_SIZE = 2000
 STRATA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'strata.json')
-FLIGHT_PATH_KEYS = ('x', 'y', 'pressure', 'superpressure', 'elapsed_time', 'battery_soc')
-FAILURES = ('out_of_power', 'envelope_burst', 'zeropressure')
 # Flight-path keys and the step infos they are read from.
 _PATH_INFOS = (('x', 'x'), ('y', 'y'), ('pressure', 'pressure'),
                ('superpressure', 'superpressure'), ('elapsed_time', 'time_elapsed_s'),
@@ -172,20 +170,14 @@ class EpisodeMetrics:
     return metrics
 
 
-class StationSeeker:
+class StationSeeker(plugins.Baseline):
   """BLE's StationSeeker for a batch, stateless."""
-
-  def __init__(self, batch_size=None, episode_length=None):
-    del batch_size, episode_length
-
-  def begin_episode(self, indices, seeds=None):
-    del indices, seeds
 
   def __call__(self, observations):
     return baselines.station_seeker(observations)
 
 
-class RandomWalk:
+class RandomWalk(plugins.Baseline):
   """BLE's random walk (see `baselines.RandomWalkPolicy`), from a stream per suite seed.
 
   Row i's target and noise are drawn at `begin_episode` from a generator seeded by the
@@ -223,7 +215,7 @@ class RandomWalk:
                              constants.STAY)).astype(np.int64)
 
 
-class ModelPredictive:
+class ModelPredictive(plugins.Baseline):
   """The planner of planner.py (`mpc`): it acts in the slab, this policy sends placeholders.
 
   `acts_in_slab` makes the evaluation ask for slabs built with `controller='mpc'`
@@ -232,12 +224,6 @@ class ModelPredictive:
   """
 
   acts_in_slab = True
-
-  def __init__(self, batch_size=None, episode_length=None):
-    del batch_size, episode_length
-
-  def begin_episode(self, indices, seeds=None):
-    del indices, seeds
 
   def __call__(self, observations):
     return np.full(len(observations), constants.STAY, np.int64)
@@ -261,50 +247,11 @@ def playback_summary(trace):
   return {'twr50': float(np.mean(np.asarray(distances) <= constants.STATION_RADIUS_KM))}
 
 
-class BalloonEvaluation(plugins.EnvironmentPlugin):
-  """The balloon's evaluation plug-in: the fields of `agents.plugins.EnvironmentPlugin` it
-  sets, and the difficulty strata (`strata`, `stratum_size`, `strata_path`) that
-  `agents.evaluation.strata` ranks."""
-
-  metric = 'twr50'
-  metric_label = 'TWR50'
-  metric_range = (0.0, 1.0)
-  metric_notes = {
-      'twr50': 'TWR50 = steps within 50 km / episode length (a balloon that dies early '
-               'counts as outside afterwards)',
-      'time_within_radius': "BLE's TWR50 = steps within 50 km / steps flown",
-  }
-  described_metrics = ('twr50', 'time_within_radius')
-  counted_flags = {'failures': FAILURES}
-  table_columns = (('BLE TWR50', 'time_within_radius', 'mean'), ('failures', 'failures', 'any'))
-  table_note = 'TWR50 = steps within 50 km / episode length; BLE TWR50 = / steps flown.'
-  training_row = {'ble_twr50': ('time_within_radius', 'mean'), 'failures': ('failures', 'any')}
-  distribution = (('twr50', 'TWR50 (/ episode length)'),
-                  ('time_within_radius', "BLE's TWR50 (/ steps flown)"))
-  episode_length = constants.EPISODE_STEPS
-  steps_finished_episodes = True  # a finished balloon stays put when its slab steps
-  flight_path_keys = FLIGHT_PATH_KEYS
-  strata, stratum_size, strata_path = STRATA, STRATUM_SIZE, STRATA_PATH
-  named_suites = {name: functools.partial(strata_seeds, name) for name in (*STRATA, 'all_strata')}
-  baselines = {'station_seeker': StationSeeker, 'random_walk': RandomWalk,
-               'mpc': ModelPredictive, 'perciatelli44': perciatelli44.Perciatelli44}
-  episode_seed = staticmethod(episode_seed)
-  check_options = staticmethod(check_options)
-  suite_defaults = staticmethod(suite_defaults)
-  suite_option_keys = ('wind',)
-  make_slab = staticmethod(make_slab)
-  episode_metrics = EpisodeMetrics
-  flight_renderer = staticmethod(flight_renderer)
-  # Playback shows BLE's reward (not the shaped training reward), the episode's TWR50
-  # over the steps played, and the renderer's flight plot at the episode's end.
-  playback_kwargs = {'progress_reward': 0.0}
-  # Environment options that shape the observation: suites fly an agent with its own.
-  observation_kwargs = ('lookahead',)
-  playback_summary = staticmethod(playback_summary)
-  final_frame_plot = True
-
-
-BALLOON_EVALUATION = BalloonEvaluation()
+# The balloon's baselines (`agents.plugins.EnvironmentPlugin.baselines`).
+BASELINES = {'station_seeker': StationSeeker, 'random_walk': RandomWalk,
+             'mpc': ModelPredictive, 'perciatelli44': perciatelli44.Perciatelli44}
+# The difficulty strata, besides BLE's named suites.
+NAMED_SUITES = {name: functools.partial(strata_seeds, name) for name in (*STRATA, 'all_strata')}
 
 
 def fly(policy, seeds, wind=DEFAULT_WIND, steps=constants.EPISODE_STEPS):

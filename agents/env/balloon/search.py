@@ -1,7 +1,7 @@
 """The balloon's hyperparameter search: its configs' spaces and its default objective.
 
-Registered by the balloon's plug-in (`agents.plugins.SEARCH_SPACES`,
-`SEARCH_OBJECTIVES`). Spaces are in the plain-mapping form of
+Registered by the balloon's plug-in (`agents.plugins.SEARCH_SPACES`, and its
+`search_objective`). Spaces are in the plain-mapping form of
 `agents.experiment.search_distributions`, so declaring them imports nothing.
 """
 

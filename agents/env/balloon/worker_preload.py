@@ -1,5 +1,5 @@
 """Imported by the forkserver of the balloon's worker processes, before it forks the first
-(the balloon registers it in `agents.plugins.WORKER_PRELOADS`).
+(the balloon's plug-in names it in `worker_preloads`).
 
 It runs `precompile.precompile()`, which loads every Numba kernel of the balloon from its
 on-disk cache (compiling what is not cached yet), so that each worker forked afterwards

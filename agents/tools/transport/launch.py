@@ -33,13 +33,13 @@ def default_context():
 
 
 def preload_environment(env_id):
-  """Adds what the plug-ins register for `env_id`'s workers (`plugins.WORKER_PRELOADS`) to
+  """Adds what `env_id`'s plug-in preloads for its workers (`worker_preloads`) to
   the forkserver's preload, so that every worker forked for it starts warm.
 
   Call it before the process's first worker starts: a forkserver already running keeps the
   modules it started with (its workers then load what they need themselves, as before).
   """
-  for module in plugins.WORKER_PRELOADS.find(env_id, ()):
+  for module in plugins.environment_plugin(env_id).worker_preloads:
     if module not in FORKSERVER_PRELOAD:
       FORKSERVER_PRELOAD.append(module)
 

@@ -1,5 +1,6 @@
 """Tests of agents/env/balloon/column_network.py."""
 
+import types
 import unittest
 
 import gymnasium
@@ -7,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from agents.algorithms.ppo import networks
+from agents.configs import sections
 from agents.env.balloon import column_network, column_network_config, constants
 
 OBSERVATION_SPACE = gymnasium.spaces.Box(0.0, 1.0, (constants.OBSERVATION_SIZE,), np.float32)
@@ -153,16 +155,17 @@ class ColumnPolicyTest(unittest.TestCase):
                                before, atol=1e-7)
 
   def test_the_lookahead_stride_must_divide_the_column_stride(self):
-    config = {'network': {'column_stride': 4},
-              'environment': {'kwargs': {'lookahead': {'stride': 6}}}}
+    def run_config(lookahead):  # the typed sections check_run reads
+      return types.SimpleNamespace(
+          network_options=column_network_config.ColumnNetworkConfig(column_stride=4),
+          environment=sections.EnvironmentConfig(kwargs={'lookahead': lookahead}))
+    check_run = column_network_config.ColumnNetworkConfig.check_run
     with self.assertRaisesRegex(ValueError, "'network.column_stride' = 4 must be a multiple "
                                 "of 'environment.kwargs.lookahead.stride' = 6"):
-      column_network_config.ColumnNetworkConfig.check_run(config)
-    config['environment']['kwargs']['lookahead'] = {'hours': [-1]}
+      check_run(run_config({'stride': 6}))
     with self.assertRaisesRegex(ValueError, "'environment.kwargs.lookahead'.*hours"):
-      column_network_config.ColumnNetworkConfig.check_run(config)
-    config['environment']['kwargs']['lookahead'] = {'stride': 2}
-    column_network_config.ColumnNetworkConfig.check_run(config)  # 4 reads every other one
+      check_run(run_config({'hours': [-1]}))
+    check_run(run_config({'stride': 2}))  # 4 reads every other one
 
   def test_bad_spaces_and_stride_name_the_key(self):
     with self.assertRaisesRegex(ValueError, '1099 floats.*network.kind'):

@@ -50,7 +50,7 @@ if __name__ == '__main__':
 class WorkerPreloadTest(unittest.TestCase):
 
   def test_the_balloon_registers_its_preload(self):
-    self.assertEqual(plugins.WORKER_PRELOADS.get(constants.BALLOON_ENV_ID),
+    self.assertEqual(plugins.ENVIRONMENTS.get(constants.BALLOON_ENV_ID).worker_preloads,
                      ('agents.env.balloon.worker_preload',))
 
   def test_preload_environment_adds_the_modules_once_and_nothing_for_others(self):

@@ -40,6 +40,7 @@ import tempfile
 
 import numpy as np
 
+from agents import plugins
 from agents.env.balloon import ble_models, constants
 from agents.env.balloon.ble_models import WeightsError, sha256_of
 
@@ -195,7 +196,7 @@ def describe(path=None):
   return {'weights_sha256': sha256_of(weights)}
 
 
-class Perciatelli44:
+class Perciatelli44(plugins.Baseline):
   """Perciatelli44 for a batch (a baseline of the balloon's evaluation plug-in), stateless.
 
   Args:
@@ -207,16 +208,13 @@ class Perciatelli44:
     WeightsError: as `load`.
   """
 
-  # The spec `perciatelli44:<PATH>` flies the weights at PATH (`agents.plugins.EVALUATION`).
+  # The spec `perciatelli44:<PATH>` flies the weights at PATH (`agents.plugins.Baseline`).
   spec_argument = 'PATH'
   describe = staticmethod(describe)
 
   def __init__(self, batch_size=None, episode_length=None, path=None):
     del batch_size, episode_length
     self._network = load(path)
-
-  def begin_episode(self, indices, seeds=None):
-    del indices, seeds
 
   def __call__(self, observations):
     return self._network(observations)

@@ -1,10 +1,9 @@
 """The balloon's per-episode training statistics: TWR50 and how episodes failed.
 
-Registered by the balloon's plug-in as the default collectors of its environment id
-(`agents.plugins.COLLECTORS`), so every training row of a balloon run carries `twr50`
-(steps within 50 km / 960, BLE's TWR50 over the full episode) and `out_of_power_rate`,
-`envelope_burst_rate`, `zeropressure_rate` (the fraction of finished episodes that
-ended that way).
+Named by the balloon's plug-in as its `episode_collectors`, so every training row of a
+balloon run carries `twr50` (steps within 50 km / 960, BLE's TWR50 over the full
+episode) and `out_of_power_rate`, `envelope_burst_rate`, `zeropressure_rate` (the
+fraction of finished episodes that ended that way).
 """
 
 import numpy as np
@@ -22,7 +21,7 @@ class BalloonCollector(EpisodeCollector):
   ignored_info_keys = ('time_elapsed_s', 'battery_soc', 'pressure', 'superpressure', 'status',
                        'effective_action', 'acs_power', 'solar_power', 'internal_temperature',
                        'volume', 'mols_air', 'episode_seed')
-  FAILURES = ('out_of_power', 'envelope_burst', 'zeropressure')
+  FAILURES = constants.FAILURES
 
   def __init__(self, batch_size, episode_length=constants.EPISODE_STEPS):
     self._episode_length = episode_length
@@ -49,6 +48,5 @@ class BalloonCollector(EpisodeCollector):
 
 
 def default_collectors(environment, batch_size):
-  """The balloon's collectors for a config's `environment` section."""
-  return [BalloonCollector(batch_size, environment.get('max_episode_steps')
-                           or constants.EPISODE_STEPS)]
+  """The balloon's collectors for a config's typed `environment` section."""
+  return [BalloonCollector(batch_size, environment.max_episode_steps or constants.EPISODE_STEPS)]

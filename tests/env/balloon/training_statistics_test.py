@@ -1,10 +1,11 @@
-"""Tests of agents/env/balloon/collectors.py and the collectors it registers."""
+"""Tests of agents/env/balloon/training_statistics.py and the collectors it registers."""
 
 import unittest
 
 import numpy as np
 
-from agents.env.balloon import collectors as balloon_collectors
+from agents.configs import sections
+from agents.env.balloon import training_statistics as balloon_collectors
 from agents.tools import episode_collectors
 
 
@@ -36,11 +37,12 @@ class BalloonCollectorTest(unittest.TestCase):
 
   def test_handled_keys_and_defaults(self):
     collectors = episode_collectors.for_environment(
-        {'id': 'BalloonLearningEnvironment-v0', 'max_episode_steps': None}, 4)
+        sections.EnvironmentConfig(id='BalloonLearningEnvironment-v0'), 4)
     self.assertEqual(len(collectors), 1)
     self.assertIn('distance_km', episode_collectors.handled_info_keys(collectors))
     self.assertIn('battery_soc', episode_collectors.handled_info_keys(collectors))
-    self.assertEqual(episode_collectors.for_environment({'id': 'CartPole-v1'}, 4), [])
+    cartpole = sections.EnvironmentConfig(id='CartPole-v1')
+    self.assertEqual(episode_collectors.for_environment(cartpole, 4), [])
 
 
 if __name__ == '__main__':
