@@ -28,6 +28,7 @@ not pay for TensorFlow, which only the in-graph batch and the fused step need.
 """
 
 import importlib
+from typing import Any
 
 _EXPORTS = {
     'ActionError': 'errors',
@@ -52,7 +53,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
   if name in _EXPORTS:
     return getattr(importlib.import_module(f'{__name__}.{_EXPORTS[name]}'), name)
   try:

@@ -7,7 +7,10 @@ finds NaN and infinity in a batch of observations or rewards, with one pass
 over each array, and names the environment and the field.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -22,7 +25,7 @@ _SMALL_BATCH = 64
 class ActionCheck:
   """Validates batches of actions for `size` environments sharing an action space."""
 
-  def __init__(self, space, size):
+  def __init__(self, space: gymnasium.Space, size: int) -> None:
     self._space, self._size = space, size
     self._array = slab_lib.is_array_space(space)
     self._shape = (size, *space.shape) if self._array else None
@@ -43,7 +46,7 @@ class ActionCheck:
         self._bounds = low, high
     self._cast_bounds = {}  # Box bounds in the float dtypes actions arrived in.
 
-  def __call__(self, actions):
+  def __call__(self, actions: Any) -> Any:
     """Returns the actions as an array of the space's dtype, or raises ActionError.
 
     Box bounds are compared in the dtype of the actions given, so an action clipped to
@@ -96,7 +99,7 @@ class ActionCheck:
       return np.clip(actions.astype(self._dtype), *self._bounds)
     return actions.astype(self._dtype, copy=False)
 
-  def _check_box_bounds(self, actions):
+  def _check_box_bounds(self, actions: np.ndarray) -> None:
     low, high = self._bounds
     if actions.dtype.kind == 'f':
       cast = self._cast_bounds.get(actions.dtype)
@@ -120,7 +123,7 @@ class ActionCheck:
         f'{self._space}; clip actions to the bounds before stepping (PPO does).', index)
 
 
-def check_finite(observ, reward):
+def check_finite(observ: Any, reward: np.ndarray | None) -> None:
   """Raises NonFiniteError if a float observation or reward of the batch is NaN or inf.
 
   Args:
@@ -147,7 +150,7 @@ def check_finite(observ, reward):
         'check off with check_finite=False)')
 
 
-def _all_finite(values):
+def _all_finite(values: np.ndarray) -> bool:
   """Whether `values` is not a float array (nothing to check) or every value is finite.
 
   One pass without a temporary array in the common case: NaN and infinity propagate
@@ -163,7 +166,8 @@ def _all_finite(values):
   return math.isfinite(total) or bool(np.isfinite(flat).all())
 
 
-def check_same_space(kind, index, space, expected):
+def check_same_space(kind: str, index: int, space: gymnasium.Space,
+                     expected: gymnasium.Space) -> None:
   """Raises SpaceMismatchError naming environment `index` if `space` is not `expected`."""
   if space != expected:
     raise errors.SpaceMismatchError(
@@ -171,7 +175,7 @@ def check_same_space(kind, index, space, expected):
         f'all environments of a batch must agree.')
 
 
-def _integer_bounds(space):
+def _integer_bounds(space: gymnasium.Space) -> tuple[np.ndarray, np.ndarray]:
   if isinstance(space, gymnasium.spaces.Discrete):
     return np.asarray(space.start), np.asarray(space.start + space.n - 1)
   if isinstance(space, gymnasium.spaces.MultiDiscrete):

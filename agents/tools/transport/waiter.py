@@ -7,11 +7,19 @@ dies is noticed at once. Replies still missing at the earliest timeout are then
 awaited worker by worker, which kills the hung ones.
 """
 
+from __future__ import annotations
+
 import select
 import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+  from agents.tools.transport.connection import WorkerConnection
 
 
-def wait_all(connections, tokens):
+def wait_all(connections: Sequence[WorkerConnection],
+             tokens: Sequence[int]) -> list[tuple[bool, Any]]:
   """Waits for the reply to `tokens[i]` from `connections[i]`, for every i.
 
   Args:
@@ -33,12 +41,13 @@ class ReplyWaiter:
   descriptor fired out of turn (a reply read without polling, or a dead worker).
   """
 
-  def __init__(self):
+  def __init__(self) -> None:
     self._connections = None  # The connections the poll set watches, in order.
     self._poller = None
     self._owner = None  # Descriptor -> position of its connection.
 
-  def wait(self, connections, tokens):
+  def wait(self, connections: Sequence[WorkerConnection],
+           tokens: Sequence[int]) -> list[tuple[bool, Any]]:
     """Waits for the replies of `connections` to `tokens`; see `wait_all`."""
     if connections != self._connections:
       self._watch(connections)
@@ -78,7 +87,7 @@ class ReplyWaiter:
         results[position] = connections[position].settle(tokens[position])
     return results
 
-  def _watch(self, connections):
+  def _watch(self, connections: Sequence[WorkerConnection]) -> None:
     self._poller, self._owner = select.poll(), {}
     for position, connection in enumerate(connections):
       for fd in (connection.pipe_fileno(), connection.death_fileno()):
