@@ -13,6 +13,7 @@ lazily, so importing the package costs nothing.
 """
 
 import importlib
+from typing import Any
 
 _EXPORTS = {
     'FusedStep': 'agents.tools.simulate',
@@ -23,7 +24,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
   if name not in _EXPORTS:
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
   return getattr(importlib.import_module(_EXPORTS[name]), name)
