@@ -14,7 +14,11 @@ environment and observation. With an output directory the per-seed results are w
 `evaluate` writes them, so `evaluate compare` and `evaluate groups` pair them with others.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,13 +31,13 @@ from agents.evaluation.errors import EvaluationError
 class EnsemblePolicy:
   """The batched deterministic policy of averaged action probabilities (Discrete actions)."""
 
-  def __init__(self, algorithms):
+  def __init__(self, algorithms: Sequence[Any]) -> None:
     self._algorithms = algorithms
 
-  def begin_episode(self, indices, seeds=None):
+  def begin_episode(self, indices: Any, seeds: Sequence[int] | None = None) -> None:
     del indices, seeds  # Feed-forward: nothing kept per row.
 
-  def __call__(self, observations):
+  def __call__(self, observations: np.ndarray) -> np.ndarray:
     import tensorflow as tf
     observations = tf.convert_to_tensor(np.asarray(observations, np.float32))
     batch = int(observations.shape[0])
@@ -46,7 +50,9 @@ class EnsemblePolicy:
     return np.argmax(probabilities, -1)
 
 
-def restore_fits(run_dirs):
+def restore_fits(
+    run_dirs: Sequence[str],
+) -> tuple[environments_lib.EnvironmentEvaluation, dict[str, Any], list[Any]]:
   """(environment, observation options, [algorithm]) of runs that can fly as one agent.
 
   Raises:
@@ -82,8 +88,9 @@ def restore_fits(run_dirs):
   return environment, observation_kwargs, algorithms
 
 
-def fly_ensemble(run_dirs, suite='small_eval', output_dir=None,
-                 slab_size=runner.DEFAULT_SLAB_SIZE):
+def fly_ensemble(run_dirs: Sequence[str], suite: str = 'small_eval',
+                 output_dir: str | None = None,
+                 slab_size: int = runner.DEFAULT_SLAB_SIZE) -> dict[str, Any]:
   """Flies the runs' ensemble on a suite in this process; returns its headline statistics.
 
   Returns:
