@@ -221,7 +221,8 @@ class _PerformPolicy(tf.Module):
   def __init__(self, algorithm: InGraphAlgorithm, observation_space: gymnasium.Space) -> None:
     super().__init__(name='exported_policy')
     self.algorithm = algorithm
-    spec = tf.TensorSpec([None, *observation_space.shape], observation_space.dtype,
+    spec = tf.TensorSpec([None, *observation_space.shape],  # type: ignore[misc]  # a Box's
+                         observation_space.dtype,
                          name='observ')
     self.action = tf.function(
         lambda observ: algorithm.perform(tf.range(tf.shape(observ)[0]), observ),

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.config_fields import ConfigError
+
+if TYPE_CHECKING:
+  from agents.algorithms import algorithm
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +40,7 @@ ALGORITHMS = {
 }
 
 
-def lookup(name: str) -> type:
+def lookup(name: str) -> type[algorithm.InGraphAlgorithm]:
   """Returns the algorithm class named `name` (a key of `ALGORITHMS` or 'module:Class').
 
   Raises:
@@ -62,8 +65,9 @@ def declarations(name: str) -> tuple[type | None, type | None]:
   if entry is None:
     cls = _import(name, _user_path(name))
     return getattr(cls, 'Config', None), getattr(cls, 'NetworkConfig', None)
-  return tuple(_import(name, path) if path else None
-               for path in (entry.config, entry.network_config))
+  config, network_config = (_import(name, path) if path else None
+                            for path in (entry.config, entry.network_config))
+  return config, network_config
 
 
 def _user_path(name: str) -> str:

@@ -191,7 +191,7 @@ def validate(config: Mapping[str, Any]) -> RunConfig:
   _check_relations(ordered)
   for config_class in (sections.section_classes(name)['algorithm'],
                        sections.network_kind_config(name, ordered['network'].get('kind'))):
-    if hasattr(config_class, 'check_run'):
+    if config_class is not None and hasattr(config_class, 'check_run'):
       config_class.check_run(ordered)
   # What the environment defaults to, named (plugins.CONFIG_DEFAULTS: the balloon's wind).
   complete = plugins.CONFIG_DEFAULTS.find(ordered['environment']['id'])

@@ -102,7 +102,7 @@ def section_classes(algorithm_name: str) -> dict[str, type | None]:
           'loop': LoopConfig}
 
 
-def network_kind_config(algorithm_name: str, network_kind: str) -> type | None:
+def network_kind_config(algorithm_name: str, network_kind: str | None) -> type | None:
   """The dataclass of the keys that `network_kind` adds to the `network` section, or None.
 
   Only an algorithm whose `NetworkConfig` looks its `kind` up in a registry (a `kinds`

@@ -101,19 +101,19 @@ def fly_ensemble(run_dirs: Sequence[str], suite: str = 'small_eval',
     EvaluationError: a run that cannot join the ensemble, or an unknown suite (named).
   """
   environment, observation_kwargs, algorithms = restore_fits(run_dirs)
-  suite = suites.get_suite(suite, environment.env_id)
+  flown = suites.get_suite(suite, environment.env_id)
   agent = f'ensemble of {len(run_dirs)} fits'
-  results = sorted(runner.fly(agent, suite, suite.seeds, workers=0, slab_size=slab_size,
+  results = sorted(runner.fly(agent, flown, flown.seeds, workers=0, slab_size=slab_size,
                               policy=EnsemblePolicy(algorithms), env_id=environment.env_id,
                               observation_kwargs=observation_kwargs),
                    key=lambda result: result.seed)
   values = np.array([result.value(environment.metric) for result in results])
   if output_dir:
     os.makedirs(output_dir, exist_ok=True)
-    header = results_lib.header(agent, suite, 1, 0, agent_info={'runs': list(run_dirs)},
+    header = results_lib.header(agent, flown, 1, 0, agent_info={'runs': list(run_dirs)},
                                 env_id=environment.env_id)
     results_lib.write_shard(output_dir, header, results, True)
     results_lib.combine(output_dir)
-  return {'agent': agent, 'suite': suite.name, 'seeds': len(values),
+  return {'agent': agent, 'suite': flown.name, 'seeds': len(values),
           'metric': environment.metric, 'mean': float(values.mean()),
           'mean_ci95': statistics.bootstrap_interval(values, np.mean)}

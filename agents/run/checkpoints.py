@@ -177,7 +177,7 @@ def newest_readable(directory: str) -> str | None:
     CheckpointError: there are checkpoints, but every one of them is damaged;
       the message names each with its reason.
   """
-  skipped = []
+  skipped: list[tuple[str, str]] = []
   for path in candidates(directory):
     reason = find_damage(path)
     if reason is None:

@@ -17,7 +17,7 @@ import fcntl
 import os
 from collections.abc import Iterator
 
-_held = {}  # real path -> how many nested holds of this process
+_held: dict[str, int] = {}  # real path -> how many nested holds of this process
 
 
 class DirectoryBusyError(RuntimeError):
@@ -79,7 +79,7 @@ def _holder(inode: int) -> str:
   return 'holder unknown'
 
 
-def _command_line(pid: int) -> str:
+def _command_line(pid: int | str) -> str:
   try:
     with open(f'/proc/{pid}/cmdline', 'rb') as file:
       return ' '.join(file.read().replace(b'\0', b' ').decode(errors='replace').split())[:400]

@@ -40,8 +40,8 @@ class MLflowTracker(tracking.Tracker):
   name = 'mlflow'
 
   def __init__(self) -> None:
-    self._client = None
-    self._run_id = None
+    self._client: Any = None  # The `MlflowClient`, once started.
+    self._run_id: str | None = None
 
   def start(self, run: tracking.TrackedRun,
             previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -52,7 +52,8 @@ class MLflowTracker(tracking.Tracker):
     uri = mlflow.get_tracking_uri()
     tracking.check_reachable(uri, 'the MLflow tracking server')
     self._client = MlflowClient(uri)
-    run_id = (previous or {}).get('run_id')
+    previous = previous or {}
+    run_id = previous.get('run_id')
     if run_id and previous.get('tracking_uri') == uri and self._exists(run_id):
       self._client.update_run(run_id, status='RUNNING')
       logged = self._client.get_run(run_id).data.params

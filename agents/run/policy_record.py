@@ -227,8 +227,9 @@ def training_of(run_dir: str | None, config: Mapping[str, Any], step: int | None
   without the pauses between them (None when the run has no run.yaml or metrics).
   """
   name = checkpoint and os.path.basename(checkpoint)
-  if step is None and name and _CHECKPOINT_NAME.fullmatch(name):
-    step = int(_CHECKPOINT_NAME.fullmatch(name).group(1))
+  matched = _CHECKPOINT_NAME.fullmatch(name) if step is None and name else None
+  if matched:
+    step = int(matched.group(1))
   if name is None and step is not None and run_dir and os.path.exists(
       os.path.join(run_dir, 'checkpoints', f'ckpt-{step}.index')):
     name = f'ckpt-{step}'
@@ -243,7 +244,7 @@ def training_of(run_dir: str | None, config: Mapping[str, Any], step: int | None
 def _training_seconds(run_dir: str | None, sessions: Sequence[Mapping[str, Any]],
                       step: int | None) -> float | None:
   from agents.run import metrics_writer
-  if not sessions or step is None:
+  if not sessions or step is None or not run_dir:
     return None
   path = os.path.join(run_dir, 'metrics.jsonl')
   if not os.path.exists(path):

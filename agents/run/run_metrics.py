@@ -32,7 +32,7 @@ class TensorBoardRows:
 
   def __init__(self, logdir: str) -> None:
     self._logdir = logdir
-    self._writers = {}
+    self._writers: dict[Any, Any] = {}  # phase name -> tf.summary writer
 
   def writer(self, phase: str) -> Any:
     """The summary writer of `phase` (`<logdir>/<phase>/`), created at the first call.
@@ -74,7 +74,7 @@ class RunMetrics:
   def __init__(self, logdir: str) -> None:
     self.jsonl = metrics_writer.MetricsWriter(os.path.join(logdir, 'metrics.jsonl'))
     self.tensorboard = TensorBoardRows(logdir)
-    self.trackers = []
+    self.trackers: list[tracking.Tracker] = []
 
   @property
   def path(self) -> str:

@@ -34,9 +34,9 @@ class WandbTracker(tracking.Tracker):
   name = 'wandb'
 
   def __init__(self) -> None:
-    self._wandb = None
-    self._run = None
-    self._prefix = None
+    self._wandb: Any = None  # The `wandb` module, once started.
+    self._run: Any = None
+    self._prefix: str | None = None
 
   def start(self, run: tracking.TrackedRun,
             previous: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -72,10 +72,14 @@ def split_by_member(
   index_list = indices.tolist() if isinstance(indices, np.ndarray) else list(indices)
   if len(starts) == 1:  # One member: nothing to split or reorder.
     return [(0, [index - starts[0] for index in index_list], seeds)], [len(index_list)], None
-  slots_of = {}  # Member position -> positions in `indices` of its environments.
+  # Member position -> positions in `indices` of its environments.
+  slots_of: dict[int, list[int]] = {}
   for slot, index in enumerate(index_list):
     slots_of.setdefault(member_of[index], []).append(slot)
-  requests, counts, joined = [], [], []
+  requests: list[tuple[int, list[int], Sequence[int | None] | None]]
+  requests = []
+  counts: list[int] = []
+  joined: list[int] = []
   for position in sorted(slots_of):
     slots = slots_of[position]
     local = [index_list[slot] - starts[position] for slot in slots]

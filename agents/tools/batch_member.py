@@ -152,7 +152,7 @@ class InProcessGroup:
     count = self.num_envs
     observs, rewards = [None] * count, np.empty(count, np.float64)
     terminated, truncated = np.empty(count, bool), np.empty(count, bool)
-    infos = None
+    infos: list[Any] | None = None
     if self._ended.any():
       offset = int(np.flatnonzero(self._ended)[0])
       raise errors.name_environment(errors.EpisodeEndedError([0], 1), self.index + offset, 1)
@@ -195,7 +195,7 @@ class InProcessGroup:
   def _stack(self, observs: Sequence[Any]) -> Any:
     if self._array_observ:
       return np.asarray(observs, self.observation_space.dtype).reshape(
-          (len(observs), *self.observation_space.shape))
+          (len(observs), *self.observation_space.shape))  # type: ignore[misc]  # an array space's
     return slab_lib.concatenate(
         [slab_lib.batch_single(self.observation_space, observ) for observ in observs])
 
@@ -223,8 +223,8 @@ def as_members(envs: Sequence[Any],
   arrays one `WorkerPool` (restarting its workers against the batch's `restarts`), and
   anything else goes through `as_member`."""
   members, start = [], 0
-  for kind, run in itertools.groupby(envs, _kind):
-    run = list(run)
+  for kind, group in itertools.groupby(envs, _kind):
+    run: list[Any] = list(group)
     if kind == 'plain' and len(run) > 1:
       run = [InProcessGroup(run, start)]
     elif kind == 'workers':

@@ -40,10 +40,10 @@ class WorkerRestarts:
     self.count = 0
     # Batch indices whose episode a restart cut short; the end of the next step reports
     # them as truncated.
-    self._lost = set()
+    self._lost: set[int] = set()
     # The batch's last observations, kept when restarts are allowed: a dead worker's
     # environments report theirs again.
-    self._last_observ = None
+    self._last_observ: np.ndarray | None = None
 
   def restart(self, unit: Any, error: WorkerDiedError) -> None:
     """Restarts `unit`, or raises `error` once the budget is spent."""
@@ -59,6 +59,7 @@ class WorkerRestarts:
     self.restart(unit, error)
     start, size = unit.index, unit.num_envs
     self._lost.update(range(start, start + size))
+    observ: Any
     if self._last_observ is not None:
       observ = self._last_observ[start:start + size]
     else:
@@ -90,7 +91,7 @@ class WorkerRestarts:
     """
     self.restart(unit, error)
     size = unit.num_envs
-    all_seeds = [None] * size
+    all_seeds: list[int | None] = [None] * size
     for index, seed in zip(local, seeds or [None] * len(local)):
       all_seeds[index] = seed
     reset_unit = reset_unit or (lambda member, *args: member.reset_batch(*args))

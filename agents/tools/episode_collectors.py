@@ -34,7 +34,7 @@ from agents import plugins
 class EpisodeCollector:
   """The interface (see the module docstring); subclasses override what they need."""
 
-  info_keys = ()
+  info_keys: tuple[str, ...] = ()
 
   def reset(self, indices: np.ndarray) -> None:
     """Episodes begin at batch rows `indices` (int array)."""
@@ -52,7 +52,7 @@ class EpisodeCollector:
 
 def handled_info_keys(collectors: Iterable[EpisodeCollector]) -> set[str]:
   """Info keys the collectors read or drop on purpose (not warned about as dropped)."""
-  keys = set()
+  keys: set[str] = set()
   for collector in collectors:
     keys.update(getattr(collector, 'info_keys', ()))
     keys.update(getattr(collector, 'ignored_info_keys', ()))

@@ -71,7 +71,8 @@ class ClusterLostError(WorkerError):
   def __init__(self, message: str, index: int | None = None, num_envs: int = 1,
                address: str | None = None) -> None:
     self.address = address
-    self.step = self.checkpoint = None
+    self.step: int | None = None
+    self.checkpoint: str | None = None
     super().__init__(message, index, num_envs)
 
 
@@ -168,7 +169,7 @@ def name_environment(error: BaseException, start: int, size: int) -> BaseExcepti
     where = f'environment {start}' if size == 1 else f'environments {start}..{start + size - 1}'
     error.add_note(f'Raised by {where} of the batch.')
   try:
-    error._environment_named = True
+    error._environment_named = True  # type: ignore[attr-defined]  # a mark on any exception
   except AttributeError:  # An exception type with __slots__: a second note is harmless.
     pass
   return error

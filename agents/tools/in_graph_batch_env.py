@@ -87,7 +87,7 @@ class InGraphBatchEnv:
     # the batch's own restart flag (a restart already ends the episode as truncated).
     self._dropped_info_keys = episode_collectors.handled_info_keys(self.collectors)
     self._dropped_info_keys.add(batch_restarts.INFO_KEY)
-    self._python_error = None
+    self._python_error: BaseException | None = None
     batch = [self._batch_size]
     with tf.name_scope('environment'):
       self.observ = _zeros_variable(batch, self._observ_spec, 'observ')

@@ -34,11 +34,11 @@ import signal
 import threading
 from collections.abc import Iterable, Iterator
 from types import FrameType
-from typing import Literal
+from typing import Any, Literal
 
 # Depth of nested `deferred_abort` blocks and the abort they hold back (main thread only,
 # where Python runs signal handlers).
-_deferral = {'depth': 0, 'pending': None}
+_deferral: dict[str, Any] = {'depth': 0, 'pending': None}
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -70,10 +70,10 @@ class StopRequest:
       notice: write one line on stderr at the first signal, saying what happens
         next.
     """
-    self.signum = None
+    self.signum: int | None = None
     self._signals = tuple(signals)
     self._notice = notice
-    self._previous = {}
+    self._previous: dict[int, Any] = {}
 
   @property
   def requested(self) -> bool:

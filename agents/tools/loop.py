@@ -84,7 +84,7 @@ class Phase:
   log_every: int
   report_every: int
   checkpoint_every: int | None
-  writer: object
+  writer: Any
   log_mark: dict = dataclasses.field(default_factory=dict)
   report_mark: dict = dataclasses.field(default_factory=dict)
 
@@ -134,11 +134,12 @@ class Loop:
     self._should_log = tf.Variable(False, trainable=False, name='should_log')
     self._checkpoint_objects = dict(checkpoint_objects or {})
     self._max_checkpoints = max_checkpoints
-    self._phases = []
+    self._phases: list[Phase] = []
     self._checkpoint = None
-    self._manager = None
-    self._last_saved_step = None
-    self._unlogged = None  # (phase, step, phase step) run since the last logged row
+    self._manager: Any = None
+    self._last_saved_step: int | None = None
+    # (phase, step, phase step) run since the last logged row.
+    self._unlogged: tuple[Phase, int, int] | None = None
     # metrics.jsonl, TensorBoard and the trackers a run attaches (`RunMetrics.attach`).
     self.metrics = run_metrics.RunMetrics(logdir)
 
@@ -335,7 +336,7 @@ class Loop:
 
   def _algorithms(self) -> dict[str, Any]:
     """Names the distinct algorithms of the phases for the checkpoint."""
-    distinct = []
+    distinct: list[Phase] = []
     for phase in self._phases:
       if all(phase.fused_step.algorithm is not other.fused_step.algorithm for other in distinct):
         distinct.append(phase)

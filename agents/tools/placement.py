@@ -88,7 +88,7 @@ class Placement:
 
   def as_record(self) -> dict[str, Any]:
     """Plain values for the run's manifest."""
-    record = dict(processes=self.processes, rule=self.rule, workers=self.workers)
+    record: dict[str, Any] = dict(processes=self.processes, rule=self.rule, workers=self.workers)
     if self.nodes:
       record['nodes'] = list(self.nodes)
     if self.step_seconds is not None:
@@ -97,7 +97,7 @@ class Placement:
     return record
 
 
-def pays_off(step_seconds: float | None, num_envs: int, workers: int,
+def pays_off(step_seconds: float, num_envs: int, workers: int,
              hop_seconds: float = HOP_SECONDS) -> bool:
   """Whether `workers` processes step `num_envs` environments of `step_seconds` faster."""
   if workers < 2 or num_envs < 2:
@@ -122,7 +122,8 @@ def probe_step_seconds(make_env: Callable[[], Any], steps: int = PROBE_STEPS,
     env.action_space.seed(0)
     actions = [env.action_space.sample() for _ in range(_WARMUP_STEPS + steps)]
     env.reset(seed=0)
-    means, deadline, index = [], None, 0
+    means: list[float] = []
+    deadline, index = math.inf, 0
     while index < len(actions):
       chunk = actions[index:index + (_WARMUP_STEPS if index == 0 else _CHUNK_STEPS)]
       start = time.perf_counter()
@@ -143,7 +144,7 @@ def probe_step_seconds(make_env: Callable[[], Any], steps: int = PROBE_STEPS,
     env.close()
 
 
-def decide(processes: bool | str, make_env: Callable[[], Any] | None, num_envs: int,
+def decide(processes: bool | str, make_env: Callable[[], Any], num_envs: int,
            workers: int, cores: int | None = None) -> Placement:
   """Resolves `environment.processes` (True, False or 'auto') into a `Placement`.
 

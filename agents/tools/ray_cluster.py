@@ -83,7 +83,8 @@ def init(address: str | None = None, num_cpus: int | None = None) -> ModuleType:
 def node_names(ray: ModuleType) -> dict[str, str]:
   """{node id: 'ip' or 'ip#k'} for the cluster's nodes (k tells apart nodes that share an
   address, as the nodes of a local test cluster do)."""
-  names, seen = {}, {}
+  names: dict[str, str] = {}
+  seen: dict[str, int] = {}
   for node in sorted(ray.nodes(), key=lambda node: node['NodeID']):
     ip = node.get('NodeManagerAddress', '?')
     seen[ip] = seen.get(ip, 0) + 1

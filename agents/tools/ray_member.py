@@ -102,8 +102,11 @@ class RayMember:
     self._start_timeout = start_timeout
     self.num_envs, self.is_vector = 1, False
     self.observation_space = self.action_space = None
-    self.node_id = self.node = self.pid = None
-    self._actor = self._ready = None
+    self.node_id: str | None = None
+    self.node: str | None = None
+    self.pid: int | None = None
+    self._actor: Any = None  # The Ray actor handle and its `describe` reply, once launched.
+    self._ready: Any = None
     self._closed = False
     group.join()
     self._launch()

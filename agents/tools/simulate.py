@@ -237,7 +237,7 @@ class FusedStep:
     self._summary_writer = summary_writer
     self._should_log = should_log
     self.trace_count = 0
-    self._created_while_tracing = []
+    self._created_while_tracing: list[Any] = []
     # A partial, not the bound method: TensorFlow counts the traces of every function with
     # the same code together, so the steps of a process that builds several (tests, an
     # inline search of short fits) would be reported as retracing one function.

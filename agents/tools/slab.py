@@ -52,7 +52,7 @@ class Slab:
     action_space: The action space of one environment.
   """
 
-  def __init__(self, env: gymnasium.Env | VectorEnv) -> None:
+  def __init__(self, env: Any) -> None:
     self.env = env
     self.is_vector = isinstance(env, VectorEnv)
     if self.is_vector:
@@ -130,7 +130,7 @@ class Slab:
       return batch_single(self.observation_space, observ), vector_infos(info, 1, False)
     mask = np.zeros(self.num_envs, bool)
     mask[indices] = True
-    all_seeds = [None] * self.num_envs
+    all_seeds: list[int | None] = [None] * self.num_envs
     for index, seed in zip(indices, seeds):
       all_seeds[index] = seed
     observ, info = self.env.reset(seed=all_seeds, options={'reset_mask': mask})
@@ -160,7 +160,7 @@ def batch_single(space: gymnasium.Space, value: Any) -> Any:
     return value[None]
   if is_array_space(space):
     return np.asarray(value, space.dtype)[None]
-  out = gymnasium.vector.utils.create_empty_array(space, 1)
+  out: Any = gymnasium.vector.utils.create_empty_array(space, 1)
   return gymnasium.vector.utils.concatenate(space, [value], out)
 
 
@@ -173,8 +173,7 @@ def select(value: Any, indices: Any) -> Any:
   return np.asarray(value)[indices]
 
 
-def vector_infos(raw_info: dict[str, Any] | None, num_envs: int,
-                 is_vector: bool) -> dict[str, Any]:
+def vector_infos(raw_info: Any, num_envs: int, is_vector: bool) -> dict[str, Any]:
   """Returns a slab's raw info in Gymnasium's vector format (a plain dict becomes length one).
 
   Args:
@@ -196,8 +195,9 @@ def _vector_info_of_one(info: dict[str, Any]) -> dict[str, Any]:
   `VectorEnv` builds it: numbers and arrays gain a leading axis, `final_obs` and other
   objects go into object arrays, dicts are converted recursively, and each key gets its
   '_key' mask."""
-  vector = {}
+  vector: dict[str, Any] = {}
   for key, value in info.items():
+    array: Any
     if isinstance(value, dict) and key != 'final_obs':
       array = _vector_info_of_one(value)
     elif key != 'final_obs' and (type(value) in (int, float, bool)
@@ -233,12 +233,12 @@ def concatenate_infos(parts: Sequence[dict[str, Any]], sizes: Sequence[int]) -> 
   """
   if len(parts) == 1:
     return parts[0]
-  keys = []
+  keys: list[str] = []
   for part in parts:
     keys.extend(key for key in part if key not in keys)
   if not keys:
     return {}
-  merged = {}
+  merged: dict[str, Any] = {}
   for key in keys:
     present = [(part[key], size) for part, size in zip(parts, sizes) if key in part]
     if all(isinstance(value, dict) for value, _ in present):

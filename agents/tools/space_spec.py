@@ -19,7 +19,7 @@ import tensorflow as tf
 
 _LOG = logging.getLogger(__name__)
 # Dropped info keys already logged by this process (warn_unexposed_infos).
-_REPORTED = set()
+_REPORTED: set[str] = set()
 
 
 def space_spec(space: gymnasium.Space, what: str) -> tf.TensorSpec:

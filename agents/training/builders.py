@@ -90,7 +90,8 @@ def make_batch_env(config: Mapping[str, Any], processes: bool | str | None = Non
   num_agents = environment.num_agents
   per_process = environment.envs_per_process
   cores = os.cpu_count() or 1
-  options = dict(check_finite=environment.check_finite, max_restarts=environment.max_restarts)
+  options: dict[str, Any] = dict(check_finite=environment.check_finite,
+                                 max_restarts=environment.max_restarts)
   if processes == placement_lib.RAY:
     # One actor per CPU of the cluster (or per `envs_per_process` environments).
     from agents.tools import ray_cluster
@@ -146,7 +147,7 @@ def build_algorithm(config: Mapping[str, Any], observation_space: gymnasium.Spac
 
 def restore_algorithm(
     run_dir: str, checkpoint: str | None = None, is_training: tf.Variable | bool | None = None,
-) -> tuple[configs.RunConfig, InGraphAlgorithm, gymnasium.Space, gymnasium.Space]:
+) -> tuple[dict[str, Any], InGraphAlgorithm, gymnasium.Space, gymnasium.Space]:
   """Rebuilds the algorithm of a run and restores a checkpoint into it.
 
   Args:
@@ -190,5 +191,5 @@ def restore_algorithm(
   tf.train.Checkpoint(algorithm=algorithm).restore(path).expect_partial()
   if isinstance(mode, bool):
     # An algorithm may checkpoint the variable it was given; the caller's mode wins.
-    is_training.assign(mode)
+    is_training.assign(mode)  # type: ignore[union-attr]  # a Variable: made from the bool above
   return config, algorithm, observation_space, action_space

@@ -110,7 +110,7 @@ def configure_threads(threads: int) -> None:
     _LOG.debug('TensorFlow is initialised; tf_threads=%d is ignored.', threads)
 
 
-def _build_batch_env(config: Mapping[str, Any]) -> Any:
+def _build_batch_env(config: configs.RunConfig) -> Any:
   """The run's `BatchEnv`; an environment that refuses its kwargs is a `ConfigError`."""
   from agents.tools import errors
   try:
@@ -125,7 +125,7 @@ def _build_batch_env(config: Mapping[str, Any]) -> Any:
                               f'{dict(environment.kwargs)}: {reason}') from error
 
 
-def _build_algorithm(config: Mapping[str, Any], batch_env: Any,
+def _build_algorithm(config: configs.RunConfig, batch_env: Any,
                      is_training: tf.Variable) -> Any:
   """The run's algorithm; a network that cannot act in these spaces is a `ConfigError`."""
   try:
@@ -147,7 +147,7 @@ def _max_step(loop_config: Any) -> int:
 SUITE_KEYS = ('eval_suite', 'select_suite')  # the `loop` keys of suites flown in training
 
 
-def _suite_evaluations(config: Mapping[str, Any]) -> list[tuple[str, Any]]:
+def _suite_evaluations(config: configs.RunConfig) -> list[tuple[str, Any]]:
   """The `loop` keys of the suites flown after each evaluation phase, with the factory of
   their evaluator, checked before anything is written; ConfigError when a suite cannot be
   flown for this config.
@@ -169,7 +169,7 @@ def _suite_evaluations(config: Mapping[str, Any]) -> list[tuple[str, Any]]:
   return [(key, factory) for key in keys]
 
 
-def _collectors(config: Mapping[str, Any], batch_size: int,
+def _collectors(config: configs.RunConfig, batch_size: int,
                 extra: Sequence[Callable[[int], Any]]) -> list[Any]:
   """The environment's default episode collectors, then `extra` (factories of batch_size)."""
   from agents.tools import episode_collectors

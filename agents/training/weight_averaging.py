@@ -106,12 +106,12 @@ def average_and_restore(run_dir: str, last: int) -> tuple[Averaged, tuple[Any, .
   restored = builders.restore_algorithm(run_dir, paths[0], is_training=False)
   algorithm = restored[1]
   restorer = tf.train.Checkpoint(algorithm=algorithm)
-  sums = None
+  sums: list[Any] = []
   for index, path in enumerate(paths):
     if index:  # the first is restored
       restorer.restore(path).expect_partial()
     values = [variable.numpy().astype('float64') for variable in algorithm.trainable_variables]
-    sums = values if sums is None else [total + value for total, value in zip(sums, values)]
+    sums = values if not sums else [total + value for total, value in zip(sums, values)]
   # `algorithm` now holds the newest checkpoint: keep all of it but the weights.
   for variable, total in zip(algorithm.trainable_variables, sums):
     variable.assign((total / len(paths)).astype(variable.dtype.as_numpy_dtype))

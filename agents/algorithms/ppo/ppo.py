@@ -109,7 +109,7 @@ class PPO(algorithm.InGraphAlgorithm):
                                  network.recurrent)
     self._batch_size = batch_size
     self._network = network
-    self._observ_size = int(np.prod(observation_space.shape))
+    self._observ_size = int(np.prod(observation_space.shape))  # type: ignore[arg-type]  # a Box's
     self._action_space = action_space
     self._action_low = self._action_high = None
     self._action_start = 0
@@ -383,7 +383,8 @@ class PPO(algorithm.InGraphAlgorithm):
                                                   data['terminated'], data['truncated'])]
     # GAE(lambda), bootstrapping on truncation and at the segment end.
     advantage = tf.transpose(utility.lambda_advantage(
-        *time_major, self.config.discount, self.config.gae_lambda))
+        *time_major, self.config.discount,  # type: ignore[call-arg]  # five arrays
+        self.config.gae_lambda))
     batch = dict(data, advantage=advantage, returns=advantage + data['value'])
     if not self._network.recurrent:
       batch = {key: tf.reshape(value, tf.concat([[-1], tf.shape(value)[2:]], 0))

@@ -377,7 +377,7 @@ class BalloonVectorEnv(VectorEnv):
       return None
     return self._renderer.render(self.render_mode)
 
-  def close_extras(self, **kwargs) -> None:  # pylint: disable=unused-argument
+  def close_extras(self, **kwargs: Any) -> None:  # pylint: disable=unused-argument
     if self._renderer is not None:
       self._renderer.close()
 

@@ -129,10 +129,10 @@ class Channel:
       written = 0
     if written == len(data):
       return  # Always so for short messages while the pipe has room: one system call.
-    data = memoryview(data)[written:]
-    while data:
+    rest = memoryview(data)[written:]
+    while rest:
       try:
-        data = data[os.write(self._write_fd, data):]
+        rest = rest[os.write(self._write_fd, rest):]
       except BlockingIOError:
         ready = select.select([self._fd], [self._write_fd], [], _FULL_PIPE_CHECK_S)
         if ready[0]:

@@ -43,10 +43,12 @@ class WorkerConnection:
     self._poller = select.poll()
     self._poller.register(self._channel.fileno(), select.POLLIN)
     self._poller.register(self._death_fd, select.POLLIN)
-    self._outstanding = collections.deque()  # (token, what, finish, timeout), in order.
-    self._replies = {}  # Token -> (ok, value), read ahead of their waiters.
+    # (token, what, finish, timeout), in order.
+    self._outstanding: collections.deque[tuple[Any, ...]] = collections.deque()
+    # Token -> (ok, value), read ahead of their waiters.
+    self._replies: dict[int, tuple[bool, Any]] = {}
     self._next_token = 0
-    self._dead = None
+    self._dead: errors.WorkerDiedError | None = None
     self._stopped = False
     self._finalizer = weakref.finalize(
         self, launch.stop_process, self.process, self._channel, close_timeout,
@@ -151,7 +153,7 @@ class WorkerConnection:
     if ok:
       return value
     remote_type, text, remote_traceback, cause = value
-    error = errors.WorkerError(
+    error: Exception = errors.WorkerError(
         f'{remote_type}: {text}', self.index, self.num_envs, remote_type, remote_traceback)
     if isinstance(cause, AttributeError) and remote_type == 'AttributeError':
       error = AttributeError(str(error))

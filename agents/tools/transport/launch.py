@@ -107,7 +107,7 @@ def start_worker(context: BaseContext, constructor_bytes: bytes, registry: list[
   """
   request_reader, request_writer = context.Pipe(duplex=False)
   reply_reader, reply_writer = context.Pipe(duplex=False)
-  process = context.Process(
+  process = context.Process(  # type: ignore[attr-defined]  # every context has Process
       target=worker_lib.run,
       args=(request_reader, reply_writer, constructor_bytes, os.getpid(), registry),
       daemon=True, name=name)
@@ -130,7 +130,7 @@ def death_fileno(process: BaseProcess) -> tuple[int, bool]:
   it forked still holds its pipes. Elsewhere, multiprocessing's sentinel.
   """
   try:
-    return os.pidfd_open(process.pid), True
+    return os.pidfd_open(process.pid), True  # type: ignore[arg-type]  # it has started
   except (AttributeError, OSError):
     return process.sentinel, False
 

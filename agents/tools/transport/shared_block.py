@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from multiprocessing import shared_memory
 from typing import Any, TypeAlias
 
-import gymnasium
 import numpy as np
 
 from agents.tools import slab as slab_lib
@@ -26,10 +25,9 @@ Layout: TypeAlias = dict[str, tuple[int, tuple[int, ...], str]]
 _ALIGNMENT = 64
 
 
-def shared_layout(num_envs: int, observation_space: gymnasium.Space,
-                  action_space: gymnasium.Space) -> tuple[Layout, int]:
+def shared_layout(num_envs: int, observation_space: Any, action_space: Any) -> tuple[Layout, int]:
   """Returns where each shared array lives in the block, and the block's size in bytes."""
-  fields = []
+  fields: list[tuple[str, tuple[int, ...], Any]] = []
   if slab_lib.is_array_space(action_space):
     fields.append(('actions', (num_envs, *action_space.shape), action_space.dtype))
   if slab_lib.is_array_space(observation_space):
@@ -37,7 +35,8 @@ def shared_layout(num_envs: int, observation_space: gymnasium.Space,
   fields.append(('reward', (num_envs,), np.float64))
   fields.append(('terminated', (num_envs,), np.bool_))
   fields.append(('truncated', (num_envs,), np.bool_))
-  layout, offset = {}, 0
+  layout: Layout = {}
+  offset = 0
   for name, shape, dtype in fields:
     dtype = np.dtype(dtype)
     layout[name] = (offset, tuple(int(n) for n in shape), dtype.str)

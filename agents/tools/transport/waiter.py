@@ -42,9 +42,10 @@ class ReplyWaiter:
   """
 
   def __init__(self) -> None:
-    self._connections = None  # The connections the poll set watches, in order.
-    self._poller = None
-    self._owner = None  # Descriptor -> position of its connection.
+    # The connections the poll set watches, in order.
+    self._connections: list[WorkerConnection] | None = None
+    self._poller: Any = None  # A `select.poll`, once watching.
+    self._owner: dict[int, int] = {}  # Descriptor -> position of its connection.
 
   def wait(self, connections: Sequence[WorkerConnection],
            tokens: Sequence[int]) -> list[tuple[bool, Any]]:
@@ -52,8 +53,9 @@ class ReplyWaiter:
     if connections != self._connections:
       self._watch(connections)
     poller, owner = self._poller, self._owner
-    results = [None] * len(connections)
-    pending, timeout, bounded = 0, None, True
+    results: list[Any] = [None] * len(connections)
+    timeout: float | None = None
+    pending, bounded = 0, True
     for position, (connection, token) in enumerate(zip(connections, tokens)):
       if connection.reply_fileno(token) is None:
         results[position] = connection.settle(token)
@@ -63,24 +65,24 @@ class ReplyWaiter:
         bounded = False
       elif timeout is None or connection.timeout < timeout:
         timeout = connection.timeout
-    deadline = time.monotonic() + timeout if bounded and pending else None
+    deadline = time.monotonic() + timeout if bounded and pending and timeout is not None else None
     while pending:
       wait_ms = -1 if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
       ready = poller.poll(wait_ms)
       if not ready:
         break
       for fd, _ in ready:
-        position = owner.get(fd)  # None: a descriptor unwatched earlier in this loop.
-        if position is None:
+        watched = owner.get(fd)  # None: a descriptor unwatched earlier in this loop.
+        if watched is None:
           continue
-        if results[position] is not None:
+        if results[watched] is not None:
           # Out of turn (a reply already read, or a dead worker's descriptor, which
           # stays readable): stop watching it, and rebuild the set for the next wait.
           poller.unregister(fd)
           del owner[fd]
           self._connections = None
           continue
-        results[position] = connections[position].settle(tokens[position])
+        results[watched] = connections[watched].settle(tokens[watched])
         pending -= 1
     for position, result in enumerate(results):
       if result is None:

@@ -69,7 +69,7 @@ def fast_reset_fits(indices: Sequence[int] | np.ndarray | None,
       seed is None or _INT64.min <= seed <= _INT64.max for seed in seeds)
 
 
-def encode_fast_reset(indices: Sequence[int] | np.ndarray | None,
+def encode_fast_reset(indices: Sequence[int] | np.ndarray,
                       seeds: Sequence[int | None] | None = None) -> bytes:
   """Packs a fast reset request (see the module docstring).
 

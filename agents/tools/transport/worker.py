@@ -60,14 +60,16 @@ def run(reader: Connection, writer: Connection, constructor_bytes: bytes, parent
   os.setpgid(0, 0)
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   channel = channel_lib.Channel(reader, writer, blocking=True)
-  blocks = []  # The shared-memory blocks mapped, newest last.
+  blocks: list[shared_memory.SharedMemory] = []  # The shared-memory blocks mapped, newest last.
   # The request pipe hangs up when the parent's end closes (the kernel closes it when
   # the parent dies); the parent's pid tells even when another process holds the pipe.
   watchdog = parent_watch.ParentWatch(parent_pid, functools.partial(_orphaned, blocks),
                                       hangup_fd=channel.fileno(), name='parent-watchdog')
   watchdog.start()
   install_registry(registry)
-  slab, fast_step, fast_reset = None, None, None
+  slab: Any = None  # Built by the 'spaces' request, the first of every worker.
+  fast_step: Any = None
+  fast_reset: Any = None
   parent_gone = False
   try:
     while True:
@@ -251,14 +253,14 @@ def make_fast_step(slab: slab_lib.Slab, views: Mapping[str, np.ndarray]) -> Call
 
 def make_fast_reset(
     slab: slab_lib.Slab, views: Mapping[str, np.ndarray],
-) -> Callable[[Sequence[int] | None, Sequence[int | None] | None], Any]:
+) -> Callable[[Any, Sequence[int | None] | None], Any]:
   """Returns a function that resets some environments of the slab, writes their
   observations to their rows of the shared `observ` array, and returns the infos (the raw
   info of a plain environment, vector format of the reset ones for a slab)."""
   observ = views['observ']
   env, shape = slab.env, observ.shape
 
-  def reset_single(indices: Sequence[int] | None, seeds: Sequence[int | None] | None) -> Any:
+  def reset_single(indices: Any, seeds: Sequence[int | None] | None) -> Any:
     # A plain environment: skip the slab's batching, resets are frequent.
     if indices != [0]:
       raise IndexError(f'A single environment has only index 0, got {indices}.')
@@ -270,7 +272,7 @@ def make_fast_reset(
     observ[0] = value
     return info
 
-  def reset_slab(indices: Sequence[int] | None, seeds: Sequence[int | None] | None) -> Any:
+  def reset_slab(indices: Any, seeds: Sequence[int | None] | None) -> Any:
     values, infos = slab.reset(indices, seeds)
     expected = (len(indices), *shape[1:])
     if np.shape(values) != expected:

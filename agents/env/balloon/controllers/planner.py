@@ -40,7 +40,7 @@ observation only summarises at the balloon's position.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -168,8 +168,9 @@ class Planner:
     if config.second_levels and first_steps < len(self._weights):
       # Each first target is followed by each of `second_levels` targets spread over the
       # range reachable then; a first target scores with its best follow-up.
-      levels = spread_levels(*simulator.reachable_pressures(
-          simulator.time_elapsed_s + config.switch_after_s), config.second_levels)
+      lowest, highest = simulator.reachable_pressures(
+          simulator.time_elapsed_s + config.switch_after_s)
+      levels = spread_levels(lowest, highest, config.second_levels)
       follow = np.repeat(levels[:, None, :], num_candidates, axis=1).reshape(count, -1)
       branched = [np.repeat(value, config.second_levels, axis=1) for value in state]
       _, later = self._roll(branched, follow, self._weights[first_steps:])
@@ -181,8 +182,8 @@ class Planner:
     target = np.where(switch, targets[rows, best], targets[:, -1])
     return target, targets, scores
 
-  def _roll(self, state: tuple[np.ndarray, ...], targets: np.ndarray,
-            weights: Sequence[float]) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+  def _roll(self, state: Sequence[np.ndarray], targets: np.ndarray,
+            weights: np.ndarray) -> tuple[Sequence[np.ndarray], np.ndarray]:
     """Rolls simplified balloons forward, one rollout step per weight.
 
     Args:
@@ -202,7 +203,7 @@ class Planner:
     return state, scores
 
 
-def rollout_step(simulator: Any, state: tuple[np.ndarray, ...], targets: np.ndarray,
+def rollout_step(simulator: Any, state: Sequence[np.ndarray], targets: np.ndarray,
                  step_s: float, ascent_rate: float, descent_rate: float,
                  float32: bool = False) -> tuple[np.ndarray, ...]:
   """One step of simplified balloons heading for target pressures in the estimated wind.
@@ -247,10 +248,10 @@ class PlannedSlab(VectorWrapper):
   @property
   def simulator(self) -> Any:
     """The wrapped slab's `BalloonSimulator` (renderers read it)."""
-    return self.env.simulator
+    return self.env.simulator  # type: ignore[attr-defined]  # the slab is a BalloonVectorEnv
 
-  def reset(self, *, seed: int | list[int] | None = None,
-            options: Mapping[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+  def reset(self, *, seed: int | None = None,
+            options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     observations, infos = self.env.reset(seed=seed, options=options)
     mask = (options or {}).get('reset_mask')
     self.planner.begin_episode(np.arange(self.num_envs) if mask is None
