@@ -13,7 +13,12 @@ lazily, so importing the package costs nothing.
 """
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # What the lazy names are, for type checkers and editors.
+  from agents.tools.loop import Loop as Loop
+  from agents.tools.simulate import FusedStep as FusedStep
+  from agents.training.trainer import train as train
 
 _EXPORTS = {
     'FusedStep': 'agents.tools.simulate',
