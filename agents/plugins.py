@@ -371,7 +371,7 @@ class Baseline:
     raise NotImplementedError
 
   @staticmethod
-  def describe(argument: str | None) -> dict[str, Any]:
+  def describe(argument: str | None = None, /) -> dict[str, Any]:
     """What results record of `name:<argument>` (`name` alone: None); default: nothing."""
     del argument
     return {}

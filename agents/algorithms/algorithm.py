@@ -65,6 +65,8 @@ walks through a learning one (`examples/linear_softmax.py`). In short:
         return self.finished_lengths.assign_add(tf.reduce_sum(tf.cast(lengths, tf.int64)))
 """
 
+from __future__ import annotations
+
 import abc
 import importlib.util
 from collections.abc import Mapping
@@ -132,7 +134,7 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
   @classmethod
   def from_config(cls, config: Any, observation_space: gymnasium.Space,
                   action_space: gymnasium.Space,
-                  is_training: tf.Variable | None = None) -> 'InGraphAlgorithm':
+                  is_training: tf.Variable | None = None) -> InGraphAlgorithm:
     """Builds the algorithm from a resolved run config.
 
     Args:
@@ -220,10 +222,11 @@ class InGraphAlgorithm(tf.Module, abc.ABC):
 class _PerformPolicy(tf.Module):
   """`action(observ)` of any algorithm: its `perform` for the first N agents."""
 
-  def __init__(self, algorithm, observation_space):
+  def __init__(self, algorithm: InGraphAlgorithm, observation_space: gymnasium.Space) -> None:
     super().__init__(name='exported_policy')
     self.algorithm = algorithm
-    spec = tf.TensorSpec([None, *observation_space.shape], observation_space.dtype,
+    spec = tf.TensorSpec([None, *observation_space.shape],  # type: ignore[misc]  # a Box's
+                         observation_space.dtype,
                          name='observ')
     self.action = tf.function(
         lambda observ: algorithm.perform(tf.range(tf.shape(observ)[0]), observ),

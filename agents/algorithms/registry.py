@@ -10,10 +10,16 @@ the class is imported only to build it. A user's 'package.module:Class' is
 imported for both, and its `Config` and `NetworkConfig` attributes are read.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from agents.config_fields import ConfigError
+
+if TYPE_CHECKING:
+  from agents.algorithms import algorithm
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +40,7 @@ ALGORITHMS = {
 }
 
 
-def lookup(name):
+def lookup(name: str) -> type[algorithm.InGraphAlgorithm]:
   """Returns the algorithm class named `name` (a key of `ALGORITHMS` or 'module:Class').
 
   Raises:
@@ -49,7 +55,7 @@ def lookup(name):
   return cls
 
 
-def declarations(name):
+def declarations(name: str) -> tuple[type | None, type | None]:
   """(Config, NetworkConfig) dataclasses of the named algorithm; either may be None.
 
   Raises:
@@ -59,18 +65,19 @@ def declarations(name):
   if entry is None:
     cls = _import(name, _user_path(name))
     return getattr(cls, 'Config', None), getattr(cls, 'NetworkConfig', None)
-  return tuple(_import(name, path) if path else None
-               for path in (entry.config, entry.network_config))
+  config, network_config = (_import(name, path) if path else None
+                            for path in (entry.config, entry.network_config))
+  return config, network_config
 
 
-def _user_path(name):
+def _user_path(name: str) -> str:
   if not isinstance(name, str) or ':' not in name:
     raise ConfigError(f"Config key 'algorithm.name' must be one of {sorted(ALGORITHMS)} or "
                       f"'package.module:Class', got {name!r}.")
   return name
 
 
-def _import(name, path):
+def _import(name: str, path: str) -> Any:
   module_name, attribute = path.split(':', 1)
   try:
     module = importlib.import_module(module_name)

@@ -199,7 +199,7 @@ def validate(config: Mapping[str, Any]) -> RunConfig:
   # The relations an algorithm or a network kind declares, over the typed sections.
   for config_class in (sections.section_classes(name)['algorithm'],
                        sections.network_kind_config(name, ordered['network'].get('kind'))):
-    if hasattr(config_class, 'check_run'):
+    if config_class is not None and hasattr(config_class, 'check_run'):
       config_class.check_run(run_config)
   return run_config
 

@@ -17,7 +17,11 @@ kind may add keys of its own to `network` (`agents.plugins.NetworkEntry`).
 builds a config of defaults for an algorithm.
 """
 
+from __future__ import annotations
+
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 from agents import config_fields, plugins
 from agents.algorithms import registry
@@ -91,14 +95,14 @@ class LoopConfig:
       resumable=True)
 
 
-def section_classes(algorithm_name):
+def section_classes(algorithm_name: str) -> dict[str, type | None]:
   """{section: declared dataclass or None} for a run of the named algorithm."""
   config, network_config = registry.declarations(algorithm_name)
   return {'environment': EnvironmentConfig, 'network': network_config, 'algorithm': config,
           'loop': LoopConfig}
 
 
-def network_kind_config(algorithm_name, network_kind):
+def network_kind_config(algorithm_name: str, network_kind: str | None) -> type | None:
   """The dataclass of the keys that `network_kind` adds to the `network` section, or None.
 
   Only an algorithm whose `NetworkConfig` looks its `kind` up in a registry (a `kinds`
@@ -116,7 +120,8 @@ def network_kind_config(algorithm_name, network_kind):
       if entry.config else None
 
 
-def specs_of(algorithm_name, network_kind=None):
+def specs_of(algorithm_name: str,
+             network_kind: str | None = None) -> dict[str, config_fields.Spec]:
   """{dotted key: Spec} of every key of a run config of the named algorithm.
 
   Args:
@@ -140,14 +145,14 @@ def specs_of(algorithm_name, network_kind=None):
   return specs
 
 
-def specs_for(config):
+def specs_for(config: Mapping[str, Any]) -> dict[str, config_fields.Spec]:
   """`specs_of` the algorithm and network kind that a (nested) config names."""
   network = config.get('network')
   kind = network.get('kind') if isinstance(network, dict) else None
   return specs_of(config['algorithm']['name'], kind)
 
 
-def defaults_of(algorithm_name, network_kind=None):
+def defaults_of(algorithm_name: str, network_kind: str | None = None) -> dict[str, Any]:
   """A run config of defaults for the named algorithm (a fresh nested mapping), with the
   network kind's own keys when `network_kind` is given."""
   config = config_fields.defaults(RootConfig)
@@ -159,7 +164,7 @@ def defaults_of(algorithm_name, network_kind=None):
   return config
 
 
-def with_network_kind(config, network_kind):
+def with_network_kind(config: Mapping[str, Any], network_kind: str | None) -> dict[str, Any]:
   """The config with `network.kind` switched: the old kind's own keys dropped, the new
   kind's defaults added (keys the sections share keep their values)."""
   algorithm_name = config['algorithm']['name']

@@ -23,6 +23,8 @@ fit_groups (groups of fits paired by seed), ensemble (fits flown as one agent),
 plots, strata (the balloon's ranking), during_training (loop.eval_suite).
 """
 
+from __future__ import annotations
+
 import importlib
 import typing
 
@@ -60,7 +62,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> typing.Any:
   if name not in _NAMES:
     # A submodule not imported yet (`agents.evaluation.runner` after `import agents.evaluation`).
     try:
@@ -74,5 +76,5 @@ def __getattr__(name):
   return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
   return sorted(set(globals()) | set(_NAMES))

@@ -14,7 +14,11 @@ environment and observation. With an output directory the per-seed results are w
 `evaluate` writes them, so `evaluate compare` and `evaluate groups` pair them with others.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,13 +31,13 @@ from agents.evaluation.errors import EvaluationError
 class EnsemblePolicy:
   """The batched deterministic policy of averaged action probabilities (Discrete actions)."""
 
-  def __init__(self, algorithms):
+  def __init__(self, algorithms: Sequence[Any]) -> None:
     self._algorithms = algorithms
 
-  def begin_episode(self, indices, seeds=None):
+  def begin_episode(self, indices: Any, seeds: Sequence[int] | None = None) -> None:
     del indices, seeds  # Feed-forward: nothing kept per row.
 
-  def __call__(self, observations):
+  def __call__(self, observations: np.ndarray) -> np.ndarray:
     import tensorflow as tf
     observations = tf.convert_to_tensor(np.asarray(observations, np.float32))
     batch = int(observations.shape[0])
@@ -46,7 +50,9 @@ class EnsemblePolicy:
     return np.argmax(probabilities, -1)
 
 
-def restore_fits(run_dirs):
+def restore_fits(
+    run_dirs: Sequence[str],
+) -> tuple[environments_lib.EnvironmentEvaluation, dict[str, Any], list[Any]]:
   """(environment, observation options, [algorithm]) of runs that can fly as one agent.
 
   Raises:
@@ -82,8 +88,9 @@ def restore_fits(run_dirs):
   return environment, observation_kwargs, algorithms
 
 
-def fly_ensemble(run_dirs, suite='small_eval', output_dir=None,
-                 slab_size=runner.DEFAULT_SLAB_SIZE):
+def fly_ensemble(run_dirs: Sequence[str], suite: str = 'small_eval',
+                 output_dir: str | None = None,
+                 slab_size: int = runner.DEFAULT_SLAB_SIZE) -> dict[str, Any]:
   """Flies the runs' ensemble on a suite in this process; returns its headline statistics.
 
   Returns:
@@ -94,19 +101,19 @@ def fly_ensemble(run_dirs, suite='small_eval', output_dir=None,
     EvaluationError: a run that cannot join the ensemble, or an unknown suite (named).
   """
   environment, observation_kwargs, algorithms = restore_fits(run_dirs)
-  suite = suites.get_suite(suite, environment.env_id)
+  flown = suites.get_suite(suite, environment.env_id)
   agent = f'ensemble of {len(run_dirs)} fits'
-  results = sorted(runner.fly(agent, suite, suite.seeds, workers=0, slab_size=slab_size,
+  results = sorted(runner.fly(agent, flown, flown.seeds, workers=0, slab_size=slab_size,
                               policy=EnsemblePolicy(algorithms), env_id=environment.env_id,
                               observation_kwargs=observation_kwargs),
                    key=lambda result: result.seed)
   values = np.array([result.value(environment.metric) for result in results])
   if output_dir:
     os.makedirs(output_dir, exist_ok=True)
-    header = results_lib.header(agent, suite, 1, 0, agent_info={'runs': list(run_dirs)},
+    header = results_lib.header(agent, flown, 1, 0, agent_info={'runs': list(run_dirs)},
                                 env_id=environment.env_id)
     results_lib.write_shard(output_dir, header, results, True)
     results_lib.combine(output_dir)
-  return {'agent': agent, 'suite': suite.name, 'seeds': len(values),
+  return {'agent': agent, 'suite': flown.name, 'seeds': len(values),
           'metric': environment.metric, 'mean': float(values.mean()),
           'mean_ci95': statistics.bootstrap_interval(values, np.mean)}

@@ -15,8 +15,12 @@ metric does not apply to it), so that new fits pair with fits whose folders are 
         --group seeker=eval/ss [--metric twr50]
 """
 
+from __future__ import annotations
+
 import csv
 import os
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,15 +32,15 @@ from agents.evaluation.errors import EvaluationError
 class _SeedValue:
   """One seed's value, shaped as `compare_paired` reads an `SeedResult`."""
 
-  def __init__(self, seed, value):
+  def __init__(self, seed: int, value: float) -> None:
     self.seed, self._value = seed, value
 
-  def value(self, metric):
+  def value(self, metric: str) -> float:
     del metric  # A member's values are already the metric's.
     return self._value
 
 
-def per_seed_values(member, metric='twr50'):
+def per_seed_values(member: str, metric: str = 'twr50') -> dict[int, float]:
   """{seed: value} of one member: an evaluation folder, or `TABLE.csv:COLUMN`.
 
   Raises:
@@ -50,7 +54,7 @@ def per_seed_values(member, metric='twr50'):
   return {result.seed: result.value(metric) for result in results}
 
 
-def _table_column(path, column):
+def _table_column(path: str, column: str) -> dict[int, float]:
   """{seed: value} of one column of a per-seed CSV table with a `seed` column."""
   try:
     with open(path, newline='', encoding='utf-8') as table:
@@ -71,7 +75,7 @@ def _table_column(path, column):
   return values
 
 
-def per_seed_means(members, metric='twr50'):
+def per_seed_means(members: Sequence[str], metric: str = 'twr50') -> dict[int, float]:
   """{seed: mean of the members' values} on the seeds every member flew."""
   tables = [per_seed_values(member, metric) for member in members]
   seeds = sorted(set.intersection(*(set(table) for table in tables)))
@@ -80,7 +84,8 @@ def per_seed_means(members, metric='twr50'):
   return {seed: float(np.mean([table[seed] for table in tables])) for seed in seeds}
 
 
-def compare_groups(groups, metric='twr50', seed=0):
+def compare_groups(groups: Mapping[str, Sequence[str]], metric: str = 'twr50',
+                   seed: int = 0) -> dict[str, list[dict[str, Any]]]:
   """Each group's mean and the first group minus each other one, paired by seed.
 
   Args:

@@ -27,21 +27,47 @@ not depend on which row or batch it was flown in. `make_policy(spec, batch_size)
   terminal)`), which `BLEAgentAdapter` flies as one agent per row (the factory is then
   called once per row, with `num_actions=N, observation_shape=(...)` when it takes them).
 
-Which environment an agent flies is `resolve_env_id`'s answer.
+Which environment an agent flies is `agent_specs.resolve_env_id`'s answer; the spec
+functions (`split_spec`, `resolve_env_id`, `describe_agent`, ...) live in
+`agents.evaluation.agent_specs` and stay importable from here.
 """
+
+from __future__ import annotations
 
 import importlib
 import inspect
 import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from agents import plugins
-from agents.evaluation import environments
+from agents.evaluation import agent_specs, environments
+from agents.evaluation.agent_specs import GENERIC_AGENTS as GENERIC_AGENTS
+from agents.evaluation.agent_specs import baseline_parts as baseline_parts
+from agents.evaluation.agent_specs import describe_agent as describe_agent
+from agents.evaluation.agent_specs import observation_kwargs as observation_kwargs
+from agents.evaluation.agent_specs import resolve_checkpoint as resolve_checkpoint
+from agents.evaluation.agent_specs import resolve_env_id as resolve_env_id
+from agents.evaluation.agent_specs import run_env_id as run_env_id
+from agents.evaluation.agent_specs import saved_model_record as saved_model_record
+from agents.evaluation.agent_specs import split_spec as split_spec
+from agents.evaluation.agent_specs import suite_defaults as suite_defaults
 from agents.evaluation.errors import EvaluationError
-from agents.run import policy_record
 
-GENERIC_AGENTS = ('random',)
+if TYPE_CHECKING:
+  import gymnasium
+
+
+class BatchedPolicy(Protocol):
+  """The batched policy interface (see the module docstring); `feedback` is optional."""
+
+  def begin_episode(self, indices: Sequence[int] | np.ndarray,
+                    seeds: Sequence[int] | None = None) -> None:
+    """Rows `indices` start new episodes (`seeds`: their suite seeds, when accepted)."""
+
+  def __call__(self, observations: np.ndarray) -> np.ndarray:
+    """Actions [B, *action shape] for observations [B, *observation shape]."""
 
 
 class RandomPolicy:
@@ -51,31 +77,33 @@ class RandomPolicy:
   seeded by (seed, suite seed), so a seed's episode does not depend on its row or batch.
   """
 
-  def __init__(self, action_space, batch_size, episode_length, seed=0):
+  def __init__(self, action_space: gymnasium.Space, batch_size: int, episode_length: int,
+               seed: int = 0) -> None:
     self._draw = _uniform_draw(action_space)
     self._seed = seed
     self._length = episode_length
     self._step = np.zeros(batch_size, np.intp)
     self._rows = np.arange(batch_size)
     self._fresh = np.random.default_rng([seed, 2 ** 31])  # rows begun without a seed
-    self._actions = np.zeros((batch_size, episode_length, *action_space.shape),
+    self._actions = np.zeros((batch_size, episode_length, *action_space.shape),  # type: ignore[misc]  # a shaped space
                              action_space.dtype)
 
-  def begin_episode(self, indices, seeds=None):
-    seeds = [None] * len(indices) if seeds is None else seeds
-    for row, seed in zip(indices, seeds):
+  def begin_episode(self, indices: Sequence[int] | np.ndarray,
+                    seeds: Sequence[int] | None = None) -> None:
+    row_seeds = [None] * len(indices) if seeds is None else seeds
+    for row, seed in zip(indices, row_seeds):
       generator = np.random.default_rng(
           self._fresh.integers(2 ** 63) if seed is None else [self._seed, int(seed)])
       self._actions[row] = self._draw(generator, self._length)
       self._step[row] = 0
 
-  def __call__(self, observations):
+  def __call__(self, observations: np.ndarray) -> np.ndarray:
     step = np.minimum(self._step, self._length - 1)
     self._step += 1
     return self._actions[self._rows, step]
 
 
-def _uniform_draw(space):
+def _uniform_draw(space: Any) -> Callable[[np.random.Generator, int], np.ndarray]:
   """A function (generator, count) -> `count` uniform actions of `space`.
 
   Raises:
@@ -104,20 +132,21 @@ class TensorFlowPolicy:
   a loaded SavedModel.
   """
 
-  def __init__(self, model, batch_size, recurrent):
+  def __init__(self, model: Any, batch_size: int, recurrent: bool) -> None:
     self._model = model
     self._recurrent = recurrent
-    self._state = None
+    self._state: np.ndarray | None = None
     if recurrent:
       self._initial = model.initial_state(1).numpy()
       self._state = np.repeat(self._initial, batch_size, axis=0)
 
-  def begin_episode(self, indices, seeds=None):
+  def begin_episode(self, indices: Sequence[int] | np.ndarray,
+                    seeds: Sequence[int] | None = None) -> None:
     del seeds
     if self._recurrent:
-      self._state[np.asarray(indices, np.intp)] = self._initial
+      self._state[np.asarray(indices, np.intp)] = self._initial  # type: ignore[index]  # set when recurrent
 
-  def __call__(self, observations):
+  def __call__(self, observations: np.ndarray) -> np.ndarray:
     observations = np.asarray(observations, np.float32)
     if self._recurrent:
       out = self._model.action(observations, self._state)
@@ -134,7 +163,7 @@ class BLEAgentAdapter:
   terminal)` when the episode ends.
   """
 
-  def __init__(self, agents):
+  def __init__(self, agents: Sequence[Any]) -> None:
     self._agents = list(agents)
     self._fresh = np.ones(len(self._agents), bool)
     self._rewards = np.zeros(len(self._agents))
@@ -146,11 +175,12 @@ class BLEAgentAdapter:
         except Exception:  # noqa: BLE001 - BLE's AgentMode enum; the string is a best effort
           pass
 
-  def begin_episode(self, indices, seeds=None):
+  def begin_episode(self, indices: Sequence[int] | np.ndarray,
+                    seeds: Sequence[int] | None = None) -> None:
     del seeds
     self._fresh[np.asarray(indices, np.intp)] = True
 
-  def __call__(self, observations):
+  def __call__(self, observations: np.ndarray) -> np.ndarray:
     actions = np.empty(len(self._agents), np.int64)
     for row, agent in enumerate(self._agents):
       if self._fresh[row]:
@@ -160,226 +190,20 @@ class BLEAgentAdapter:
         actions[row] = agent.step(float(self._rewards[row]), observations[row])
     return actions
 
-  def feedback(self, rewards, terminated, truncated):
+  def feedback(self, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray) -> None:
     self._rewards = np.asarray(rewards, np.float64)
     for row in np.flatnonzero(np.asarray(terminated) | np.asarray(truncated)):
       self._agents[row].end_episode(float(self._rewards[row]), bool(terminated[row]))
 
 
-def is_ble_agent(obj):
+def is_ble_agent(obj: Any) -> bool:
   """Whether `obj` has BLE's Agent interface (rather than the batched one)."""
   return all(callable(getattr(obj, name, None))
              for name in ('begin_episode', 'step', 'end_episode')) and not callable(obj)
 
 
-def describe_agent(spec, checkpoint=None):
-  """What identifies an agent in a shard file: {'kind', ...} (paths made absolute).
-
-  A baseline with a `describe(argument)` adds what it returns (Perciatelli44: the SHA-256
-  of its weights).
-
-  Raises:
-    EvaluationError: an unknown agent, or a baseline whose `describe` refuses its input.
-  """
-  kind, rest = split_spec(spec)
-  if kind == 'baseline':
-    return {'kind': 'baseline', **_baseline_description(spec)}
-  if kind == 'run':
-    run_dir = os.path.abspath(rest)
-    return {'kind': 'run', 'run_dir': run_dir,
-            'checkpoint': os.path.basename(resolve_checkpoint(run_dir, checkpoint))}
-  if kind == 'savedmodel':
-    return {'kind': 'savedmodel', 'path': os.path.abspath(rest)}
-  return {'kind': kind}
-
-
-def split_spec(spec):
-  """('baseline' | 'run' | 'savedmodel' | 'factory', rest) of an agent spec.
-
-  Raises:
-    EvaluationError: the spec is none of these (the message lists the baselines).
-  """
-  if spec in GENERIC_AGENTS or environments.baseline_env_id(spec) is not None:
-    return 'baseline', spec
-  for kind in ('run', 'savedmodel'):
-    if spec.startswith(kind + ':'):
-      return kind, spec[len(kind) + 1:]
-  module, colon, factory = spec.partition(':')
-  if colon and factory and _spec_argument(module) is not None:
-    return 'baseline', spec
-  if colon and module and factory:
-    return 'factory', spec
-  baselines = sorted({_baseline_usage(name) for env_id in plugins.ENVIRONMENTS.names()
-                      for name in environments.get(env_id).baselines})
-  raise EvaluationError(
-      f'unknown agent {spec!r}; choose {", ".join([*baselines, *GENERIC_AGENTS])}, '
-      'run:<RUN_DIR>, savedmodel:<DIR> or <module>:<factory>.')
-
-
-def _spec_argument(name):
-  """What the baseline `name` takes after a colon (its `spec_argument`), or None."""
-  env_id = environments.baseline_env_id(name)
-  if env_id is None:
-    return None
-  return environments.get(env_id).baselines[name].spec_argument
-
-
-def _baseline_usage(name):
-  """How a baseline is named in an agent spec: `mpc`, `perciatelli44[:PATH]`."""
-  argument = _spec_argument(name)
-  return name if argument is None else f'{name}[:{argument}]'
-
-
-def baseline_parts(spec):
-  """(name, argument) of a baseline's spec, the argument None for a bare name.
-
-  `mpc` -> ('mpc', None); `perciatelli44:w.pb` -> ('perciatelli44', 'w.pb').
-  """
-  if spec in GENERIC_AGENTS or environments.baseline_env_id(spec) is not None:
-    return spec, None
-  name, _, argument = spec.partition(':')
-  return name, argument
-
-
-def _baseline_description(spec):
-  """What the baseline's `describe(argument)` says of it ({} without one).
-
-  Raises:
-    EvaluationError: `describe` refuses the argument (missing or bad weights), in one line.
-  """
-  name, argument = baseline_parts(spec)
-  env_id = environments.baseline_env_id(name)
-  if env_id is None:
-    return {}
-  try:
-    return dict(environments.get(env_id).baselines[name].describe(argument))
-  except (OSError, ValueError) as error:
-    raise EvaluationError(f'--agent {spec}: {error}') from None
-
-
-def run_env_id(run_dir):
-  """The Gymnasium id a run trained on, from its config.yaml.
-
-  Raises:
-    EvaluationError: the run directory or its config.yaml is missing or unreadable.
-  """
-  from agents import configs
-  path = os.path.join(run_dir, 'config.yaml')
-  if not os.path.isdir(run_dir):
-    raise EvaluationError(f'run directory {run_dir} does not exist.')
-  if not os.path.exists(path):
-    raise EvaluationError(f'run directory {run_dir} has no config.yaml.')
-  try:
-    config = configs.load_yaml(path)
-  except (OSError, ValueError) as error:  # ConfigError is a ValueError
-    raise EvaluationError(f'run:{run_dir}: {error}') from None
-  return config.get('env') or config.get('environment', {}).get('id')
-
-
-def resolve_env_id(spec, env_id=None):
-  """The environment an agent flies: `env_id`, else the agent's own, else the default.
-
-  The agent's own: a run's environment (`run:`), an exported policy's (`savedmodel:`, from
-  its record, `policy.yaml`), or the environment whose evaluation plug-in has the
-  baseline. Else the one environment with an evaluation plug-in
-  (`environments.default_env_id`).
-
-  Raises:
-    EvaluationError: an unknown agent, no environment named and no default one, a
-      damaged policy record, or an `env_id` other than the record's.
-  """
-  kind, rest = split_spec(spec)
-  if kind == 'savedmodel':
-    record = saved_model_record(rest)
-    if record is not None:
-      if env_id and env_id != record['env_id']:
-        raise EvaluationError(f'savedmodel:{rest} was trained on {record["env_id"]} (its '
-                              f'{policy_record.FILENAME}), not {env_id}.')
-      return record['env_id']
-  if env_id:
-    return env_id
-  if kind == 'run':
-    run_dir = os.path.abspath(rest)
-    if os.path.exists(os.path.join(run_dir, 'config.yaml')):
-      return run_env_id(run_dir)
-  elif kind == 'baseline' and rest not in GENERIC_AGENTS:
-    return environments.baseline_env_id(baseline_parts(rest)[0])
-  return environments.default_env_id()
-
-
-def observation_kwargs(spec, environment):
-  """The environment options an agent must be flown with (`EnvironmentEvaluation
-  .observation_kwargs`): those of a run's config (`run:`) or of an exported policy's
-  record (`savedmodel:`); {} for any other agent.
-
-  Raises:
-    EvaluationError: an unreadable config or a damaged record.
-  """
-  kwargs = _trained_env_kwargs(spec)
-  return {} if kwargs is None else environment.observation_kwargs(kwargs)
-
-
-def suite_defaults(spec, environment):
-  """The suite options an agent is flown with when its suite names none
-  (`EnvironmentEvaluation.suite_defaults`: the balloon's wind it trained in): from a
-  run's config (`run:`) or an exported policy's record (`savedmodel:`); {} for any other
-  agent (the environment's defaults).
-
-  Raises:
-    EvaluationError: an unreadable config or a damaged record.
-  """
-  kwargs = _trained_env_kwargs(spec)
-  return {} if kwargs is None else environment.suite_defaults(kwargs)
-
-
-def _trained_env_kwargs(spec):
-  """The environment kwargs of the config a `run:` or `savedmodel:` agent trained with,
-  as saved (None for other agents, or none saved)."""
-  kind, rest = split_spec(spec)
-  config = None
-  if kind == 'run' and os.path.exists(os.path.join(rest, 'config.yaml')):
-    from agents.configs import yaml_io
-    try:
-      config = yaml_io.read_yaml(os.path.join(rest, 'config.yaml'))
-    except (OSError, ValueError) as error:  # ConfigError is a ValueError
-      raise EvaluationError(f'run:{rest}: {error}') from None
-  elif kind == 'savedmodel':
-    record = saved_model_record(rest)
-    config = None if record is None else record['config']
-  if not config:
-    return None
-  return (config.get('environment') or {}).get('kwargs') or {}
-
-
-def resolve_checkpoint(run_dir, checkpoint=None):
-  """The checkpoint prefix to restore: `checkpoint` (name or path) or the newest that reads.
-
-  A damaged newest checkpoint (a kill during a save, a full disk) is skipped with a
-  warning, as on resume (`agents.run.checkpoints.newest_readable`).
-
-  Raises:
-    EvaluationError: the run directory or the checkpoint does not exist, or every
-      checkpoint of the run is damaged.
-  """
-  if not os.path.isdir(run_dir):
-    raise EvaluationError(f'run directory {run_dir} does not exist.')
-  directory = os.path.join(run_dir, 'checkpoints')
-  if checkpoint:
-    path = checkpoint if os.path.dirname(checkpoint) else os.path.join(directory, checkpoint)
-    if not os.path.exists(path + '.index'):
-      raise EvaluationError(f'checkpoint {path} does not exist (no {path}.index).')
-    return path
-  from agents.run import checkpoints
-  try:
-    path = checkpoints.newest_readable(directory) if os.path.isdir(directory) else None
-  except checkpoints.CheckpointError as error:
-    raise EvaluationError(f'run:{run_dir}: {error}') from None
-  if path is None:
-    raise EvaluationError(f'run directory {run_dir} has no checkpoint in {directory}.')
-  return path
-
-
-def make_policy(spec, batch_size, episode_length=None, checkpoint=None, env_id=None):
+def make_policy(spec: str, batch_size: int, episode_length: int | None = None,
+                checkpoint: str | None = None, env_id: str | None = None) -> BatchedPolicy:
   """The batched policy of an agent spec (see the module docstring).
 
   Args:
@@ -397,7 +221,8 @@ def make_policy(spec, batch_size, episode_length=None, checkpoint=None, env_id=N
   return policy_builder(spec, episode_length, checkpoint, env_id)(batch_size)
 
 
-def policy_builder(spec, episode_length=None, checkpoint=None, env_id=None):
+def policy_builder(spec: str, episode_length: int | None = None, checkpoint: str | None = None,
+                   env_id: str | None = None) -> Callable[[int], BatchedPolicy]:
   """A function `batch_size -> batched policy` for an agent spec (arguments as `make_policy`).
 
   What is costly to load (a run's checkpoint, a SavedModel, a factory's module) is loaded
@@ -419,7 +244,7 @@ def policy_builder(spec, episode_length=None, checkpoint=None, env_id=None):
       raise EvaluationError(f'agent {name!r} is a baseline of '
                             f'{environments.baseline_env_id(name)}, not of {environment.env_id}.')
     baseline = environment.baselines[name]
-    _baseline_description(rest)  # refuses missing or bad weights here, in one line
+    agent_specs.baseline_description(rest)  # refuses missing or bad weights here, in one line
     arguments = () if argument is None else (argument,)
     return lambda batch_size: baseline(batch_size, episode_length, *arguments)
   if kind == 'run':
@@ -433,7 +258,7 @@ def policy_builder(spec, episode_length=None, checkpoint=None, env_id=None):
   return lambda batch_size: TensorFlowPolicy(model, batch_size, recurrent)
 
 
-def _run_model(run_dir, checkpoint, env_id):
+def _run_model(run_dir: str, checkpoint: str | None, env_id: str | None) -> Any:
   """The deterministic policy module of a run's checkpoint (what it exports as policy/).
 
   For PPO: the network and the observation normaliser, any batch size, in memory.
@@ -451,19 +276,7 @@ def _run_model(run_dir, checkpoint, env_id):
   return algorithm.export_policy(observation_space)
 
 
-def saved_model_record(path):
-  """The record (`agents.run.policy_record`) of an exported policy folder; None if it has none.
-
-  Raises:
-    EvaluationError: the record is damaged (naming the file and the field).
-  """
-  try:
-    return policy_record.load(path)
-  except policy_record.PolicyRecordError as error:
-    raise EvaluationError(f'savedmodel:{path}: {error}') from None
-
-
-def load_saved_model(path):
+def load_saved_model(path: str) -> Any:
   """Loads an exported policy (any environment); EvaluationError unless it has `action`."""
   if not os.path.exists(os.path.join(path, 'saved_model.pb')):
     raise EvaluationError(f'savedmodel:{path} is not a SavedModel directory (no '
@@ -476,7 +289,7 @@ def load_saved_model(path):
   return model
 
 
-def _saved_model(path, environment):
+def _saved_model(path: str, environment: environments.EnvironmentEvaluation) -> Any:
   """`load_saved_model`, refusing a model that does not take the environment's observations."""
   model = load_saved_model(path)
   options = observation_kwargs(f'savedmodel:{path}', environment)
@@ -485,7 +298,8 @@ def _saved_model(path, environment):
   return model
 
 
-def check_observation_shape(model, path, observation_space, environment):
+def check_observation_shape(model: Any, path: str, observation_space: Any,
+                            environment: Any) -> None:
   """Refuses a SavedModel whose `action` takes observations of another shape.
 
   Args:
@@ -504,7 +318,7 @@ def check_observation_shape(model, path, observation_space, environment):
                           f'[B, {", ".join(map(str, expected))}] ({environment}).')
 
 
-def _input_shape(function):
+def _input_shape(function: Any) -> list[int | None] | None:
   """The observation shape of a loaded SavedModel function, or None if unknown."""
   try:
     args, _ = function.concrete_functions[0].structured_input_signature
@@ -513,7 +327,7 @@ def _input_shape(function):
     return None
 
 
-def _import_factory(spec):
+def _import_factory(spec: str) -> Callable[..., Any]:
   module_name, _, name = spec.partition(':')
   try:
     module = importlib.import_module(module_name)
@@ -526,7 +340,8 @@ def _import_factory(spec):
   return factory
 
 
-def _factory_policy(factory, spec, batch_size, environment):
+def _factory_policy(factory: Callable[..., Any], spec: str, batch_size: int,
+                    environment: environments.EnvironmentEvaluation) -> BatchedPolicy:
   observation_space, action_space = environment.spaces
   offered = dict(batch_size=batch_size, observation_shape=tuple(observation_space.shape))
   if hasattr(action_space, 'n'):
@@ -543,7 +358,8 @@ def _factory_policy(factory, spec, batch_size, environment):
   return first
 
 
-def _call_factory(factory, spec, **offered):
+def _call_factory(factory: Callable[..., Any], spec: str, **offered: Any) -> Any:
+  parameters: Mapping[str, inspect.Parameter]
   try:
     parameters = inspect.signature(factory).parameters
   except (TypeError, ValueError):
@@ -557,7 +373,8 @@ def _call_factory(factory, spec, **offered):
                           f'{error}') from None
 
 
-def check_actions(actions, batch_size, spec, action_space):
+def check_actions(actions: Any, batch_size: int, spec: str,
+                  action_space: gymnasium.Space) -> np.ndarray:
   """Actions as an array [B, *action shape] of the space's dtype.
 
   Integral floats are accepted for integer spaces.
@@ -571,7 +388,7 @@ def check_actions(actions, batch_size, spec, action_space):
   except Exception as error:  # noqa: BLE001
     raise EvaluationError(f'--agent {spec} returned actions that are not an array: '
                           f'{error}') from None
-  expected = (batch_size, *action_space.shape)
+  expected = (batch_size, *action_space.shape)  # type: ignore[misc]  # a shaped space
   if actions.shape != expected:
     raise EvaluationError(f'--agent {spec} returned actions of shape {actions.shape} for '
                           f'{batch_size} observations; expected {expected}.')
@@ -589,8 +406,10 @@ def check_actions(actions, batch_size, spec, action_space):
   return actions.astype(dtype)
 
 
-def begin_episode(policy, indices, seeds):
+def begin_episode(policy: BatchedPolicy, indices: Sequence[int] | np.ndarray,
+                  seeds: Sequence[int] | None) -> None:
   """Calls `policy.begin_episode(indices, seeds=...)`, or without seeds if not accepted."""
+  parameters: Mapping[str, inspect.Parameter]
   try:
     parameters = inspect.signature(policy.begin_episode).parameters
   except (TypeError, ValueError):

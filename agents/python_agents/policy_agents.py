@@ -37,7 +37,7 @@ class PolicyAgent(agent_lib.Agent):
   """
 
   def __init__(self, num_actions: int, observation_shape: Sequence[int],
-               policy: Callable[[np.ndarray], Any], name: str) -> None:
+               policy: policies_lib.BatchedPolicy, name: str) -> None:
     """Keeps the one-row `policy`; `name` is what `get_name()` returns."""
     super().__init__(num_actions, observation_shape)
     self._policy = policy
@@ -79,7 +79,7 @@ class SavedModelAgent(PolicyAgent):
 
 
 def baseline_policy(name: str, episode_length: int | None = None,
-                    **kwargs: Any) -> Callable[[np.ndarray], Any]:
+                    **kwargs: Any) -> policies_lib.BatchedPolicy:
   """The one-row evaluation policy of baseline `name` (its environment's plug-in's)."""
   environment = environments.get(environments.baseline_env_id(name))
   length = episode_length or environment.default_episode_length()

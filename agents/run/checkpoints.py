@@ -20,11 +20,15 @@ A state file that no longer parses makes TensorFlow forget every checkpoint
 in the folder.
 """
 
+from __future__ import annotations
+
 import contextlib
 import logging
 import os
 import re
 import shutil
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import tensorflow as tf
 
@@ -47,7 +51,7 @@ class CheckpointSaveError(CheckpointError):
   the checkpoints saved before are intact."""
 
 
-def remove_leftovers(directory):
+def remove_leftovers(directory: str) -> list[str]:
   """Deletes the temporary folders and files of saves that were killed midway.
 
   Call it only while no save is running into `directory`.
@@ -76,7 +80,7 @@ def remove_leftovers(directory):
   return removed
 
 
-def candidates(directory):
+def candidates(directory: str) -> list[str]:
   """Lists the checkpoints of `directory`, newest first.
 
   The order is the state file's (save order, which after a fallback differs
@@ -103,7 +107,7 @@ def candidates(directory):
   return _scan(directory)
 
 
-def repair_state(directory):
+def repair_state(directory: str) -> bool:
   """Rewrites a missing or unreadable state file from the checkpoint files found.
 
   Does nothing when the state file reads, or when there are no checkpoint
@@ -130,7 +134,7 @@ def repair_state(directory):
   return True
 
 
-def find_damage(path):
+def find_damage(path: str) -> str | None:
   """Reads every tensor of a checkpoint; returns why it does not read, or None.
 
   Every tensor is read (and TensorFlow checks its checksum), so a truncated,
@@ -155,7 +159,7 @@ def find_damage(path):
   return None
 
 
-def newest_readable(directory):
+def newest_readable(directory: str) -> str | None:
   """Finds the newest checkpoint of `directory` that reads, skipping damaged ones.
 
   When one reads, each damaged checkpoint skipped gets one warning line naming
@@ -173,7 +177,7 @@ def newest_readable(directory):
     CheckpointError: there are checkpoints, but every one of them is damaged;
       the message names each with its reason.
   """
-  skipped = []
+  skipped: list[tuple[str, str]] = []
   for path in candidates(directory):
     reason = find_damage(path)
     if reason is None:
@@ -190,7 +194,8 @@ def newest_readable(directory):
   return None
 
 
-def restore_newest(checkpoint, directory, expect=None):
+def restore_newest(checkpoint: tf.train.Checkpoint, directory: str,
+                   expect: Callable[[Any], Any] | None = None) -> str | None:
   """Restores the newest checkpoint of `directory` that reads (see `newest_readable`).
 
   Args:
@@ -220,7 +225,7 @@ def restore_newest(checkpoint, directory, expect=None):
   return path
 
 
-def _read_state(directory):
+def _read_state(directory: str) -> Any:
   """The parsed state file, or None when it is missing, unreadable or empty."""
   path = os.path.join(directory, _STATE_FILE)
   if not os.path.isfile(path):
@@ -235,7 +240,7 @@ def _read_state(directory):
 
 
 @contextlib.contextmanager
-def _quiet_tensorflow():
+def _quiet_tensorflow() -> Iterator[None]:
   """Keeps TensorFlow's Python warnings out of the log for the block."""
   logger = logging.getLogger('tensorflow')
   level = logger.level
@@ -246,7 +251,7 @@ def _quiet_tensorflow():
     logger.setLevel(level)
 
 
-def _scan(directory):
+def _scan(directory: str) -> list[str]:
   """Checkpoint prefixes found by their `.index` files, highest number first."""
   if not os.path.isdir(directory):
     return []
@@ -258,5 +263,5 @@ def _scan(directory):
   return [path for _, path in sorted(found, reverse=True)]
 
 
-def _absolute(directory, path):
+def _absolute(directory: str, path: str) -> str:
   return path if os.path.isabs(path) else os.path.join(directory, path)

@@ -10,11 +10,14 @@ holder's pid and command line (read from /proc/locks on Linux). Holds nest withi
 process (the train command holds its run, and so does `training.train` inside it).
 """
 
+from __future__ import annotations
+
 import contextlib
 import fcntl
 import os
+from collections.abc import Iterator
 
-_held = {}  # real path -> how many nested holds of this process
+_held: dict[str, int] = {}  # real path -> how many nested holds of this process
 
 
 class DirectoryBusyError(RuntimeError):
@@ -22,7 +25,7 @@ class DirectoryBusyError(RuntimeError):
 
 
 @contextlib.contextmanager
-def hold(directory, what='directory'):
+def hold(directory: str, what: str = 'directory') -> Iterator[None]:
   """Holds `directory` (created when missing) for this process until the block ends.
 
   Args:
@@ -59,7 +62,7 @@ def hold(directory, what='directory'):
     os.close(descriptor)  # Closing releases the lock.
 
 
-def _holder(inode):
+def _holder(inode: int) -> str:
   """'pid N: command line' of the process holding a flock on `inode`, if the system says."""
   try:
     with open('/proc/locks', encoding='utf-8') as locks:
@@ -76,7 +79,7 @@ def _holder(inode):
   return 'holder unknown'
 
 
-def _command_line(pid):
+def _command_line(pid: int | str) -> str:
   try:
     with open(f'/proc/{pid}/cmdline', 'rb') as file:
       return ' '.join(file.read().replace(b'\0', b' ').decode(errors='replace').split())[:400]

@@ -8,15 +8,19 @@ skipped when reading, and removed when a resumed run truncates the file back
 to its checkpoint's step.
 """
 
+from __future__ import annotations
+
 import json
 import math
 import os
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 
 class MetricsWriter:
   """Writes metric rows to a JSON-lines file, one flushed line per row."""
 
-  def __init__(self, path):
+  def __init__(self, path: str) -> None:
     """Opens nothing yet; rows are appended on `write`.
 
     Args:
@@ -24,7 +28,7 @@ class MetricsWriter:
     """
     self.path = path
 
-  def write(self, row):
+  def write(self, row: Mapping[str, Any]) -> None:
     """Appends one row and flushes it to the operating system.
 
     Args:
@@ -43,7 +47,7 @@ class MetricsWriter:
     with open(self.path, 'a', encoding='utf-8') as file:
       file.write(line + '\n')
 
-  def truncate_after(self, step):
+  def truncate_after(self, step: int) -> None:
     """Removes rows logged after `step` (and any cut-off line), atomically.
 
     A run resumed from a checkpoint at `step` logs the following steps again;
@@ -64,7 +68,7 @@ class MetricsWriter:
     os.replace(temporary, self.path)
 
 
-def final_score(path, phase='train', tag='mean_score'):
+def final_score(path: str, phase: str = 'train', tag: str = 'mean_score') -> float | None:
   """A run's score: the last non-null `tag` of its `phase` rows in metrics.jsonl, or None.
 
   The one definition of a run's final score: training returns it, and the experiment
@@ -77,7 +81,7 @@ def final_score(path, phase='train', tag='mean_score'):
   return values[-1] if values else None
 
 
-def read_metrics(path):
+def read_metrics(path: str) -> list[dict[str, Any]]:
   """Reads all complete rows of a metrics file.
 
   Args:
@@ -91,7 +95,7 @@ def read_metrics(path):
     return parse_rows(file)
 
 
-def parse_rows(lines):
+def parse_rows(lines: Iterable[str]) -> list[dict[str, Any]]:
   """The rows of `lines` (str or bytes) that are complete JSON objects, in order."""
   rows = []
   for line in lines:
@@ -104,7 +108,7 @@ def parse_rows(lines):
   return rows
 
 
-def _finite_or_none(value):
+def _finite_or_none(value: Any) -> Any:
   if isinstance(value, float) and not math.isfinite(value):
     return None
   if hasattr(value, 'item') and not isinstance(value, (list, dict, str)):

@@ -17,8 +17,12 @@ params it already has keep their first values (MLflow refuses to change a param)
 the steps logged again after the checkpoint get a second value each.
 """
 
+from __future__ import annotations
+
 import os
 import time
+from collections.abc import Mapping
+from typing import Any
 
 import agents
 from agents.run import tracking
@@ -35,11 +39,12 @@ class MLflowTracker(tracking.Tracker):
 
   name = 'mlflow'
 
-  def __init__(self):
-    self._client = None
-    self._run_id = None
+  def __init__(self) -> None:
+    self._client: Any = None  # The `MlflowClient`, once started.
+    self._run_id: str | None = None
 
-  def start(self, run, previous=None):
+  def start(self, run: tracking.TrackedRun,
+            previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Creates the MLflow run (or reopens `previous['run_id']`) and logs the params."""
     mlflow = tracking.import_client('mlflow', 'mlflow')
     from mlflow.entities import Param
@@ -47,7 +52,8 @@ class MLflowTracker(tracking.Tracker):
     uri = mlflow.get_tracking_uri()
     tracking.check_reachable(uri, 'the MLflow tracking server')
     self._client = MlflowClient(uri)
-    run_id = (previous or {}).get('run_id')
+    previous = previous or {}
+    run_id = previous.get('run_id')
     if run_id and previous.get('tracking_uri') == uri and self._exists(run_id):
       self._client.update_run(run_id, status='RUNNING')
       logged = self._client.get_run(run_id).data.params
@@ -65,7 +71,7 @@ class MLflowTracker(tracking.Tracker):
       self._client.log_batch(run_id, params=params[first:first + _PARAMS_PER_BATCH])
     return dict(run_id=run_id, tracking_uri=uri)
 
-  def write(self, row):
+  def write(self, row: Mapping[str, Any]) -> None:
     """Logs the row's measured numbers as metrics at the row's step."""
     from mlflow.entities import Metric
     timestamp = int(1000 * (row.get('wall_time') or time.time()))
@@ -74,18 +80,18 @@ class MLflowTracker(tracking.Tracker):
     if metrics:
       self._client.log_batch(self._run_id, metrics=metrics)
 
-  def log_artifact(self, path):
+  def log_artifact(self, path: str) -> None:
     """A folder becomes `<its name>/` among the artifacts; a file goes at their top."""
     if os.path.isdir(path):
       self._client.log_artifacts(self._run_id, path, artifact_path=os.path.basename(path))
     else:
       self._client.log_artifact(self._run_id, path)
 
-  def finish(self, status):
+  def finish(self, status: str) -> None:
     """Ends the run as FINISHED, KILLED (interrupted) or FAILED."""
     self._client.set_terminated(self._run_id, status=_STATUS[status])
 
-  def _exists(self, run_id):
+  def _exists(self, run_id: str) -> bool:
     from mlflow.exceptions import MlflowException
     try:
       self._client.get_run(run_id)
@@ -93,7 +99,7 @@ class MLflowTracker(tracking.Tracker):
       return False
     return True
 
-  def _experiment_id(self, name):
+  def _experiment_id(self, name: str) -> str:
     """The id of the MLflow experiment `name`, created when missing."""
     from mlflow.exceptions import MlflowException
     experiment = self._client.get_experiment_by_name(name)

@@ -9,19 +9,23 @@ fly it, and its limitations. It is written from the record alone, so it claims n
 the record does not hold, and it is written again whenever the record changes.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agents.configs import yaml_io
 
 FILENAME = 'MODEL_CARD.md'
 
 
-def path_in(directory):
+def path_in(directory: str) -> str:
   """The card's path in an exported policy folder."""
   return os.path.join(directory, FILENAME)
 
 
-def write(directory, record):
+def write(directory: str, record: Mapping[str, Any]) -> str:
   """Writes the card of `record` into `directory`, atomically; returns its path."""
   path = path_in(directory)
   temporary = path + '.tmp'
@@ -38,7 +42,7 @@ _DETERMINISTIC_ACTIONS = {'ppo': 'the mode of its action distribution',
                           'qrdqn': 'the greedy action'}
 
 
-def render(record):
+def render(record: Mapping[str, Any]) -> str:
   """The Markdown text of a record's card."""
   training = record['training']
   network = record['config'].get('network', {}).get('kind', 'unknown')
@@ -62,7 +66,7 @@ def render(record):
   return '\n\n'.join(sections) + '\n'
 
 
-def _training(training):
+def _training(training: Mapping[str, Any]) -> str:
   steps = 'unknown' if training['steps'] is None else f'{training["steps"]:,}'
   seconds = training['seconds']
   duration = 'unknown' if seconds is None else _duration(seconds)
@@ -76,13 +80,13 @@ def _training(training):
   ])
 
 
-def _duration(seconds):
+def _duration(seconds: float) -> str:
   minutes, seconds = divmod(int(round(seconds)), 60)
   hours, minutes = divmod(minutes, 60)
   return f'{hours} h {minutes} min {seconds} s' if hours else f'{minutes} min {seconds} s'
 
 
-def _evaluations(evaluations):
+def _evaluations(evaluations: Sequence[Mapping[str, Any]]) -> str:
   if not evaluations:
     return ('Not evaluated: this record holds no measured results. Measure them with '
             '`python -m agents.scripts.evaluate --agent=savedmodel:DIR --suite=small_eval '
@@ -102,11 +106,11 @@ def _evaluations(evaluations):
   return '\n'.join(lines) + '\n\nMeasured with:\n\n' + commands
 
 
-def _interval(point, interval):
+def _interval(point: float, interval: Sequence[float]) -> str:
   return f'{point:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]'
 
 
-def _load(load):
+def _load(load: Mapping[str, str]) -> str:
   return '\n'.join([
       f'In any TensorFlow program, without this package: `{load["tensorflow"]}`.',
       '',
@@ -117,7 +121,7 @@ def _load(load):
   ])
 
 
-def _limitations(record):
+def _limitations(record: Mapping[str, Any]) -> str:
   suites = sorted({evaluation['suite']['name'] for evaluation in record['evaluations']})
   measured = (f'Its results hold for the suites measured ({", ".join(suites)}) only'
               if suites else 'It has not been evaluated')

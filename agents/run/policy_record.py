@@ -32,10 +32,14 @@ naming the file and the field. An evaluation is added only for the weights it me
 weights. The versions and commits come from `agents.run.run_manifest`.
 """
 
+from __future__ import annotations
+
 import datetime
 import hashlib
 import os
 import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import agents
 from agents.config_fields import ConfigError
@@ -82,17 +86,17 @@ class PolicyRecordError(ConfigError):
   """A policy record that is missing a field, holds a wrong one, or cannot be read."""
 
 
-def path_in(directory):
+def path_in(directory: str) -> str:
   """The record's path in an exported policy folder."""
   return os.path.join(directory, FILENAME)
 
 
-def exists(directory):
+def exists(directory: str) -> bool:
   """Whether `directory` holds a record."""
   return os.path.isfile(path_in(directory))
 
 
-def remove(directory):
+def remove(directory: str) -> None:
   """Removes the folder's record and card (before new weights are written over them)."""
   from agents.run import model_card
   for path in (path_in(directory), model_card.path_in(directory)):
@@ -100,7 +104,7 @@ def remove(directory):
       os.remove(path)
 
 
-def load(directory):
+def load(directory: str) -> dict[str, Any] | None:
   """The validated record of an exported policy folder, or None when it has none.
 
   Folders exported before records existed have none; they still fly.
@@ -120,7 +124,7 @@ def load(directory):
   return validate(data, path)
 
 
-def write(directory, record):
+def write(directory: str, record: Mapping[str, Any]) -> None:
   """Validates `record`, writes it atomically as policy.yaml, and writes its model card."""
   from agents.run import model_card
   validate(record, path_in(directory))
@@ -129,7 +133,7 @@ def write(directory, record):
   model_card.write(directory, record)
 
 
-def validate(record, where=FILENAME):
+def validate(record: Any, where: str = FILENAME) -> dict[str, Any]:
   """Checks every field of a record; returns it.
 
   Args:
@@ -169,7 +173,8 @@ def validate(record, where=FILENAME):
   return record
 
 
-def _check_fields(mapping, fields, prefix, where):
+def _check_fields(mapping: Any, fields: Mapping[str, tuple[type, ...]], prefix: str,
+                  where: str) -> None:
   if not isinstance(mapping, dict):
     raise PolicyRecordError(f'{where}: field {prefix[:-1]} must be a mapping, got {mapping!r}.')
   for field, types in fields.items():
@@ -184,7 +189,7 @@ def _check_fields(mapping, fields, prefix, where):
                               f'{value!r}.')
 
 
-def weights_digest(directory):
+def weights_digest(directory: str) -> str:
   """SHA-256 of a SavedModel folder's `saved_model.pb` and `variables/` files, in order."""
   digest = hashlib.sha256()
   paths = [os.path.join(directory, 'saved_model.pb')]
@@ -199,13 +204,14 @@ def weights_digest(directory):
   return digest.hexdigest()
 
 
-def provenance():
+def provenance() -> dict[str, Any]:
   """{date, project_version, commit} of this process: who exports or measures now."""
   return dict(date=datetime.datetime.now().isoformat(timespec='seconds'),
               project_version=agents.__version__, commit=run_manifest.source_commit())
 
 
-def training_of(run_dir, config, step=None, checkpoint=None):
+def training_of(run_dir: str | None, config: Mapping[str, Any], step: int | None = None,
+                checkpoint: str | None = None) -> dict[str, Any]:
   """The `training` section of a run's policy: steps, time, checkpoint, seed, provenance.
 
   Args:
@@ -221,8 +227,9 @@ def training_of(run_dir, config, step=None, checkpoint=None):
   without the pauses between them (None when the run has no run.yaml or metrics).
   """
   name = checkpoint and os.path.basename(checkpoint)
-  if step is None and name and _CHECKPOINT_NAME.fullmatch(name):
-    step = int(_CHECKPOINT_NAME.fullmatch(name).group(1))
+  matched = _CHECKPOINT_NAME.fullmatch(name) if step is None and name else None
+  if matched:
+    step = int(matched.group(1))
   if name is None and step is not None and run_dir and os.path.exists(
       os.path.join(run_dir, 'checkpoints', f'ckpt-{step}.index')):
     name = f'ckpt-{step}'
@@ -234,9 +241,10 @@ def training_of(run_dir, config, step=None, checkpoint=None):
               commit=last.get('commit'))
 
 
-def _training_seconds(run_dir, sessions, step):
+def _training_seconds(run_dir: str | None, sessions: Sequence[Mapping[str, Any]],
+                      step: int | None) -> float | None:
   from agents.run import metrics_writer
-  if not sessions or step is None:
+  if not sessions or step is None or not run_dir:
     return None
   path = os.path.join(run_dir, 'metrics.jsonl')
   if not os.path.exists(path):
@@ -255,7 +263,7 @@ def _training_seconds(run_dir, sessions, step):
   return round(total, 1) if total else None
 
 
-def load_instructions(directory, observation_shape):
+def load_instructions(directory: str, observation_shape: Sequence[int]) -> dict[str, str]:
   """The `load` section: how to fly the folder, in TensorFlow and with this package."""
   shape = ', '.join(str(size) for size in observation_shape)
   return dict(
@@ -267,7 +275,9 @@ def load_instructions(directory, observation_shape):
                 '--outdir=videos')
 
 
-def new_record(directory, name, config, env_id, observation_shape, training, notes=None):
+def new_record(directory: str, name: str, config: Any, env_id: str,
+               observation_shape: Sequence[int], training: Mapping[str, Any],
+               notes: str | None = None) -> dict[str, Any]:
   """A record of the SavedModel now in `directory`, with no evaluation yet."""
   return dict(
       format=FORMAT, name=name, algorithm=config.algorithm_name, env_id=env_id,
@@ -277,7 +287,7 @@ def new_record(directory, name, config, env_id, observation_shape, training, not
       notes=notes)
 
 
-def evaluation_of(summary, command, directory):
+def evaluation_of(summary: Mapping[str, Any], command: str, directory: str) -> dict[str, Any]:
   """A record's evaluation entry from an evaluation summary (`summary.json`'s content).
 
   Args:
@@ -294,7 +304,7 @@ def evaluation_of(summary, command, directory):
               measured=provenance(), weights_sha256=weights_digest(directory))
 
 
-def add_evaluation(directory, evaluation):
+def add_evaluation(directory: str, evaluation: Mapping[str, Any]) -> dict[str, Any]:
   """Adds an evaluation to the folder's record (replacing one of the same suite).
 
   Raises:
@@ -315,7 +325,7 @@ def add_evaluation(directory, evaluation):
   return record
 
 
-def describe(record):
+def describe(record: Mapping[str, Any]) -> str:
   """One line: what a record's policy is ('name: ppo on Env-v0, 5,577,728 steps, ...')."""
   training = record['training']
   steps = 'steps unknown' if training['steps'] is None else f'{training["steps"]:,} steps'

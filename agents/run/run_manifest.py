@@ -22,12 +22,16 @@ session's `commit` is the git commit of the source tree the package was imported
 (with `-dirty` when tracked files differ from it), or null for an installed wheel.
 """
 
+from __future__ import annotations
+
 import datetime
 import logging
 import os
 import platform
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import agents
 from agents.config_fields import ConfigError
@@ -39,12 +43,12 @@ FORMAT = 1
 _LOG = logging.getLogger(__name__)
 
 
-def path_in(run_dir):
+def path_in(run_dir: str) -> str:
   """The manifest's path in a run directory."""
   return os.path.join(run_dir, FILENAME)
 
 
-def read(run_dir, set_aside=True):
+def read(run_dir: str, set_aside: bool = True) -> dict[str, Any]:
   """The run's manifest as a mapping; {} when there is none or it cannot be read.
 
   Args:
@@ -66,7 +70,10 @@ def read(run_dir, set_aside=True):
     return {}
 
 
-def record_session(run_dir, environments=None, start_trackers=None):
+def record_session(
+    run_dir: str, environments: Mapping[str, Any] | None = None,
+    start_trackers: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
   """Adds this start (or resume) of the run, with the versions it runs on, and what the
   trackers started now need to reopen their runs; writes run.yaml once and returns the data.
 
@@ -95,7 +102,7 @@ def record_session(run_dir, environments=None, start_trackers=None):
   return data
 
 
-def source_commit():
+def source_commit() -> str | None:
   """The git commit of the source tree this package runs from, or None.
 
   None when the package is not the top folder of a git work tree (an installed wheel, or
@@ -103,7 +110,7 @@ def source_commit():
   """
   package_root = os.path.dirname(os.path.dirname(os.path.abspath(agents.__file__)))
 
-  def git(*arguments):
+  def git(*arguments: str) -> str:
     return subprocess.run(['git', '-C', package_root, *arguments], capture_output=True,
                           text=True, timeout=10, check=True).stdout.strip()
 
@@ -118,7 +125,7 @@ def source_commit():
   return commit + ('-dirty' if dirty else '')
 
 
-def _session():
+def _session() -> dict[str, Any]:
   tensorflow = sys.modules.get('tensorflow')
   return dict(
       started=datetime.datetime.now().isoformat(timespec='seconds'),

@@ -15,8 +15,12 @@ problem); a tracker's error drops that tracker after one warning line, and the r
 and its local logs go on.
 """
 
+from __future__ import annotations
+
 import numbers
 import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import tensorflow as tf
 
@@ -26,11 +30,11 @@ from agents.run import metrics_writer, tracking
 class TensorBoardRows:
   """Writes the rows of the loop's phases as TensorBoard scalars, one folder per phase."""
 
-  def __init__(self, logdir):
+  def __init__(self, logdir: str) -> None:
     self._logdir = logdir
-    self._writers = {}
+    self._writers: dict[Any, Any] = {}  # phase name -> tf.summary writer
 
-  def writer(self, phase):
+  def writer(self, phase: str) -> Any:
     """The summary writer of `phase` (`<logdir>/<phase>/`), created at the first call.
 
     Rows of a phase that has no writer (an algorithm's update rows, an evaluation
@@ -40,7 +44,7 @@ class TensorBoardRows:
       self._writers[phase] = tf.summary.create_file_writer(os.path.join(self._logdir, phase))
     return self._writers[phase]
 
-  def write(self, row):
+  def write(self, row: Mapping[str, Any]) -> None:
     """Writes the row's measured numbers at its step, then flushes."""
     writer = self._writers.get(row.get('phase'))
     if writer is None:
@@ -52,7 +56,7 @@ class TensorBoardRows:
           tf.summary.scalar(key, value)
     writer.flush()
 
-  def flush(self):
+  def flush(self) -> None:
     """Flushes every phase's writer."""
     for writer in self._writers.values():
       writer.flush()
@@ -67,21 +71,21 @@ class RunMetrics:
     trackers: the started trackers (see `attach`).
   """
 
-  def __init__(self, logdir):
+  def __init__(self, logdir: str) -> None:
     self.jsonl = metrics_writer.MetricsWriter(os.path.join(logdir, 'metrics.jsonl'))
     self.tensorboard = TensorBoardRows(logdir)
-    self.trackers = []
+    self.trackers: list[tracking.Tracker] = []
 
   @property
-  def path(self):
+  def path(self) -> str:
     """The path of metrics.jsonl."""
     return self.jsonl.path
 
-  def attach(self, trackers):
+  def attach(self, trackers: Sequence[tracking.Tracker]) -> None:
     """Adds started trackers (`tracking.start`); every later row goes to them too."""
     self.trackers.extend(trackers)
 
-  def write(self, row):
+  def write(self, row: Mapping[str, Any]) -> None:
     """Writes one row to metrics.jsonl, TensorBoard and every tracker, in this order.
 
     Raises:
@@ -95,11 +99,11 @@ class RunMetrics:
       except Exception as error:  # noqa: BLE001 - a tracker never stops the run
         self._drop(tracker, 'failed to log a row', error)
 
-  def truncate_after(self, step):
+  def truncate_after(self, step: int) -> None:
     """Removes the rows of metrics.jsonl logged after `step` (a resumed run)."""
     self.jsonl.truncate_after(step)
 
-  def finish(self, status, artifacts=()):
+  def finish(self, status: str, artifacts: Iterable[str] = ()) -> None:
     """Sends `artifacts` (paths) to every tracker and closes it; flushes TensorBoard.
 
     Args:
@@ -116,6 +120,6 @@ class RunMetrics:
         self._drop(tracker, 'failed to finish', error)
     self.trackers = []
 
-  def _drop(self, tracker, what, error):
+  def _drop(self, tracker: tracking.Tracker, what: str, error: BaseException) -> None:
     self.trackers.remove(tracker)
     tracking.warn(tracker.name, what, error)

@@ -5,6 +5,8 @@ only the resumable keys) and writes config.yaml; `start_trackers` records the se
 in run.yaml and starts the experiment trackers of `loop.track`.
 """
 
+from __future__ import annotations
+
 import copy
 import logging
 import os
@@ -57,7 +59,7 @@ def start_trackers(config: Mapping[str, Any], run_dir: str, name: str | None,
   track = list(config['loop']['track'])  # a run config's, or a Python agent run's
   started = []
 
-  def start(previous):
+  def start(previous: dict[str, Any]) -> Mapping[str, Any]:
     if not track:
       return {}
     run = tracking.TrackedRun(name=name or os.path.basename(os.path.abspath(run_dir)),

@@ -19,10 +19,15 @@ fails later is dropped after one line. Neither stops the run, and neither touche
 local logs.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import logging
 import socket
 import urllib.parse
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any
 
 from agents import plugins
 
@@ -68,7 +73,8 @@ class Tracker:
 
   name = 'tracker'
 
-  def start(self, run, previous=None):
+  def start(self, run: TrackedRun,
+            previous: Mapping[str, Any] | None = None) -> Mapping[str, Any] | None:
     """Opens the tracker's run, or reopens `previous` (a resumed run).
 
     Args:
@@ -85,23 +91,23 @@ class Tracker:
     """
     raise NotImplementedError
 
-  def write(self, row):
+  def write(self, row: Mapping[str, Any]) -> None:
     """Takes one metrics row, as written to metrics.jsonl."""
     raise NotImplementedError
 
-  def log_artifact(self, path):
+  def log_artifact(self, path: str) -> None:
     """Uploads a file or a folder (the exported policy, config.yaml) to the run."""
 
-  def finish(self, status):
+  def finish(self, status: str) -> None:
     """Closes the run; `status` is FINISHED, INTERRUPTED or FAILED."""
 
 
-def parse_names(text):
+def parse_names(text: str) -> list[str]:
   """The tracker names of a `--track=mlflow,wandb` flag, as a list ('' gives none)."""
   return [name.strip() for name in text.split(',') if name.strip()]
 
 
-def check_names(names):
+def check_names(names: Sequence[str]) -> None:
   """Checks that every name of `loop.track` is a registered tracker.
 
   Raises:
@@ -111,7 +117,10 @@ def check_names(names):
     plugins.TRACKERS.get(name)
 
 
-def start(names, run, previous=None):
+def start(
+    names: Sequence[str], run: TrackedRun,
+    previous: Mapping[str, Mapping[str, Any] | None] | None = None,
+) -> tuple[list[Tracker], dict[str, Mapping[str, Any]]]:
   """Starts the named trackers; one that cannot start is a warning line, then left out.
 
   Args:
@@ -136,19 +145,19 @@ def start(names, run, previous=None):
   return trackers, states
 
 
-def warn(name, what, error):
+def warn(name: str, what: str, error: BaseException) -> None:
   """Logs the one line that says a tracker is off, and that the local logs are not."""
   _LOG.warning('Tracker %r %s (%s); it is off for this run, metrics.jsonl and TensorBoard '
                'are written as usual.', name, what, reason(error))
 
 
-def reason(error):
+def reason(error: BaseException) -> str:
   """The first line of an error's message, or its type's name."""
   lines = [line.strip() for line in str(error).splitlines() if line.strip()]
   return lines[0] if lines else type(error).__name__
 
 
-def import_client(module, extra):
+def import_client(module: str, extra: str) -> ModuleType:
   """Imports a tracker's client package.
 
   Raises:
@@ -162,7 +171,7 @@ def import_client(module, extra):
         f"{module} is not installed: pip install 'batchppo-agents[{extra}]' ({error})") from None
 
 
-def check_reachable(url, what):
+def check_reachable(url: str, what: str) -> None:
   """Raises unless the host of an http(s) `url` accepts a connection (other URLs pass).
 
   Raises:
@@ -181,7 +190,7 @@ def check_reachable(url, what):
     raise TrackerUnavailableError(f'cannot reach {what} at {url}: {cause}') from None
 
 
-def measurements(row):
+def measurements(row: Mapping[str, Any]) -> dict[str, float]:
   """{'<phase>/<name>': float} of a row's measured numbers (None and text left out)."""
   phase = row.get('phase', 'train')
   values = {}

@@ -15,8 +15,12 @@ the exported policy folder is a 'model' artifact and config.yaml a 'config' arti
 A resumed run reopens its W&B run (its id is kept in the run's `run.yaml`).
 """
 
+from __future__ import annotations
+
 import os
 import re
+from collections.abc import Mapping
+from typing import Any
 
 import agents
 from agents.run import tracking
@@ -29,12 +33,13 @@ class WandbTracker(tracking.Tracker):
 
   name = 'wandb'
 
-  def __init__(self):
-    self._wandb = None
-    self._run = None
-    self._prefix = None
+  def __init__(self) -> None:
+    self._wandb: Any = None  # The `wandb` module, once started.
+    self._run: Any = None
+    self._prefix: str | None = None
 
-  def start(self, run, previous=None):
+  def start(self, run: tracking.TrackedRun,
+            previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Starts the W&B run (or resumes `previous['id']`) with the config."""
     self._wandb = wandb = tracking.import_client('wandb', 'wandb')
     if os.environ.get('WANDB_MODE', 'online') in ('online', 'run'):
@@ -55,13 +60,13 @@ class WandbTracker(tracking.Tracker):
     self._prefix = re.sub(r'[^A-Za-z0-9_.-]', '-', run.name)
     return dict(id=self._run.id, project=self._run.project)
 
-  def write(self, row):
+  def write(self, row: Mapping[str, Any]) -> None:
     """Logs the row's measured numbers against `global_step`."""
     values = tracking.measurements(row)
     if values:
       self._run.log({_STEP: int(row['step']), **values})
 
-  def log_artifact(self, path):
+  def log_artifact(self, path: str) -> None:
     """A folder (the policy) becomes a 'model' artifact, a file a 'config' artifact."""
     is_folder = os.path.isdir(path)
     stem = os.path.splitext(os.path.basename(path))[0]
@@ -73,7 +78,7 @@ class WandbTracker(tracking.Tracker):
       artifact.add_file(path)
     self._run.log_artifact(artifact)
 
-  def finish(self, status):
+  def finish(self, status: str) -> None:
     """Ends the run; a failed run exits with code 1, others with 0."""
     self._run.summary['status'] = status
     self._run.finish(exit_code=1 if status == tracking.FAILED else 0)

@@ -28,6 +28,26 @@ not pay for TensorFlow, which only the in-graph batch and the fused step need.
 """
 
 import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # What the lazy names are, for type checkers and editors.
+  from agents.tools.attr_dict import AttrDict as AttrDict
+  from agents.tools.batch_env import BatchEnv as BatchEnv
+  from agents.tools.errors import ActionError as ActionError
+  from agents.tools.errors import ClosedError as ClosedError
+  from agents.tools.errors import ClusterLostError as ClusterLostError
+  from agents.tools.errors import NonFiniteError as NonFiniteError
+  from agents.tools.errors import SpaceMismatchError as SpaceMismatchError
+  from agents.tools.errors import WorkerDiedError as WorkerDiedError
+  from agents.tools.errors import WorkerError as WorkerError
+  from agents.tools.errors import WorkerTimeoutError as WorkerTimeoutError
+  from agents.tools.in_graph_batch_env import InGraphBatchEnv as InGraphBatchEnv
+  from agents.tools.loop import Loop as Loop
+  from agents.tools.mock_algorithm import MockAlgorithm as MockAlgorithm
+  from agents.tools.mock_environment import MockEnvironment as MockEnvironment
+  from agents.tools.simulate import FusedStep as FusedStep
+  from agents.tools.weight_count import count_weights as count_weights
+  from agents.tools.wrappers import ExternalProcess as ExternalProcess
 
 _EXPORTS = {
     'ActionError': 'errors',
@@ -52,7 +72,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
   if name in _EXPORTS:
     return getattr(importlib.import_module(f'{__name__}.{_EXPORTS[name]}'), name)
   try:

@@ -7,7 +7,10 @@ finds NaN and infinity in a batch of observations or rewards, with one pass
 over each array, and names the environment and the field.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -22,16 +25,17 @@ _SMALL_BATCH = 64
 class ActionCheck:
   """Validates batches of actions for `size` environments sharing an action space."""
 
-  def __init__(self, space, size):
-    self._space, self._size = space, size
+  def __init__(self, space: gymnasium.Space, size: int) -> None:
+    self._space: Any = space  # Its shape and dtype are read only when it holds arrays.
+    self._size = size
     self._array = slab_lib.is_array_space(space)
-    self._shape = (size, *space.shape) if self._array else None
-    self._dtype = np.dtype(space.dtype) if self._array else None
+    self._shape = (size, *space.shape) if self._array else None  # type: ignore[misc]  # an array space's
+    self._dtype: Any = np.dtype(space.dtype) if self._array else None
     self._integer = isinstance(space, (gymnasium.spaces.Discrete,
                                        gymnasium.spaces.MultiDiscrete,
                                        gymnasium.spaces.MultiBinary))
-    self._bounds = None
-    self._scalar_bounds = None  # Python ints, for the small batches of a `Discrete` space.
+    self._bounds: Any = None  # (low, high) arrays, or None when unbounded.
+    self._scalar_bounds: Any = None  # Python ints, for the small batches of a `Discrete` space.
     if self._integer:
       self._bounds = _integer_bounds(space)
       if isinstance(space, gymnasium.spaces.Discrete) and size <= _SMALL_BATCH:
@@ -41,9 +45,9 @@ class ActionCheck:
       high = np.where(space.bounded_above, space.high, np.inf)
       if np.isfinite(low).any() or np.isfinite(high).any():
         self._bounds = low, high
-    self._cast_bounds = {}  # Box bounds in the float dtypes actions arrived in.
+    self._cast_bounds: dict[Any, Any] = {}  # Box bounds in the float dtypes actions arrived in.
 
-  def __call__(self, actions):
+  def __call__(self, actions: Any) -> Any:
     """Returns the actions as an array of the space's dtype, or raises ActionError.
 
     Box bounds are compared in the dtype of the actions given, so an action clipped to
@@ -96,7 +100,7 @@ class ActionCheck:
       return np.clip(actions.astype(self._dtype), *self._bounds)
     return actions.astype(self._dtype, copy=False)
 
-  def _check_box_bounds(self, actions):
+  def _check_box_bounds(self, actions: np.ndarray) -> None:
     low, high = self._bounds
     if actions.dtype.kind == 'f':
       cast = self._cast_bounds.get(actions.dtype)
@@ -111,8 +115,8 @@ class ActionCheck:
     index = int(np.flatnonzero((below | above).reshape(size, -1).any(1))[0])
     side, bounds, name = (below, low, 'lower') if below[index].any() else (above, high, 'upper')
     flat = int(np.flatnonzero(side[index].reshape(-1))[0])
-    component = np.unravel_index(flat, self._space.shape)
-    component = int(component[0]) if len(component) == 1 else tuple(int(c) for c in component)
+    indices = np.unravel_index(flat, self._space.shape)
+    component = int(indices[0]) if len(indices) == 1 else tuple(int(c) for c in indices)
     value = actions[index].reshape(-1)[flat]
     bound = np.broadcast_to(bounds, self._space.shape).reshape(-1)[flat]
     raise errors.ActionError(
@@ -120,7 +124,7 @@ class ActionCheck:
         f'{self._space}; clip actions to the bounds before stepping (PPO does).', index)
 
 
-def check_finite(observ, reward):
+def check_finite(observ: Any, reward: Any) -> None:
   """Raises NonFiniteError if a float observation or reward of the batch is NaN or inf.
 
   Args:
@@ -147,7 +151,7 @@ def check_finite(observ, reward):
         'check off with check_finite=False)')
 
 
-def _all_finite(values):
+def _all_finite(values: Any) -> bool:
   """Whether `values` is not a float array (nothing to check) or every value is finite.
 
   One pass without a temporary array in the common case: NaN and infinity propagate
@@ -163,7 +167,8 @@ def _all_finite(values):
   return math.isfinite(total) or bool(np.isfinite(flat).all())
 
 
-def check_same_space(kind, index, space, expected):
+def check_same_space(kind: str, index: int, space: gymnasium.Space,
+                     expected: gymnasium.Space) -> None:
   """Raises SpaceMismatchError naming environment `index` if `space` is not `expected`."""
   if space != expected:
     raise errors.SpaceMismatchError(
@@ -171,7 +176,7 @@ def check_same_space(kind, index, space, expected):
         f'all environments of a batch must agree.')
 
 
-def _integer_bounds(space):
+def _integer_bounds(space: Any) -> tuple[np.ndarray, np.ndarray]:
   if isinstance(space, gymnasium.spaces.Discrete):
     return np.asarray(space.start), np.asarray(space.start + space.n - 1)
   if isinstance(space, gymnasium.spaces.MultiDiscrete):

@@ -5,10 +5,14 @@ A batch of B environments is the concatenation of its members' slabs: member
 `member_of[i]` is the member hosting index `i`.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 import numpy as np
 
 
-def check_indices(indices, size):
+def check_indices(indices: Sequence[int] | np.ndarray | None, size: int) -> np.ndarray:
   """Returns the indices to reset as an int64 array, all of them when None.
 
   Raises:
@@ -32,7 +36,7 @@ def check_indices(indices, size):
   return indices
 
 
-def check_seeds(seeds, count):
+def check_seeds(seeds: Sequence[int | None] | None, count: int) -> list[int | None] | None:
   """Returns the seeds as a list of ints and Nones (None stays None).
 
   Raises:
@@ -46,7 +50,11 @@ def check_seeds(seeds, count):
   return [None if seed is None else int(seed) for seed in seeds]
 
 
-def split_by_member(indices, seeds, member_of, starts):
+def split_by_member(
+    indices: Sequence[int] | np.ndarray, seeds: Sequence[int | None] | None,
+    member_of: Sequence[int] | np.ndarray, starts: Sequence[int] | np.ndarray,
+) -> tuple[list[tuple[int, list[int], Sequence[int | None] | None]], list[int],
+           np.ndarray | None]:
   """Splits the environments to reset by the member that hosts them.
 
   Args:
@@ -64,10 +72,14 @@ def split_by_member(indices, seeds, member_of, starts):
   index_list = indices.tolist() if isinstance(indices, np.ndarray) else list(indices)
   if len(starts) == 1:  # One member: nothing to split or reorder.
     return [(0, [index - starts[0] for index in index_list], seeds)], [len(index_list)], None
-  slots_of = {}  # Member position -> positions in `indices` of its environments.
+  # Member position -> positions in `indices` of its environments.
+  slots_of: dict[int, list[int]] = {}
   for slot, index in enumerate(index_list):
     slots_of.setdefault(member_of[index], []).append(slot)
-  requests, counts, joined = [], [], []
+  requests: list[tuple[int, list[int], Sequence[int | None] | None]]
+  requests = []
+  counts: list[int] = []
+  joined: list[int] = []
   for position in sorted(slots_of):
     slots = slots_of[position]
     local = [index_list[slot] - starts[position] for slot in slots]

@@ -8,13 +8,16 @@ workers stepped through one shared-memory block (`worker_pool.WorkerPool`). All
 implement the `BatchMember` protocol, so BatchEnv treats them alike.
 """
 
+from __future__ import annotations
+
 import itertools
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium
 import numpy as np
 
-from agents.tools import batch_checks, errors, worker_pool, wrappers
+from agents.tools import batch_checks, batch_restarts, errors, worker_pool, wrappers
 from agents.tools import slab as slab_lib
 
 
@@ -36,27 +39,31 @@ class BatchMember(Protocol):
   observation_space: Any
   action_space: Any
 
-  def step_batch(self, actions, blocking=True, copy=True):
+  def step_batch(self, actions: Any, blocking: bool = True,
+                 copy: bool = True) -> slab_lib.StepResult | Callable[[], slab_lib.StepResult]:
     """Steps the K environments: returns numpy arrays (observ[K], reward[K],
     terminated[K], truncated[K]) and infos in vector format, or a callable that waits
     for them."""
 
-  def reset_batch(self, indices=None, seeds=None, blocking=True):
+  def reset_batch(
+      self, indices: Sequence[int] | np.ndarray | None = None,
+      seeds: Sequence[int | None] | None = None, blocking: bool = True,
+  ) -> slab_lib.ResetResult | Callable[[], slab_lib.ResetResult]:
     """Resets some of the K environments: returns (observ, infos in vector format), or
     a callable that waits for it; an observation array that owns its data is the
     caller's."""
 
-  def restart(self):
+  def restart(self) -> None:
     """Replaces a dead member by a fresh one, or raises WorkerError if it cannot."""
 
-  def close(self):
+  def close(self) -> None:
     """Closes the environments; safe to call more than once."""
 
 
 class InProcessSlab:
   """A member stepped in this process, with the promise interface of `ExternalProcess`."""
 
-  def __init__(self, env, index=0):
+  def __init__(self, env: gymnasium.Env | gymnasium.vector.VectorEnv, index: int = 0) -> None:
     self._slab = slab_lib.Slab(env)
     self.index = index
     self.num_envs = self._slab.num_envs
@@ -64,37 +71,41 @@ class InProcessSlab:
     self.observation_space = self._slab.observation_space
     self.action_space = self._slab.action_space
 
-  def step_batch(self, actions, blocking=True, copy=True):
+  def step_batch(self, actions: Any, blocking: bool = True,
+                 copy: bool = True) -> slab_lib.StepResult | Callable[[], slab_lib.StepResult]:
     """Steps the slab: its results, or with `blocking=False` a callable returning them."""
     del copy  # Results are fresh arrays already.
     num_envs, is_vector = self.num_envs, self.is_vector
 
-    def run():
+    def run() -> slab_lib.StepResult:
       observ, reward, terminated, truncated, info = self._slab.step(actions)
       return (observ, reward, terminated, truncated,
               slab_lib.vector_infos(info, num_envs, is_vector))
 
     return run() if blocking else run
 
-  def reset_batch(self, indices=None, seeds=None, blocking=True):
+  def reset_batch(
+      self, indices: Sequence[int] | np.ndarray | None = None,
+      seeds: Sequence[int | None] | None = None, blocking: bool = True,
+  ) -> slab_lib.ResetResult | Callable[[], slab_lib.ResetResult]:
     run = lambda: self._slab.reset(indices, seeds)
     return run() if blocking else run
 
-  def restart(self):
+  def restart(self) -> None:
     raise errors.WorkerError('an in-process environment cannot be restarted.', self.index,
                              self.num_envs)
 
-  def close(self):
+  def close(self) -> None:
     self._slab.close()
 
 
 class SlabConstructor:
   """Picklable constructor of a `SyncVectorEnv` slab from per-environment constructors."""
 
-  def __init__(self, constructors):
+  def __init__(self, constructors: Sequence[Callable[[], gymnasium.Env]]) -> None:
     self._constructors = list(constructors)
 
-  def __call__(self):
+  def __call__(self) -> gymnasium.vector.VectorEnv:
     return slab_lib.make_sync_slab(self._constructors)
 
 
@@ -109,7 +120,7 @@ class InProcessGroup:
 
   is_vector = True  # Infos come out in vector format already.
 
-  def __init__(self, envs, index=0):
+  def __init__(self, envs: Sequence[gymnasium.Env], index: int = 0) -> None:
     """Groups the environments; checks that their spaces agree, naming the odd one.
 
     Args:
@@ -131,16 +142,17 @@ class InProcessGroup:
     self._tracks_ends = np.array([not getattr(env.unwrapped, 'steps_finished_episodes', False)
                                   for env in self._envs])
 
-  def step_batch(self, actions, blocking=True, copy=True):
+  def step_batch(self, actions: Any, blocking: bool = True,
+                 copy: bool = True) -> slab_lib.StepResult | Callable[[], slab_lib.StepResult]:
     del copy  # Results are fresh arrays already.
     run = lambda: self._step(actions)
     return run() if blocking else run
 
-  def _step(self, actions):
+  def _step(self, actions: Any) -> slab_lib.StepResult:
     count = self.num_envs
     observs, rewards = [None] * count, np.empty(count, np.float64)
     terminated, truncated = np.empty(count, bool), np.empty(count, bool)
-    infos = None
+    infos: list[Any] | None = None
     if self._ended.any():
       offset = int(np.flatnonzero(self._ended)[0])
       raise errors.name_environment(errors.EpisodeEndedError([0], 1), self.index + offset, 1)
@@ -157,11 +169,15 @@ class InProcessGroup:
     return (self._stack(observs), rewards, terminated, truncated,
             slab_lib.concatenate_infos(infos, [1] * count) if infos else {})
 
-  def reset_batch(self, indices=None, seeds=None, blocking=True):
+  def reset_batch(
+      self, indices: Sequence[int] | np.ndarray | None = None,
+      seeds: Sequence[int | None] | None = None, blocking: bool = True,
+  ) -> slab_lib.ResetResult | Callable[[], slab_lib.ResetResult]:
     run = lambda: self._reset(indices, seeds)
     return run() if blocking else run
 
-  def _reset(self, indices, seeds):
+  def _reset(self, indices: Sequence[int] | np.ndarray | None,
+             seeds: Sequence[int | None] | None) -> slab_lib.ResetResult:
     indices = range(self.num_envs) if indices is None else [int(i) for i in indices]
     seeds = [None] * len(indices) if seeds is None else list(seeds)
     observs, infos = [], []
@@ -176,23 +192,23 @@ class InProcessGroup:
     merged = slab_lib.concatenate_infos(infos, [1] * len(infos)) if any(infos) else {}
     return self._stack(observs), merged
 
-  def _stack(self, observs):
+  def _stack(self, observs: Sequence[Any]) -> Any:
     if self._array_observ:
       return np.asarray(observs, self.observation_space.dtype).reshape(
-          (len(observs), *self.observation_space.shape))
+          (len(observs), *self.observation_space.shape))  # type: ignore[misc]  # an array space's
     return slab_lib.concatenate(
         [slab_lib.batch_single(self.observation_space, observ) for observ in observs])
 
-  def restart(self):
+  def restart(self) -> None:
     raise errors.WorkerError('an in-process environment cannot be restarted.', self.index,
                              self.num_envs)
 
-  def close(self):
+  def close(self) -> None:
     """Closes every environment, then raises the first error any of them raised."""
     close_all(self._envs)
 
 
-def as_member(env):
+def as_member(env: Any) -> BatchMember:
   """Wraps a `gymnasium.Env` or slab; returns a member (e.g. an ExternalProcess) as it is."""
   if not isinstance(env, (gymnasium.Env, gymnasium.vector.VectorEnv)) and isinstance(
       env, BatchMember):
@@ -200,14 +216,15 @@ def as_member(env):
   return InProcessSlab(env)
 
 
-def as_members(envs, restarts=None):
+def as_members(envs: Sequence[Any],
+               restarts: batch_restarts.WorkerRestarts | None = None) -> list[BatchMember]:
   """The members of a batch of `envs`, in order: each run of consecutive plain
   environments becomes one `InProcessGroup`, each run of workers whose spaces hold plain
   arrays one `WorkerPool` (restarting its workers against the batch's `restarts`), and
   anything else goes through `as_member`."""
   members, start = [], 0
-  for kind, run in itertools.groupby(envs, _kind):
-    run = list(run)
+  for kind, group in itertools.groupby(envs, _kind):
+    run: list[Any] = list(group)
     if kind == 'plain' and len(run) > 1:
       run = [InProcessGroup(run, start)]
     elif kind == 'workers':
@@ -219,7 +236,7 @@ def as_members(envs, restarts=None):
   return members
 
 
-def _kind(env):
+def _kind(env: Any) -> str:
   if isinstance(env, gymnasium.Env):
     return 'plain'
   if isinstance(env, wrappers.ExternalProcess) and env.supports_fast_step:
@@ -232,7 +249,10 @@ def _kind(env):
 RAY = 'ray'  # `processes` value: the slabs step in Ray actors (`ray_member`).
 
 
-def slab_constructors(constructor, num_envs, envs_per_process):
+def slab_constructors(
+    constructor: Callable[[], gymnasium.Env] | Sequence[Callable[[], gymnasium.Env]],
+    num_envs: int, envs_per_process: int,
+) -> list[Callable[[], Any]]:
   """Groups `num_envs` environment constructors (one callable, or a sequence of them)
   into constructors of slabs of `envs_per_process` (the last may be smaller)."""
   if callable(constructor):
@@ -248,7 +268,8 @@ def slab_constructors(constructor, num_envs, envs_per_process):
   return [group[0] if envs_per_process == 1 else SlabConstructor(group) for group in groups]
 
 
-def start_members(constructors, processes, **kwargs):
+def start_members(constructors: Sequence[Callable[[], Any]], processes: bool | str,
+                  **kwargs: Any) -> list[Any]:
   """Builds one slab per constructor: in this process (`processes` false), in a worker
   process each (true; `kwargs` go to `ExternalProcess`) or in a Ray actor each (RAY;
   `kwargs` go to `ray_member.start_batch_members`). All start before any is awaited, so
@@ -273,7 +294,7 @@ def start_members(constructors, processes, **kwargs):
     raise
 
 
-def close_all(members):
+def close_all(members: Iterable[Any]) -> None:
   """Closes every member (or environment), then raises the first error any raised."""
   first_error = None
   for member in members:
@@ -285,7 +306,9 @@ def close_all(members):
     raise first_error
 
 
-def gather(promises, members):
+def gather(
+    promises: Sequence[Callable[[], Any]], members: Sequence[BatchMember],
+) -> tuple[list[Any], list[tuple[int, errors.WorkerDiedError]]]:
   """Resolves every member's promise before raising, so no worker is left with an
   unread reply.
 
@@ -313,7 +336,8 @@ def gather(promises, members):
   return results, died
 
 
-def join_steps(results, sizes):
+def join_steps(results: Sequence[slab_lib.StepResult],
+               sizes: Sequence[int]) -> slab_lib.StepResult:
   """Joins the members' step results into the batch's: fresh arrays, float32 rewards."""
   if len(results) == 1:
     # One member: its arrays need no joining, only a copy, as a slab or a pool may
@@ -330,7 +354,8 @@ def join_steps(results, sizes):
           slab_lib.concatenate_infos([result[4] for result in results], sizes))
 
 
-def join_resets(results, counts, order):
+def join_resets(results: Sequence[slab_lib.ResetResult], counts: Sequence[int],
+                order: np.ndarray | None) -> slab_lib.ResetResult:
   """Joins the members' reset results (in member order, `counts` environments each) into
   the batch's, in the caller's order (`order`: the permutation to it, or None)."""
   observ = results[0][0]

@@ -12,10 +12,16 @@ What dies is a unit: a member of the batch, or one worker of a `WorkerPool`. Eac
 `restart()` and `reset_batch`.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import gymnasium
 import numpy as np
 
 from agents.tools import slab as slab_lib
+from agents.tools.errors import WorkerDiedError
 
 # The info key of the environments whose episode a worker's restart cut short.
 INFO_KEY = 'worker_restarted'
@@ -29,37 +35,42 @@ class WorkerRestarts:
     count: How many it has replaced so far.
   """
 
-  def __init__(self, max_restarts):
+  def __init__(self, max_restarts: int) -> None:
     self.max_restarts = max_restarts
     self.count = 0
     # Batch indices whose episode a restart cut short; the end of the next step reports
     # them as truncated.
-    self._lost = set()
+    self._lost: set[int] = set()
     # The batch's last observations, kept when restarts are allowed: a dead worker's
     # environments report theirs again.
-    self._last_observ = None
+    self._last_observ: np.ndarray | None = None
 
-  def restart(self, unit, error):
+  def restart(self, unit: Any, error: WorkerDiedError) -> None:
     """Restarts `unit`, or raises `error` once the budget is spent."""
     if self.count >= self.max_restarts:
       raise error
     self.count += 1
     unit.restart()
 
-  def interrupted_step(self, unit, error):
+  def interrupted_step(self, unit: Any, error: WorkerDiedError) -> slab_lib.StepResult:
     """Restarts a unit that died during a step; returns its step result: the episodes
     end truncated, with reward 0 and their last observation (zeros if none is known).
     The end of the step adds `infos['worker_restarted']`."""
     self.restart(unit, error)
     start, size = unit.index, unit.num_envs
     self._lost.update(range(start, start + size))
+    observ: Any
     if self._last_observ is not None:
       observ = self._last_observ[start:start + size]
     else:
       observ = gymnasium.vector.utils.create_empty_array(unit.observation_space, size, np.zeros)
     return observ, np.zeros(size), np.zeros(size, bool), np.ones(size, bool), {}
 
-  def reset_restarted(self, unit, error, local, seeds, reset_unit=None):
+  def reset_restarted(
+      self, unit: Any, error: WorkerDiedError, local: Sequence[int],
+      seeds: Sequence[int | None] | None,
+      reset_unit: Callable[..., tuple[Any, dict[str, Any]]] | None = None,
+  ) -> slab_lib.ResetResult:
     """Restarts a unit that died during a reset and resets all its environments.
 
     A fresh slab has never been reset, and the episodes of its other environments ended
@@ -80,7 +91,7 @@ class WorkerRestarts:
     """
     self.restart(unit, error)
     size = unit.num_envs
-    all_seeds = [None] * size
+    all_seeds: list[int | None] = [None] * size
     for index, seed in zip(local, seeds or [None] * len(local)):
       all_seeds[index] = seed
     reset_unit = reset_unit or (lambda member, *args: member.reset_batch(*args))
@@ -93,7 +104,7 @@ class WorkerRestarts:
       infos = slab_lib.select(infos, np.asarray(local))
     return observ, infos
 
-  def end_step(self, observ, truncated, infos):
+  def end_step(self, observ: Any, truncated: np.ndarray, infos: dict[str, Any]) -> dict[str, Any]:
     """Marks the lost episodes truncated (in place), remembers the observations, and
     returns the infos with `worker_restarted` where an episode was lost."""
     if self.max_restarts and isinstance(observ, np.ndarray):
@@ -109,12 +120,12 @@ class WorkerRestarts:
     infos[INFO_KEY], infos['_' + INFO_KEY] = restarted, restarted.copy()
     return infos
 
-  def begin_reset(self, indices):
+  def begin_reset(self, indices: np.ndarray) -> None:
     """The environments at `indices` are being reset: their lost episodes are moot."""
     if self._lost:
       self._lost.difference_update(indices.tolist())
 
-  def end_reset(self, indices, observ, size):
+  def end_reset(self, indices: Sequence[int] | np.ndarray, observ: Any, size: int) -> None:
     """Remembers the observations of the environments reset (of a batch of `size`)."""
     if not self.max_restarts or not isinstance(observ, np.ndarray):
       return

@@ -22,6 +22,13 @@ keyed by its Gymnasium id (the balloon's report TWR50 and its failure rates:
 `agents.env.balloon.training_statistics`).
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
 from agents import plugins
 
 
@@ -31,29 +38,30 @@ class EpisodeCollector:
   info_keys: tuple[str, ...] = ()
   ignored_info_keys: tuple[str, ...] = ()
 
-  def reset(self, indices):
+  def reset(self, indices: np.ndarray) -> None:
     """Episodes begin at batch rows `indices` (int array)."""
     del indices
 
-  def step(self, reward, terminated, truncated, infos):
+  def step(self, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
+           infos: Mapping[str, Any]) -> None:
     """One batch step: reward float [B], terminated / truncated bool [B], infos dict."""
     raise NotImplementedError
 
-  def totals(self):
+  def totals(self) -> dict[str, tuple[int, float]]:
     """{name: (finished episodes, sum of the statistic over them)}; totals only grow."""
     raise NotImplementedError
 
 
-def handled_info_keys(collectors):
+def handled_info_keys(collectors: Iterable[EpisodeCollector]) -> set[str]:
   """Info keys the collectors read or drop on purpose (not warned about as dropped)."""
-  keys = set()
+  keys: set[str] = set()
   for collector in collectors:
     keys.update(collector.info_keys)
     keys.update(collector.ignored_info_keys)
   return keys
 
 
-def for_environment(environment, batch_size):
+def for_environment(environment: Any, batch_size: int) -> list[EpisodeCollector]:
   """The default collectors of a config's typed `environment` section
   (`agents.configs.sections.EnvironmentConfig`): those of its plug-in
   (`agents.plugins.EnvironmentPlugin.episode_collectors`), else none."""
@@ -61,7 +69,8 @@ def for_environment(environment, batch_size):
   return list(plugin.episode_collectors(environment, batch_size))
 
 
-def means(totals, mark):
+def means(totals: Mapping[str, tuple[int, float]],
+          mark: Mapping[str, tuple[int, float]]) -> dict[str, float | None]:
   """{name: mean over the episodes since `mark`} (None without episodes)."""
   result = {}
   for name, (count, value) in totals.items():

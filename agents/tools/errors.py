@@ -6,6 +6,10 @@ environment, and `NonFiniteError` / `ActionError` point at bad data at the
 boundary between the agent and the environment.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 
 class WorkerError(RuntimeError):
   """An environment running in a worker process raised an exception.
@@ -17,7 +21,8 @@ class WorkerError(RuntimeError):
     remote_traceback: The worker's formatted traceback, as text.
   """
 
-  def __init__(self, message, index=None, num_envs=1, remote_type=None, remote_traceback=None):
+  def __init__(self, message: str, index: int | None = None, num_envs: int = 1,
+               remote_type: str | None = None, remote_traceback: str | None = None) -> None:
     self.index = index
     self.num_envs = num_envs
     self.remote_type = remote_type
@@ -27,7 +32,7 @@ class WorkerError(RuntimeError):
       text += '\n\nTraceback in the worker process:\n' + remote_traceback.rstrip()
     super().__init__(text)
 
-  def __reduce__(self):
+  def __reduce__(self) -> tuple[Any, ...]:
     # The formatted message is not the first argument, so tell pickle how to rebuild.
     return (_rebuild, (type(self), self.__dict__, self.args))
 
@@ -39,7 +44,8 @@ class WorkerDiedError(WorkerError):
     exitcode: The process's exit code; negative numbers are signals (-9 is SIGKILL).
   """
 
-  def __init__(self, message, index=None, num_envs=1, exitcode=None):
+  def __init__(self, message: str, index: int | None = None, num_envs: int = 1,
+               exitcode: int | None = None) -> None:
     self.exitcode = exitcode
     super().__init__(f'{message} (exit code {exitcode})', index, num_envs)
 
@@ -62,9 +68,11 @@ class ClusterLostError(WorkerError):
     checkpoint: The checkpoint the trainer saved then (else None).
   """
 
-  def __init__(self, message, index=None, num_envs=1, address=None):
+  def __init__(self, message: str, index: int | None = None, num_envs: int = 1,
+               address: str | None = None) -> None:
     self.address = address
-    self.step = self.checkpoint = None
+    self.step: int | None = None
+    self.checkpoint: str | None = None
     super().__init__(message, index, num_envs)
 
 
@@ -81,7 +89,8 @@ class NonFiniteError(ValueError):
     step: Number of steps the environment had taken in its episode, when known.
   """
 
-  def __init__(self, field, index=None, step=None, detail=''):
+  def __init__(self, field: str, index: int | None = None, step: int | None = None,
+               detail: str = '') -> None:
     self.field = field
     self.index = index
     self.step = step
@@ -90,10 +99,10 @@ class NonFiniteError(ValueError):
     when = '' if step is None else f' at episode step {step}'
     super().__init__(f'Non-finite {field} from {where}{when}{": " + detail if detail else ""}.')
 
-  def __reduce__(self):
+  def __reduce__(self) -> tuple[Any, ...]:
     return (type(self), (self.field, self.index, self.step, self.detail))
 
-  def with_index(self, index):
+  def with_index(self, index: int) -> NonFiniteError:
     """Returns a copy of this error that names the batch index of the environment."""
     return type(self)(self.field, index, self.step, self.detail)
 
@@ -105,12 +114,12 @@ class ActionError(ValueError):
     index: Batch index of the environment the action was meant for, when known.
   """
 
-  def __init__(self, message, index=None):
+  def __init__(self, message: str, index: int | None = None) -> None:
     self.index = index
     prefix = 'Actions' if index is None else f'Action for environment {index}'
     super().__init__(f'{prefix}: {message}')
 
-  def __reduce__(self):
+  def __reduce__(self) -> tuple[Any, ...]:
     return (_rebuild, (type(self), self.__dict__, self.args))
 
 
@@ -127,7 +136,7 @@ class EpisodeEndedError(RuntimeError):
     positions: the positions of those environments within their slab.
   """
 
-  def __init__(self, positions, num_envs):
+  def __init__(self, positions: Any, num_envs: int) -> None:
     self.positions = list(positions)
     where = (f'environment {self.positions[0]} of its slab' if num_envs > 1
              else 'the environment') if len(self.positions) == 1 else (
@@ -141,7 +150,7 @@ class SpaceMismatchError(ValueError):
   """Environments combined into one batch disagree on their spaces."""
 
 
-def name_environment(error, start, size):
+def name_environment(error: BaseException, start: int, size: int) -> BaseException:
   """Makes an in-process environment's error say which environments of a batch raised it.
 
   Args:
@@ -160,13 +169,13 @@ def name_environment(error, start, size):
     where = f'environment {start}' if size == 1 else f'environments {start}..{start + size - 1}'
     error.add_note(f'Raised by {where} of the batch.')
   try:
-    error._environment_named = True
+    error._environment_named = True  # type: ignore[attr-defined]  # a mark on any exception
   except AttributeError:  # An exception type with __slots__: a second note is harmless.
     pass
   return error
 
 
-def _describe(index, num_envs):
+def _describe(index: int | None, num_envs: int) -> str:
   if index is None:
     return 'Worker'
   if num_envs == 1:
@@ -174,7 +183,8 @@ def _describe(index, num_envs):
   return f'Environments {index}..{index + num_envs - 1} (one worker)'
 
 
-def _rebuild(cls, state, args):
+def _rebuild(cls: type[BaseException], state: dict[str, Any],
+             args: tuple[Any, ...]) -> BaseException:
   error = Exception.__new__(cls)
   error.args = args
   error.__dict__.update(state)

@@ -24,6 +24,10 @@ reference to it without its variables entering the algorithm's checkpoint,
 because environment state cannot be restored into fresh environments anyway.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -46,7 +50,9 @@ class InGraphBatchEnv:
     infos: dict of Variables, see the module docstring.
   """
 
-  def __init__(self, batch_env, info_specs=None, seed=None, collectors=()):
+  def __init__(self, batch_env: Any, info_specs: Mapping[str, Any] | None = None,
+               seed: int | None = None,
+               collectors: Iterable[episode_collectors.EpisodeCollector] = ()) -> None:
     """Creates the variables from the spaces of the batch.
 
     Must be called outside any `tf.function` (it creates variables).
@@ -81,7 +87,7 @@ class InGraphBatchEnv:
     # the batch's own restart flag (a restart already ends the episode as truncated).
     self._dropped_info_keys = episode_collectors.handled_info_keys(self.collectors)
     self._dropped_info_keys.add(batch_restarts.INFO_KEY)
-    self._python_error = None
+    self._python_error: BaseException | None = None
     batch = [self._batch_size]
     with tf.name_scope('environment'):
       self.observ = _zeros_variable(batch, self._observ_spec, 'observ')
@@ -96,18 +102,18 @@ class InGraphBatchEnv:
         self.infos['_' + key] = tf.Variable(tf.zeros(batch, tf.bool), trainable=False,
                                             name='_' + key)
 
-  def __len__(self):
+  def __len__(self) -> int:
     """Number of environments in the batch."""
     return self._batch_size
 
-  def __getattr__(self, name):
+  def __getattr__(self, name: str) -> Any:
     """Forwards unknown attributes to the wrapped batch environment."""
     if name.startswith('_'):
       raise AttributeError(name)
     return getattr(self._batch_env, name)
 
   @property
-  def batch_env(self):
+  def batch_env(self) -> Any:
     """The wrapped Python batch environment."""
     return self._batch_env
 
@@ -115,7 +121,7 @@ class InGraphBatchEnv:
   # need not rewrite them: skipping the rewrite makes the first trace of a fused step in a
   # process faster (as PPO's and QR-DQN's methods do).
   @tf.autograph.experimental.do_not_convert
-  def simulate(self, action):
+  def simulate(self, action: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
     """Steps all environments with the given actions and assigns the results.
 
     Graph-compatible. Integer actions are cast to an integer action dtype and
@@ -157,7 +163,7 @@ class InGraphBatchEnv:
         return tuple(tf.identity(tensor) for tensor in (observ, reward, terminated, truncated))
 
   @tf.autograph.experimental.do_not_convert
-  def reset(self, indices=None):
+  def reset(self, indices: tf.Tensor | None = None) -> tf.Tensor:
     """Resets the given environments and assigns their first observations.
 
     Graph-compatible. Clears reward, terminated, truncated and done of the
@@ -192,11 +198,11 @@ class InGraphBatchEnv:
       with tf.control_dependencies(_ops_of(assigned)):
         return tf.identity(observ)
 
-  def close(self):
+  def close(self) -> None:
     """Closes the wrapped batch environment."""
     self._batch_env.close()
 
-  def _check_action(self, action):
+  def _check_action(self, action: tf.Tensor) -> tf.Tensor:
     action = tf.convert_to_tensor(action)
     expected_shape = tf.TensorShape([self._batch_size]).concatenate(self._action_spec.shape)
     if not action.shape.is_compatible_with(expected_shape):
@@ -213,7 +219,7 @@ class InGraphBatchEnv:
       action = tf.cast(action, expected)
     return tf.ensure_shape(action, expected_shape)
 
-  def pop_python_error(self):
+  def pop_python_error(self) -> BaseException | None:
     """Returns and forgets the last exception raised by the batch inside the graph.
 
     TensorFlow turns an exception inside `tf.numpy_function` into a
@@ -227,21 +233,21 @@ class InGraphBatchEnv:
     error, self._python_error = self._python_error, None
     return error
 
-  def _step_python(self, action):
+  def _step_python(self, action: np.ndarray) -> list[np.ndarray]:
     try:
       return self._step_checked(action)
     except Exception as error:
       self._python_error = error
       raise
 
-  def _reset_python(self, indices):
+  def _reset_python(self, indices: np.ndarray) -> list[np.ndarray]:
     try:
       return self._reset_checked(indices)
     except Exception as error:
       self._python_error = error
       raise
 
-  def _step_checked(self, action):
+  def _step_checked(self, action: np.ndarray) -> list[np.ndarray]:
     observ, reward, terminated, truncated, infos = self._batch_env.step(action)
     observ = self._checked_observ(observ, self._batch_size, 'step')
     reward = _checked_flat(reward, np.float32, self._batch_size, 'reward')
@@ -251,7 +257,7 @@ class InGraphBatchEnv:
       collector.step(reward, terminated, truncated, infos)
     return [observ, reward, terminated, truncated] + self._info_arrays(infos, self._batch_size)
 
-  def _reset_checked(self, indices):
+  def _reset_checked(self, indices: np.ndarray) -> list[np.ndarray]:
     seeds = None
     if self._seed is not None:
       seeds = [None if self._seeded[index] else self._seed + int(index) for index in indices]
@@ -262,7 +268,7 @@ class InGraphBatchEnv:
     observ = self._checked_observ(observ, len(indices), 'reset')
     return [observ] + self._info_arrays(infos, len(indices))
 
-  def _checked_observ(self, observ, count, call):
+  def _checked_observ(self, observ: Any, count: int, call: str) -> np.ndarray:
     observ = np.asarray(observ)
     expected = (count,) + tuple(self._observ_spec.shape.as_list())
     if observ.shape != expected:
@@ -270,7 +276,7 @@ class InGraphBatchEnv:
                        f'observation space {self.observation_space} needs {expected}.')
     return observ.astype(self._observ_spec.dtype.as_numpy_dtype, copy=False)
 
-  def _info_arrays(self, infos, count):
+  def _info_arrays(self, infos: Mapping[str, Any], count: int) -> list[np.ndarray]:
     """Lists value and mask arrays of the exposed info keys, zeros where missing."""
     space_spec_lib.warn_unexposed_infos(infos, self._info_specs, self._dropped_info_keys)
     arrays = []
@@ -287,7 +293,7 @@ class InGraphBatchEnv:
         arrays += [np.zeros(shape, dtype), np.zeros(count, bool)]
     return arrays
 
-  def _assign_infos(self, arrays, indices):
+  def _assign_infos(self, arrays: Sequence[tf.Tensor], indices: tf.Tensor | None) -> list[Any]:
     """Assigns info values and masks (to `indices` only, when given); returns the updates."""
     updates = []
     for position, key in enumerate(self._info_specs):
@@ -303,17 +309,17 @@ class InGraphBatchEnv:
     return updates
 
 
-def _zeros_variable(batch, spec, name):
+def _zeros_variable(batch: list[int], spec: tf.TensorSpec, name: str) -> tf.Variable:
   return tf.Variable(tf.zeros(batch + spec.shape.as_list(), spec.dtype), trainable=False,
                      name=name)
 
 
-def _ops_of(updates):
+def _ops_of(updates: Iterable[Any]) -> list[Any]:
   """The ops behind variable updates, for control dependencies (nothing when eager)."""
   return [getattr(update, 'op', update) for update in updates if not tf.executing_eagerly()]
 
 
-def _checked_flat(values, dtype, count, name):
+def _checked_flat(values: Any, dtype: Any, count: int, name: str) -> np.ndarray:
   values = np.asarray(values)
   if values.shape != (count,):
     raise ValueError(f'Batch step returned {name} of shape {values.shape}; expected ({count},).')

@@ -26,14 +26,19 @@ parent stops half-way. Inside `with interrupts.deferred_abort():` a second
 signal's `Aborted` waits for the end of the block.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import signal
 import threading
+from collections.abc import Iterable, Iterator
+from types import FrameType
+from typing import Any, Literal
 
 # Depth of nested `deferred_abort` blocks and the abort they hold back (main thread only,
 # where Python runs signal handlers).
-_deferral = {'depth': 0, 'pending': None}
+_deferral: dict[str, Any] = {'depth': 0, 'pending': None}
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -45,7 +50,7 @@ class Aborted(KeyboardInterrupt):
     signum: the number of the signal that aborted.
   """
 
-  def __init__(self, signum):
+  def __init__(self, signum: int) -> None:
     self.signum = signum
     super().__init__(f'{signal.Signals(signum).name} received twice; aborted without saving.')
 
@@ -57,7 +62,7 @@ class StopRequest:
     signum: the number of the first signal received, or None.
   """
 
-  def __init__(self, signals=STOP_SIGNALS, notice=True):
+  def __init__(self, signals: Iterable[int] = STOP_SIGNALS, notice: bool = True) -> None:
     """Prepares the handlers; they are installed by `with`.
 
     Args:
@@ -65,22 +70,22 @@ class StopRequest:
       notice: write one line on stderr at the first signal, saying what happens
         next.
     """
-    self.signum = None
+    self.signum: int | None = None
     self._signals = tuple(signals)
     self._notice = notice
-    self._previous = {}
+    self._previous: dict[int, Any] = {}
 
   @property
-  def requested(self):
+  def requested(self) -> bool:
     """Whether a stop signal arrived."""
     return self.signum is not None
 
   @property
-  def signal_name(self):
+  def signal_name(self) -> str | None:
     """Name of the first signal received ('SIGINT', 'SIGTERM'), or None."""
     return None if self.signum is None else signal.Signals(self.signum).name
 
-  def install(self):
+  def install(self) -> StopRequest:
     """Installs the handlers (what `with` does on entry); returns self.
 
     Outside the main thread, where `signal.signal` cannot be called, nothing
@@ -91,21 +96,21 @@ class StopRequest:
         self._previous[signum] = signal.signal(signum, self._handle)
     return self
 
-  def uninstall(self):
+  def uninstall(self) -> None:
     """Puts back the handlers found by `install` (what `with` does on exit)."""
     for signum, handler in self._previous.items():
       # None: the previous handler was not installed from Python.
       signal.signal(signum, signal.SIG_DFL if handler is None else handler)
     self._previous = {}
 
-  def __enter__(self):
+  def __enter__(self) -> StopRequest:
     return self.install()
 
-  def __exit__(self, *exc_info):
+  def __exit__(self, *exc_info: object) -> Literal[False]:
     self.uninstall()
     return False
 
-  def _handle(self, signum, frame):
+  def _handle(self, signum: int, frame: FrameType | None) -> None:
     del frame
     if self.signum is not None:
       if _deferral['depth']:
@@ -121,7 +126,7 @@ class StopRequest:
 
 
 @contextlib.contextmanager
-def deferred_abort():
+def deferred_abort() -> Iterator[None]:
   """Holds back a second stop signal's `Aborted` until the block ends, then raises it.
 
   For short steps that must not be cut in the middle (a worker's start). The first
@@ -137,7 +142,7 @@ def deferred_abort():
     raise pending  # pylint: disable=raising-bad-type
 
 
-def exit_code(stopped_by):
+def exit_code(stopped_by: int | str | StopRequest | BaseException) -> int:
   """The shell's exit code for a run stopped by a signal: 128 + its number.
 
   Args:
@@ -154,7 +159,7 @@ def exit_code(stopped_by):
   return 128 + int(getattr(stopped_by, 'signum', None) or signal.SIGINT)
 
 
-def describe(error):
+def describe(error: BaseException) -> str:
   """One line for the user about a `KeyboardInterrupt` (or `Aborted`) that ended the run."""
   if isinstance(error, Aborted):
     return str(error)

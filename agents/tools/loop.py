@@ -37,12 +37,16 @@ provided the optimiser is built in the algorithm's constructor), and trims
 the checkpoint and the kill twice.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import logging
 import math
 import os
 import re
 import time
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import tensorflow as tf
 
@@ -80,12 +84,12 @@ class Phase:
   log_every: int
   report_every: int
   checkpoint_every: int | None
-  writer: object
+  writer: Any
   log_mark: dict = dataclasses.field(default_factory=dict)
   report_mark: dict = dataclasses.field(default_factory=dict)
 
   @property
-  def batch_size(self):
+  def batch_size(self) -> int:
     """Number of environments of the phase's batch."""
     return len(self.fused_step.batch_env)
 
@@ -104,8 +108,10 @@ class Loop:
       loop.run(max_step=1_000_000, on_report=print)
   """
 
-  def __init__(self, logdir, step=None, is_training=None, checkpoint_objects=None,
-               max_checkpoints=5):
+  def __init__(self, logdir: str, step: tf.Variable | None = None,
+               is_training: tf.Variable | None = None,
+               checkpoint_objects: Mapping[str, Any] | None = None,
+               max_checkpoints: int = 5) -> None:
     """Creates the loop's variables; writes nothing yet.
 
     Args:
@@ -128,21 +134,23 @@ class Loop:
     self._should_log = tf.Variable(False, trainable=False, name='should_log')
     self._checkpoint_objects = dict(checkpoint_objects or {})
     self._max_checkpoints = max_checkpoints
-    self._phases = []
+    self._phases: list[Phase] = []
     self._checkpoint = None
-    self._manager = None
-    self._last_saved_step = None
-    self._unlogged = None  # (phase, step, phase step) run since the last logged row
+    self._manager: Any = None
+    self._last_saved_step: int | None = None
+    # (phase, step, phase step) run since the last logged row.
+    self._unlogged: tuple[Phase, int, int] | None = None
     # metrics.jsonl, TensorBoard and the trackers a run attaches (`RunMetrics.attach`).
     self.metrics = run_metrics.RunMetrics(logdir)
 
   @property
-  def checkpoint_dir(self):
+  def checkpoint_dir(self) -> str:
     """Folder of the checkpoints."""
     return os.path.join(self.logdir, 'checkpoints')
 
-  def add_phase(self, name, batch_env, algorithm, steps, is_training, steps_per_call=1,
-                log_every=None, report_every=None, checkpoint_every=None):
+  def add_phase(self, name: str, batch_env: Any, algorithm: Any, steps: int, is_training: bool,
+                steps_per_call: int = 1, log_every: int | None = None,
+                report_every: int | None = None, checkpoint_every: int | None = None) -> None:
     """Adds a phase to the cycle, after the ones added before.
 
     Args:
@@ -189,7 +197,7 @@ class Loop:
         report_every=int(report_every or steps),
         checkpoint_every=int(checkpoint_every) if checkpoint_every else None, writer=writer))
 
-  def restore(self):
+  def restore(self) -> int | None:
     """Restores the newest checkpoint that reads, if any. `run` calls this when needed.
 
     A damaged checkpoint (truncated, corrupted, missing a file) is skipped with
@@ -218,7 +226,7 @@ class Loop:
     _LOG.info('Restored %s at global step %d.', path, step)
     return step
 
-  def save_checkpoint(self):
+  def save_checkpoint(self) -> str:
     """Saves a checkpoint named after the current global step.
 
     Returns:
@@ -242,7 +250,8 @@ class Loop:
     self._last_saved_step = step
     return path
 
-  def run(self, max_step, on_report=None):
+  def run(self, max_step: int,
+          on_report: Callable[[dict[str, Any]], Any] | None = None) -> int:
     """Runs phases until the global step reaches `max_step`.
 
     Restores the latest checkpoint first (once per Loop object). Ends with a
@@ -297,7 +306,7 @@ class Loop:
       phase.writer.flush()
     return step
 
-  def log_pending(self):
+  def log_pending(self) -> None:
     """Logs the row of the steps run since the last row, if any (the end of a run).
 
     Every run, finished or stopped, thus ends on a logged row, so that its last score
@@ -308,7 +317,7 @@ class Loop:
       self._unlogged = None
       self._log(phase, step, phase_step)
 
-  def _build_checkpoint(self):
+  def _build_checkpoint(self) -> tf.train.CheckpointManager:
     if not self._phases:
       raise ValueError('Add at least one phase before restoring or running the loop.')
     if self._manager is None:
@@ -325,9 +334,9 @@ class Loop:
           checkpoint_name='ckpt')
     return self._manager
 
-  def _algorithms(self):
+  def _algorithms(self) -> dict[str, Any]:
     """Names the distinct algorithms of the phases for the checkpoint."""
-    distinct = []
+    distinct: list[Phase] = []
     for phase in self._phases:
       if all(phase.fused_step.algorithm is not other.fused_step.algorithm for other in distinct):
         distinct.append(phase)
@@ -335,7 +344,7 @@ class Loop:
       return {'algorithm': distinct[0].fused_step.algorithm}
     return {f'algorithm_{phase.name}': phase.fused_step.algorithm for phase in distinct}
 
-  def _find_phase(self, step):
+  def _find_phase(self, step: int) -> tuple[Phase, int, int]:
     """Returns (phase, steps into all runs of the phase, steps left in this run)."""
     cycle = sum(phase.steps for phase in self._phases)
     cycles, position = divmod(step, cycle)
@@ -345,17 +354,18 @@ class Loop:
       position -= phase.steps
     raise AssertionError('unreachable: position is within the cycle')
 
-  def _begin_phase(self, phase, step):
+  def _begin_phase(self, phase: Phase, step: int) -> None:
     self.is_training.assign(phase.is_training)
     phase.log_mark = self._mark(phase, step)
     phase.report_mark = self._mark(phase, step)
 
-  def _mark(self, phase, step):
+  def _mark(self, phase: Phase, step: int) -> dict[str, Any]:
     episodes, score_sum, length_sum = phase.fused_step.episodes.totals()
     return dict(step=step, time=time.time(), episodes=episodes, score_sum=score_sum,
                 length_sum=length_sum, collected=_collected(phase))
 
-  def _row(self, phase, step, phase_step, mark):
+  def _row(self, phase: Phase, step: int, phase_step: int,
+           mark: Mapping[str, Any]) -> dict[str, Any]:
     episodes, score_sum, length_sum = phase.fused_step.episodes.totals()
     finished = episodes - mark['episodes']
     elapsed = time.time() - mark['time']
@@ -368,20 +378,20 @@ class Loop:
         # Per-episode statistics of the environment's collectors (the balloon's twr50).
         **episode_collectors.means(_collected(phase), mark.get('collected', {})))
 
-  def _log(self, phase, step, phase_step):
+  def _log(self, phase: Phase, step: int, phase_step: int) -> None:
     row = self._row(phase, step, phase_step, phase.log_mark)
     phase.log_mark = self._mark(phase, step)
     self.metrics.write(row)  # metrics.jsonl, the phase's TensorBoard scalars, trackers
 
 
-def _os_reason(message):
+def _os_reason(message: str) -> str:
   """The operating system's reason in a TensorFlow I/O error ('File too large', 'No space
   left on device'), without TensorFlow's op names and temporary paths."""
   message = re.sub(r'\{\{.*?\}\}|\[Op:\w+\]', '', message.strip().splitlines()[-1])
   return message.rsplit(';', 1)[-1].strip() or message.strip()
 
 
-def _collected(phase):
+def _collected(phase: Phase) -> dict[str, tuple[int, float]]:
   """The merged totals of the phase environment's episode collectors."""
   totals = {}
   for collector in phase.fused_step.batch_env.collectors:
@@ -389,16 +399,16 @@ def _collected(phase):
   return totals
 
 
-def _until_next(start, every):
+def _until_next(start: int, every: int) -> int:
   """Steps from `start` to the next multiple of `every` after it."""
   return every - start % every
 
 
-def _crosses(start, moved, every):
+def _crosses(start: int, moved: int, every: int) -> bool:
   """Whether the interval (start, start + moved] passes a multiple of `every`."""
   return (start + moved) // every > start // every
 
 
-def _log_report(row):
+def _log_report(row: Mapping[str, Any]) -> None:
   _LOG.info('%s step %d: mean score %s over %d episodes.', row['phase'], row['step'],
             row['mean_score'], row['episodes'])

@@ -23,10 +23,14 @@ takes the median of the means of short chunks, so a pause of the process (anothe
 job on the machine) does not count as the environment's cost.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
 import statistics
 import time
+from collections.abc import Callable
+from typing import Any
 
 # What crossing to worker processes adds to a batch step (docs/parallel.md, "Where
 # environments step"): the crossover t* = HOP_SECONDS / (N - N/W), 50 µs at N = 8, W = 2.
@@ -62,7 +66,7 @@ class Placement:
   parallel: int = 1
   nodes: tuple[str, ...] = ()
 
-  def describe(self):
+  def describe(self) -> str:
     """One line: the choice and, for auto, the numbers behind it."""
     if self.processes == RAY:
       where = f'in {self.workers} Ray actors'
@@ -82,9 +86,9 @@ class Placement:
             f'{saved * 1e6:.0f} µs per batch step against a hop of '
             f'{HOP_SECONDS * 1e6:.0f} µs)')
 
-  def as_record(self):
+  def as_record(self) -> dict[str, Any]:
     """Plain values for the run's manifest."""
-    record = dict(processes=self.processes, rule=self.rule, workers=self.workers)
+    record: dict[str, Any] = dict(processes=self.processes, rule=self.rule, workers=self.workers)
     if self.nodes:
       record['nodes'] = list(self.nodes)
     if self.step_seconds is not None:
@@ -93,14 +97,16 @@ class Placement:
     return record
 
 
-def pays_off(step_seconds, num_envs, workers, hop_seconds=HOP_SECONDS):
+def pays_off(step_seconds: float, num_envs: int, workers: int,
+             hop_seconds: float = HOP_SECONDS) -> bool:
   """Whether `workers` processes step `num_envs` environments of `step_seconds` faster."""
   if workers < 2 or num_envs < 2:
     return False
   return step_seconds * (num_envs - math.ceil(num_envs / workers)) > hop_seconds
 
 
-def probe_step_seconds(make_env, steps=PROBE_STEPS, budget_seconds=PROBE_SECONDS):
+def probe_step_seconds(make_env: Callable[[], Any], steps: int = PROBE_STEPS,
+                       budget_seconds: float = PROBE_SECONDS) -> float:
   """The mean wall time of one step of an environment built by `make_env`, in seconds.
 
   Args:
@@ -116,7 +122,8 @@ def probe_step_seconds(make_env, steps=PROBE_STEPS, budget_seconds=PROBE_SECONDS
     env.action_space.seed(0)
     actions = [env.action_space.sample() for _ in range(_WARMUP_STEPS + steps)]
     env.reset(seed=0)
-    means, deadline, index = [], None, 0
+    means: list[float] = []
+    deadline, index = math.inf, 0
     while index < len(actions):
       chunk = actions[index:index + (_WARMUP_STEPS if index == 0 else _CHUNK_STEPS)]
       start = time.perf_counter()
@@ -137,7 +144,8 @@ def probe_step_seconds(make_env, steps=PROBE_STEPS, budget_seconds=PROBE_SECONDS
     env.close()
 
 
-def decide(processes, make_env, num_envs, workers, cores=None):
+def decide(processes: bool | str, make_env: Callable[[], Any], num_envs: int,
+           workers: int, cores: int | None = None) -> Placement:
   """Resolves `environment.processes` (True, False or 'auto') into a `Placement`.
 
   Args:

@@ -15,9 +15,13 @@ back into its bundle (on its node, or where Ray rescheduled a bundle whose node 
 Ray is an optional extra: `pip install -e '.[ray]'`.
 """
 
+from __future__ import annotations
+
 import os
 import socket
 import time
+from types import ModuleType
+from typing import Any
 
 from agents.config_fields import ConfigError
 
@@ -30,7 +34,7 @@ HEAD_TIMEOUT_SECONDS = 2.0
 INSTALL_HINT = "environment.processes = ray needs Ray: pip install -e '.[ray]'."
 
 
-def import_ray():
+def import_ray() -> ModuleType:
   """The `ray` module, or a `ConfigError` saying what to install."""
   try:
     import ray
@@ -43,7 +47,7 @@ def import_ray():
 sessions_started = 0
 
 
-def init(address=None, num_cpus=None):
+def init(address: str | None = None, num_cpus: int | None = None) -> ModuleType:
   """Connects to the cluster at `address` (or `RAY_ADDRESS`), or starts a local instance.
 
   Does nothing when this process is connected already.
@@ -76,10 +80,11 @@ def init(address=None, num_cpus=None):
   return ray
 
 
-def node_names(ray):
+def node_names(ray: ModuleType) -> dict[str, str]:
   """{node id: 'ip' or 'ip#k'} for the cluster's nodes (k tells apart nodes that share an
   address, as the nodes of a local test cluster do)."""
-  names, seen = {}, {}
+  names: dict[str, str] = {}
+  seen: dict[str, int] = {}
   for node in sorted(ray.nodes(), key=lambda node: node['NodeID']):
     ip = node.get('NodeManagerAddress', '?')
     seen[ip] = seen.get(ip, 0) + 1
@@ -94,7 +99,7 @@ class ActorGroup:
     count: the number of bundles (one per actor).
   """
 
-  def __init__(self, ray, count, start_timeout=120.0):
+  def __init__(self, ray: ModuleType, count: int, start_timeout: float = 120.0) -> None:
     """Reserves the bundles; waits up to `start_timeout` seconds for the cluster to have them.
 
     Raises:
@@ -117,7 +122,7 @@ class ActorGroup:
           f'cluster has {cpus:g} CPUs ({free:g} free) after {start_timeout:g} s; use fewer '
           f'slabs (environment.envs_per_process) or add nodes.')
 
-  def head_lost(self, force=False):
+  def head_lost(self, force: bool = False) -> bool:
     """Whether the head's GCS no longer takes connections (checked at most every
     `HEAD_CHECK_SECONDS` unless `force`); once lost, the group makes no more Ray calls."""
     now = time.monotonic()
@@ -135,23 +140,23 @@ class ActorGroup:
     self.lost = True
     return True
 
-  def options(self, bundle):
+  def options(self, bundle: int) -> dict[str, Any]:
     """The actor options that place an actor into bundle `bundle`."""
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
     return dict(num_cpus=1, scheduling_strategy=PlacementGroupSchedulingStrategy(
         self._group, placement_group_bundle_index=bundle))
 
-  def join(self):
+  def join(self) -> None:
     """An actor of the group starts; `release` when it ends."""
     self._open += 1
 
-  def release(self):
+  def release(self) -> None:
     """An actor of the group ended; the last one out frees the bundles."""
     self._open -= 1
     if self._open <= 0:
       self.close()
 
-  def close(self):
+  def close(self) -> None:
     """Frees the bundles (their actors should be gone). Safe to call more than once."""
     if self._group is None or self.lost:
       return
@@ -163,7 +168,7 @@ class ActorGroup:
       pass
 
 
-def _placement_groups():
+def _placement_groups() -> ModuleType:
   """Ray's placement-group module (`ray.util` exports a function of the same name)."""
   import importlib
   return importlib.import_module('ray.util.placement_group')

@@ -22,11 +22,15 @@ killed, or loses the cluster, so none is left behind on any node; `close` kills 
 once.
 """
 
+from __future__ import annotations
+
 import functools
 import logging
 import os
 import re
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from agents.tools import batch_checks, errors, ray_cluster
 from agents.tools import slab as slab_lib
@@ -38,10 +42,10 @@ _SLICE_SECONDS = 1.0  # A reply is awaited in slices this long, checking the hea
 class SlabHost:
   """The actor's body: one environment or slab, stepped on request."""
 
-  def __init__(self, constructor):
+  def __init__(self, constructor: Callable[[], Any]) -> None:
     self._slab = slab_lib.Slab(constructor())
 
-  def describe(self):
+  def describe(self) -> dict[str, Any]:
     """What the learner needs to know: size, spaces, and where the actor runs."""
     import ray
     slab = self._slab
@@ -49,15 +53,16 @@ class SlabHost:
                 observation_space=slab.observation_space, action_space=slab.action_space,
                 node_id=ray.get_runtime_context().get_node_id(), pid=os.getpid())
 
-  def step(self, actions):
+  def step(self, actions: Any) -> slab_lib.StepResult:
     observ, reward, terminated, truncated, info = self._slab.step(actions)
     return (observ, reward, terminated, truncated,
             slab_lib.vector_infos(info, self._slab.num_envs, self._slab.is_vector))
 
-  def reset(self, indices, seeds):
+  def reset(self, indices: Sequence[int] | None,
+            seeds: Sequence[int | None] | None) -> slab_lib.ResetResult:
     return self._slab.reset(indices, seeds)
 
-  def close(self):
+  def close(self) -> None:
     self._slab.close()
 
 
@@ -73,8 +78,9 @@ class RayMember:
     timeout: Seconds a reply may take before the actor counts as hung, or None.
   """
 
-  def __init__(self, constructor, group, bundle, index=0, timeout=600.0,
-               start_timeout=120.0, wait=True):
+  def __init__(self, constructor: Callable[[], Any], group: ray_cluster.ActorGroup, bundle: int,
+               index: int = 0, timeout: float | None = 600.0, start_timeout: float = 120.0,
+               wait: bool = True) -> None:
     """Starts the actor in bundle `bundle` of `group` (an `ray_cluster.ActorGroup`).
 
     Args:
@@ -96,8 +102,11 @@ class RayMember:
     self._start_timeout = start_timeout
     self.num_envs, self.is_vector = 1, False
     self.observation_space = self.action_space = None
-    self.node_id = self.node = self.pid = None
-    self._actor = self._ready = None
+    self.node_id: str | None = None
+    self.node: str | None = None
+    self.pid: int | None = None
+    self._actor: Any = None  # The Ray actor handle and its `describe` reply, once launched.
+    self._ready: Any = None
     self._closed = False
     group.join()
     self._launch()
@@ -108,12 +117,12 @@ class RayMember:
         self.close()
         raise
 
-  def _launch(self):
+  def _launch(self) -> None:
     self._actor = _actor_class().options(**self._group.options(self._bundle)).remote(
         self._constructor)
     self._ready = self._actor.describe.remote()
 
-  def wait_ready(self):
+  def wait_ready(self) -> None:
     """Waits until the actor has built its environment; takes its size and spaces."""
     info = self._get(self._ready, 'start', self._start_timeout)
     if self.observation_space is not None:  # A restart: the fresh slab must match.
@@ -127,25 +136,29 @@ class RayMember:
     self.node = ray_cluster.node_names(self._ray).get(self.node_id, self.node_id[:8])
 
   @property
-  def actor(self):
+  def actor(self) -> Any:
     """The Ray actor handle."""
     return self._actor
 
-  def step_batch(self, actions, blocking=True, copy=True):
+  def step_batch(self, actions: Any, blocking: bool = True,
+                 copy: bool = True) -> slab_lib.StepResult | Callable[[], slab_lib.StepResult]:
     del copy  # Replies are fresh arrays (read-only views of the object store).
     self._check_open()
     reply = self._actor.step.remote(actions)
     promise = lambda: self._get(reply, 'step')
     return promise() if blocking else promise
 
-  def reset_batch(self, indices=None, seeds=None, blocking=True):
+  def reset_batch(
+      self, indices: Sequence[int] | None = None, seeds: Sequence[int | None] | None = None,
+      blocking: bool = True,
+  ) -> slab_lib.ResetResult | Callable[[], slab_lib.ResetResult]:
     self._check_open()
     indices = None if indices is None else [int(index) for index in indices]
     reply = self._actor.reset.remote(indices, seeds)
     promise = lambda: self._get(reply, 'reset')
     return promise() if blocking else promise
 
-  def restart(self):
+  def restart(self) -> None:
     """Replaces the dead actor by a fresh one in the same bundle."""
     self._check_open()
     old_node = self.node
@@ -154,7 +167,7 @@ class RayMember:
     self.wait_ready()
     _LOG.warning('%s restarted on node %s (was on %s).', self._name(), self.node, old_node)
 
-  def close(self):
+  def close(self) -> None:
     """Kills the actor (its environment's `close` is not awaited); safe to call again."""
     if self._closed:
       return
@@ -164,17 +177,17 @@ class RayMember:
     finally:
       self._group.release()
 
-  def __repr__(self):
+  def __repr__(self) -> str:
     return f'RayMember({self._name()}, node={self.node}, pid={self.pid})'
 
   # Helpers.
 
-  def _name(self):
+  def _name(self) -> str:
     last = self.index + self.num_envs - 1
     return (f'environment {self.index}' if self.num_envs == 1
             else f'environments {self.index}..{last}')
 
-  def _kill(self):
+  def _kill(self) -> None:
     if self._actor is None or self._group.lost:  # Without a head, Ray calls would hang.
       return
     actor, self._actor = self._actor, None
@@ -183,11 +196,11 @@ class RayMember:
     except Exception:  # noqa: BLE001 - already dead, or the cluster is gone.
       pass
 
-  def _check_open(self):
+  def _check_open(self) -> None:
     if self._closed:
       raise errors.ClosedError(f'The Ray actor of {self._name()} is closed.')
 
-  def _get(self, reply, what, timeout=None):
+  def _get(self, reply: Any, what: str, timeout: float | None = None) -> Any:
     """The reply's value, or the named error of the environment, actor or cluster."""
     ray = self._ray
     timeout = timeout or self.timeout
@@ -221,7 +234,7 @@ class RayMember:
           f'the Ray actor on node {self.node} died during a {what}: {cause}', self.index,
           self.num_envs) from None
 
-  def _check_head(self, what, force=False):
+  def _check_head(self, what: str, force: bool = False) -> None:
     if self._group.head_lost(force):
       raise errors.ClusterLostError(
           f"the Ray cluster's head at {self._group.head_address} no longer answers "
@@ -230,14 +243,14 @@ class RayMember:
 
 
 @functools.cache
-def _actor_class():
+def _actor_class() -> Any:
   """`SlabHost` as a Ray actor class (made once per process). Ray does not restart it:
   `RayMember.restart` starts a fresh one, as a dead worker process is replaced."""
   import ray
   return ray.remote(max_restarts=0, max_task_retries=0)(SlabHost)
 
 
-def death_cause(error):
+def death_cause(error: BaseException) -> str:
   """The short reason Ray gives for an actor's death (its long message has one sentence
   that says it)."""
   text = ' '.join(str(error).split())
@@ -249,7 +262,8 @@ def death_cause(error):
   return text[:200]
 
 
-def start_batch_members(constructors, address=None, num_cpus=None, **kwargs):
+def start_batch_members(constructors: Sequence[Callable[[], Any]], address: str | None = None,
+                        num_cpus: int | None = None, **kwargs: Any) -> list[RayMember]:
   """Joins (or starts) Ray and starts one actor per slab constructor, spread over the nodes.
 
   Args:
@@ -264,7 +278,8 @@ def start_batch_members(constructors, address=None, num_cpus=None, **kwargs):
   return start_members(constructors, group, **kwargs)
 
 
-def start_members(constructors, group, **kwargs):
+def start_members(constructors: Sequence[Callable[[], Any]], group: ray_cluster.ActorGroup,
+                  **kwargs: Any) -> list[RayMember]:
   """Starts one `RayMember` per constructor, all at once, in bundles 0, 1, ... of `group`;
   returns them once every environment is built (or closes them all and raises)."""
   members = []

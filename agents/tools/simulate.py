@@ -33,13 +33,20 @@ runs them under the summary writer, step and recording condition it is given
 statistics themselves are written by the `Loop`, at its log cadence.
 """
 
+from __future__ import annotations
+
 import collections
 import contextlib
 import functools
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import tensorflow as tf
 
 from agents.tools import callable_module
+
+if TYPE_CHECKING:
+  from agents.tools.in_graph_batch_env import InGraphBatchEnv
 
 SimulateResult = collections.namedtuple('SimulateResult', 'done, score, length, episodes')
 SimulateResult.__doc__ = """What one `simulate` call leaves behind.
@@ -69,7 +76,7 @@ class EpisodeStatistics(tf.Module):
   are not counted.
   """
 
-  def __init__(self, batch_size, name='episode_statistics'):
+  def __init__(self, batch_size: int, name: str = 'episode_statistics') -> None:
     """Creates the variables.
 
     Args:
@@ -86,7 +93,7 @@ class EpisodeStatistics(tf.Module):
 
   # The graph methods are plain ops: autograph need not rewrite them (a faster first trace).
   @tf.autograph.experimental.do_not_convert
-  def begin(self, agent_indices):
+  def begin(self, agent_indices: tf.Tensor) -> tf.Operation:
     """Zeroes the running score and length of the given environments (graph)."""
     scatter_indices = agent_indices[:, None]
     count = tf.shape(agent_indices)[:1]
@@ -94,13 +101,13 @@ class EpisodeStatistics(tf.Module):
                     self.length.scatter_nd_update(scatter_indices, tf.zeros(count, tf.int32)))
 
   @tf.autograph.experimental.do_not_convert
-  def record(self, reward):
+  def record(self, reward: tf.Tensor) -> tf.Operation:
     """Adds one step with the given rewards [B] to every environment (graph)."""
     return tf.group(self.score.assign_add(reward, read_value=False),
                     self.length.assign_add(tf.ones_like(self.length), read_value=False))
 
   @tf.autograph.experimental.do_not_convert
-  def finish(self, agent_indices):
+  def finish(self, agent_indices: tf.Tensor) -> tf.Operation:
     """Adds the episodes of the given environments to the totals (graph)."""
     return tf.group(
         self.episodes.assign_add(tf.cast(tf.size(agent_indices), tf.int64), read_value=False),
@@ -111,12 +118,14 @@ class EpisodeStatistics(tf.Module):
             tf.reduce_sum(tf.cast(tf.gather(self.length, agent_indices), tf.int64)),
             read_value=False))
 
-  def totals(self):
+  def totals(self) -> tuple[int, float, int]:
     """Returns (episodes, score_sum, length_sum) as Python numbers (eager)."""
     return int(self.episodes.numpy()), float(self.score_sum.numpy()), int(self.length_sum.numpy())
 
 
-def simulate(batch_env, algorithm, episodes, steps=1, reset=False, global_step=None):
+def simulate(batch_env: InGraphBatchEnv, algorithm: Any, episodes: EpisodeStatistics,
+             steps: int | tf.Tensor = 1, reset: bool | tf.Tensor = False,
+             global_step: tf.Variable | None = None) -> SimulateResult:
   """Runs `steps` fused environment steps. Graph-compatible; call inside a `tf.function`.
 
   Args:
@@ -142,7 +151,7 @@ def simulate(batch_env, algorithm, episodes, steps=1, reset=False, global_step=N
   # the observation), so TensorFlow's automatic control dependencies alone would
   # not order them. Each stage is therefore built under explicit control
   # dependencies on the one before.
-  def begin_episodes(indices):
+  def begin_episodes(indices: tf.Tensor) -> tf.Tensor:
     observ = batch_env.reset(indices)
     with tf.control_dependencies([observ]):
       began = [episodes.begin(indices)]
@@ -151,14 +160,14 @@ def simulate(batch_env, algorithm, episodes, steps=1, reset=False, global_step=N
     with tf.control_dependencies(_as_dependencies(began)):
       return tf.size(indices) > 0
 
-  def end_episodes(indices):
+  def end_episodes(indices: tf.Tensor) -> tf.Tensor:
     with _root_scope():
       ended = [algorithm.end_episode(indices)]
     ended.append(episodes.finish(indices))
     with tf.control_dependencies(_as_dependencies(ended)):
       return tf.size(indices) > 0
 
-  def one_step(step_index, ended_count):
+  def one_step(step_index: tf.Tensor, ended_count: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
     with tf.name_scope('begin_episode'):
       force_reset = tf.logical_and(reset, tf.equal(step_index, 0))
       begin_indices = _where(tf.logical_or(batch_env.done, force_reset))
@@ -206,8 +215,9 @@ class FusedStep:
       number of calls, whatever their `reset` and `steps`).
   """
 
-  def __init__(self, batch_env, algorithm, episodes=None, global_step=None, summary_writer=None,
-               should_log=None):
+  def __init__(self, batch_env: InGraphBatchEnv, algorithm: Any,
+               episodes: EpisodeStatistics | None = None, global_step: tf.Variable | None = None,
+               summary_writer: Any = None, should_log: tf.Variable | None = None) -> None:
     """Binds the batch, the algorithm and the statistics into one traced function.
 
     Args:
@@ -227,14 +237,14 @@ class FusedStep:
     self._summary_writer = summary_writer
     self._should_log = should_log
     self.trace_count = 0
-    self._created_while_tracing = []
+    self._created_while_tracing: list[Any] = []
     # A partial, not the bound method: TensorFlow counts the traces of every function with
     # the same code together, so the steps of a process that builds several (tests, an
     # inline search of short fits) would be reported as retracing one function.
     self._function = tf.function(functools.partial(FusedStep._run, self), input_signature=(
         tf.TensorSpec([], tf.bool, name='reset'), tf.TensorSpec([], tf.int32, name='steps')))
 
-  def __call__(self, reset=False, steps=1):
+  def __call__(self, reset: bool = False, steps: int = 1) -> SimulateResult:
     """Runs `steps` fused environment steps.
 
     Args:
@@ -268,18 +278,18 @@ class FusedStep:
           'once.')
     return result
 
-  def _run(self, reset, steps):
+  def _run(self, reset: tf.Tensor, steps: tf.Tensor) -> SimulateResult:
     # Runs in Python only when TensorFlow traces; counting here counts traces.
     self.trace_count += 1
     with tf.variable_creator_scope(self._record_creation):
       return self._simulate(reset, steps)
 
-  def _record_creation(self, next_creator, **kwargs):
+  def _record_creation(self, next_creator: Callable[..., Any], **kwargs: Any) -> tf.Variable:
     variable = next_creator(**kwargs)
     self._created_while_tracing.append(variable.name)
     return variable
 
-  def _simulate(self, reset, steps):
+  def _simulate(self, reset: tf.Tensor, steps: tf.Tensor) -> SimulateResult:
     step = self._global_step
     if self._summary_writer is None:
       return simulate(self.batch_env, self.algorithm, self.episodes, steps, reset, step)
@@ -290,7 +300,7 @@ class FusedStep:
 
 
 @contextlib.contextmanager
-def _without_arithmetic_optimization():
+def _without_arithmetic_optimization() -> Iterator[None]:
   """Turns off Grappler's arithmetic optimiser for the fused step's calls only.
 
   Its AddOpsRewrite turns sums of gradients inside an algorithm's update loops
@@ -315,17 +325,17 @@ def _without_arithmetic_optimization():
     tf.config.optimizer.set_experimental_options({'arithmetic_optimization': True})
 
 
-def _root_scope():
+def _root_scope() -> Any:
   """Runs algorithm code at the root name scope, so its summary tags carry no simulate prefix."""
   return tf.name_scope('')
 
 
 @tf.autograph.experimental.do_not_convert
-def _where(mask):
+def _where(mask: tf.Tensor) -> tf.Tensor:
   return tf.cast(tf.where(mask)[:, 0], tf.int32)
 
 
-def _as_dependencies(results):
+def _as_dependencies(results: Iterable[Any]) -> list[Any]:
   """Keeps the ops and tensors among what the methods returned, for control dependencies."""
   dependencies = []
   for result in tf.nest.flatten(results):

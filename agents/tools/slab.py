@@ -13,11 +13,22 @@ vector environment. `vector_infos` turns raw infos into the vector format and
 `concatenate_infos` joins the vector infos of several slabs into one batch.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeAlias
+
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from agents.tools import errors
+
+# A batch member's step: (observ[K, ...], reward[K], terminated[K], truncated[K], infos);
+# an observation is an array, or a dict / tuple of them for nested spaces.
+StepResult: TypeAlias = tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
+# A batch member's reset: (observ[N, ...], infos).
+ResetResult: TypeAlias = tuple[Any, dict[str, Any]]
 
 # Spaces whose values are single numpy arrays of a fixed shape and dtype; only these
 # travel through shared memory and get validated as one array.
@@ -25,7 +36,7 @@ ARRAY_SPACES = (gymnasium.spaces.Box, gymnasium.spaces.Discrete,
                 gymnasium.spaces.MultiDiscrete, gymnasium.spaces.MultiBinary)
 
 
-def is_array_space(space):
+def is_array_space(space: gymnasium.Space) -> bool:
   """Returns whether values of `space` are single numpy arrays of a fixed shape."""
   return isinstance(space, ARRAY_SPACES)
 
@@ -41,7 +52,7 @@ class Slab:
     action_space: The action space of one environment.
   """
 
-  def __init__(self, env):
+  def __init__(self, env: Any) -> None:
     self.env = env
     self.is_vector = isinstance(env, VectorEnv)
     if self.is_vector:
@@ -66,17 +77,17 @@ class Slab:
     self.tracks_ends = not getattr(getattr(env, 'unwrapped', env), 'steps_finished_episodes',
                                    False)
 
-  def check_not_ended(self):
+  def check_not_ended(self) -> None:
     """Raises `EpisodeEndedError` if an environment is stepped past its episode's end."""
     if self.ended.any():
       raise errors.EpisodeEndedError(np.flatnonzero(self.ended).tolist(), self.num_envs)
 
-  def record_ends(self, terminated, truncated):
+  def record_ends(self, terminated: np.ndarray | bool, truncated: np.ndarray | bool) -> None:
     """Notes the environments whose episode just ended (bool arrays or scalars)."""
     if self.tracks_ends:
       self.ended |= np.logical_or(terminated, truncated)
 
-  def step(self, actions):
+  def step(self, actions: Any) -> StepResult:
     """Steps every environment of the slab.
 
     Args:
@@ -98,7 +109,8 @@ class Slab:
     return (batch_single(self.observation_space, observ), np.array([reward], np.float64),
             terminated, truncated, info)
 
-  def reset(self, indices=None, seeds=None):
+  def reset(self, indices: Sequence[int] | np.ndarray | None = None,
+            seeds: Sequence[int | None] | None = None) -> ResetResult:
     """Resets some environments of the slab.
 
     Args:
@@ -118,18 +130,18 @@ class Slab:
       return batch_single(self.observation_space, observ), vector_infos(info, 1, False)
     mask = np.zeros(self.num_envs, bool)
     mask[indices] = True
-    all_seeds = [None] * self.num_envs
+    all_seeds: list[int | None] = [None] * self.num_envs
     for index, seed in zip(indices, seeds):
       all_seeds[index] = seed
     observ, info = self.env.reset(seed=all_seeds, options={'reset_mask': mask})
     self.ended[indices] = False
     return select(observ, indices), select(info, indices)
 
-  def close(self):
+  def close(self) -> None:
     self.env.close()
 
 
-def make_sync_slab(constructors):
+def make_sync_slab(constructors: Iterable[Callable[[], gymnasium.Env]]) -> VectorEnv:
   """Builds a slab of environments stepped together in one process.
 
   Args:
@@ -142,17 +154,17 @@ def make_sync_slab(constructors):
       list(constructors), copy=False, autoreset_mode=AutoresetMode.DISABLED)
 
 
-def batch_single(space, value):
+def batch_single(space: gymnasium.Space, value: Any) -> Any:
   """Adds a leading axis of size one to one environment's value of `space`."""
   if isinstance(value, np.ndarray):
     return value[None]
   if is_array_space(space):
     return np.asarray(value, space.dtype)[None]
-  out = gymnasium.vector.utils.create_empty_array(space, 1)
+  out: Any = gymnasium.vector.utils.create_empty_array(space, 1)
   return gymnasium.vector.utils.concatenate(space, [value], out)
 
 
-def select(value, indices):
+def select(value: Any, indices: Any) -> Any:
   """Selects rows of a batched value (array, or dict/tuple of them, e.g. vector infos)."""
   if isinstance(value, dict):
     return {key: select(item, indices) for key, item in value.items()}
@@ -161,7 +173,7 @@ def select(value, indices):
   return np.asarray(value)[indices]
 
 
-def vector_infos(raw_info, num_envs, is_vector):
+def vector_infos(raw_info: Any, num_envs: int, is_vector: bool) -> dict[str, Any]:
   """Returns a slab's raw info in Gymnasium's vector format (a plain dict becomes length one).
 
   Args:
@@ -178,13 +190,14 @@ def vector_infos(raw_info, num_envs, is_vector):
   return _vector_info_of_one(raw_info)
 
 
-def _vector_info_of_one(info):
+def _vector_info_of_one(info: dict[str, Any]) -> dict[str, Any]:
   """One environment's info in the vector format of a batch of one, as Gymnasium's
   `VectorEnv` builds it: numbers and arrays gain a leading axis, `final_obs` and other
   objects go into object arrays, dicts are converted recursively, and each key gets its
   '_key' mask."""
-  vector = {}
+  vector: dict[str, Any] = {}
   for key, value in info.items():
+    array: Any
     if isinstance(value, dict) and key != 'final_obs':
       array = _vector_info_of_one(value)
     elif key != 'final_obs' and (type(value) in (int, float, bool)
@@ -199,7 +212,7 @@ def _vector_info_of_one(info):
   return vector
 
 
-def concatenate(pieces):
+def concatenate(pieces: Sequence[Any]) -> Any:
   """Joins the batched observations of consecutive slabs; nested ones through `tf.nest`."""
   if isinstance(pieces[0], np.ndarray):
     return np.concatenate(pieces)
@@ -207,7 +220,7 @@ def concatenate(pieces):
   return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *pieces)
 
 
-def concatenate_infos(parts, sizes):
+def concatenate_infos(parts: Sequence[dict[str, Any]], sizes: Sequence[int]) -> dict[str, Any]:
   """Joins vector-format infos of consecutive slabs into the infos of the whole batch.
 
   Args:
@@ -220,12 +233,12 @@ def concatenate_infos(parts, sizes):
   """
   if len(parts) == 1:
     return parts[0]
-  keys = []
+  keys: list[str] = []
   for part in parts:
     keys.extend(key for key in part if key not in keys)
   if not keys:
     return {}
-  merged = {}
+  merged: dict[str, Any] = {}
   for key in keys:
     present = [(part[key], size) for part, size in zip(parts, sizes) if key in part]
     if all(isinstance(value, dict) for value, _ in present):
@@ -246,5 +259,5 @@ def concatenate_infos(parts, sizes):
   return merged
 
 
-def _plain_seed(seed):
+def _plain_seed(seed: Any) -> int | None:
   return None if seed is None else int(seed)

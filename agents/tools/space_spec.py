@@ -7,7 +7,11 @@ environment's value, and rejects the spaces that have no single array form
 (Dict, Tuple, Text, Graph) with an error that says which space and what to do.
 """
 
+from __future__ import annotations
+
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -15,10 +19,10 @@ import tensorflow as tf
 
 _LOG = logging.getLogger(__name__)
 # Dropped info keys already logged by this process (warn_unexposed_infos).
-_REPORTED = set()
+_REPORTED: set[str] = set()
 
 
-def space_spec(space, what):
+def space_spec(space: gymnasium.Space, what: str) -> tf.TensorSpec:
   """Returns the `tf.TensorSpec` of one value of a Gymnasium space.
 
   Args:
@@ -45,7 +49,7 @@ def space_spec(space, what):
   return tf.TensorSpec(tuple(space.shape), tf.as_dtype(dtype))
 
 
-def info_spec(key, spec):
+def info_spec(key: str, spec: Any) -> tf.TensorSpec:
   """Checks one entry of an `info_specs` mapping and returns it as a `tf.TensorSpec`.
 
   Args:
@@ -72,7 +76,8 @@ def info_spec(key, spec):
                     f'pair, got {spec!r}.') from error
 
 
-def warn_unexposed_infos(infos, info_specs, warned):
+def warn_unexposed_infos(infos: Mapping[str, Any], info_specs: Mapping[str, Any],
+                         warned: set[str]) -> None:
   """Logs, in one line, the info keys an in-graph environment drops, each key once per process.
 
   A process that builds many in-graph environments on one kind of environment (an

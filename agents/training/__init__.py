@@ -13,6 +13,12 @@ lazily, so importing the package costs nothing.
 """
 
 import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # What the lazy names are, for type checkers and editors.
+  from agents.tools.loop import Loop as Loop
+  from agents.tools.simulate import FusedStep as FusedStep
+  from agents.training.trainer import train as train
 
 _EXPORTS = {
     'FusedStep': 'agents.tools.simulate',
@@ -23,7 +29,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
   if name not in _EXPORTS:
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
   return getattr(importlib.import_module(_EXPORTS[name]), name)

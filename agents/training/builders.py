@@ -12,10 +12,14 @@ constructors are `functools.partial`s of module functions, so they travel to
 worker processes with pickle.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import functools
 import logging
 import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
@@ -24,10 +28,15 @@ from agents.algorithms import registry
 from agents.config_fields import ConfigError
 from agents.configs import sections
 
+if TYPE_CHECKING:
+  import tensorflow as tf
+
+  from agents.algorithms.algorithm import InGraphAlgorithm
+
 _LOG = logging.getLogger(__name__)
 
 
-def _make_kwargs(environment, extra):
+def _make_kwargs(environment: Any, extra: Mapping[str, Any]) -> dict[str, Any]:
   """The keyword arguments of `gymnasium.make` for a typed `environment` section."""
   configs.import_modules(environment.imports)
   kwargs = dict(environment.kwargs, **extra)
@@ -36,13 +45,13 @@ def _make_kwargs(environment, extra):
   return kwargs
 
 
-def make_env(config, **kwargs):
+def make_env(config: Mapping[str, Any], **kwargs: Any) -> gymnasium.Env:
   """Builds one environment of the config; `kwargs` add to `environment.kwargs`."""
   environment = _environment_section(config)
   return gymnasium.make(environment.id, **_make_kwargs(environment, kwargs))
 
 
-def make_vector_env(config, num_envs):
+def make_vector_env(config: Mapping[str, Any], num_envs: int) -> gymnasium.vector.VectorEnv:
   """Builds a slab of `num_envs` environments with the environment's own vector implementation."""
   environment = _environment_section(config)
   return gymnasium.make_vec(environment.id, num_envs=num_envs,
@@ -50,7 +59,7 @@ def make_vector_env(config, num_envs):
                             **_make_kwargs(environment, {}))
 
 
-def env_spaces(config):
+def env_spaces(config: Mapping[str, Any]) -> tuple[gymnasium.Space, gymnasium.Space]:
   """(observation_space, action_space) of the config's environment, from one instance."""
   env = make_env(config)
   try:
@@ -59,7 +68,7 @@ def env_spaces(config):
     env.close()
 
 
-def make_batch_env(config, processes=None):
+def make_batch_env(config: Mapping[str, Any], processes: bool | str | None = None) -> Any:
   """Builds the `BatchEnv` of `environment.num_agents` environments.
 
   `environment.processes: auto` probes one environment in this process and steps the
@@ -83,7 +92,8 @@ def make_batch_env(config, processes=None):
   num_agents = environment.num_agents
   per_process = environment.envs_per_process
   cores = os.cpu_count() or 1
-  options = dict(check_finite=environment.check_finite, max_restarts=environment.max_restarts)
+  options: dict[str, Any] = dict(check_finite=environment.check_finite,
+                                 max_restarts=environment.max_restarts)
   if processes == placement_lib.RAY:
     # One actor per CPU of the cluster (or per `envs_per_process` environments).
     from agents.tools import ray_cluster
@@ -119,7 +129,7 @@ def make_batch_env(config, processes=None):
   return batch
 
 
-def _environment_section(config):
+def _environment_section(config: Mapping[str, Any]) -> sections.EnvironmentConfig:
   """The typed `environment` section of a run config, or of a mapping that holds only that
   section (BLE's `make_batch_env` builds one), its missing keys at their defaults."""
   if isinstance(config, configs.RunConfig):
@@ -127,7 +137,9 @@ def _environment_section(config):
   return config_fields.from_mapping(sections.EnvironmentConfig, config['environment'])
 
 
-def build_algorithm(config, observation_space, action_space, is_training=None):
+def build_algorithm(config: Mapping[str, Any], observation_space: gymnasium.Space,
+                    action_space: gymnasium.Space,
+                    is_training: tf.Variable | bool | None = None) -> InGraphAlgorithm:
   """Builds the config's algorithm (`algorithm.name`) for the given spaces."""
   config = configs.as_run_config(config)
   algorithm_class = registry.lookup(config.algorithm_name)
@@ -135,7 +147,9 @@ def build_algorithm(config, observation_space, action_space, is_training=None):
                                      is_training=is_training)
 
 
-def restore_algorithm(run_dir, checkpoint=None, is_training=None):
+def restore_algorithm(
+    run_dir: str, checkpoint: str | None = None, is_training: tf.Variable | bool | None = None,
+) -> tuple[dict[str, Any], InGraphAlgorithm, gymnasium.Space, gymnasium.Space]:
   """Rebuilds the algorithm of a run and restores a checkpoint into it.
 
   Args:
@@ -179,5 +193,5 @@ def restore_algorithm(run_dir, checkpoint=None, is_training=None):
   tf.train.Checkpoint(algorithm=algorithm).restore(path).expect_partial()
   if isinstance(mode, bool):
     # An algorithm may checkpoint the variable it was given; the caller's mode wins.
-    is_training.assign(mode)
+    is_training.assign(mode)  # type: ignore[union-attr]  # a Variable: made from the bool above
   return config, algorithm, observation_space, action_space

@@ -7,7 +7,10 @@ read one kind of refusal. (It lives here, not in `agents/scripts/`, whose every 
 is a command with a console script.)
 """
 
+from __future__ import annotations
+
 import argparse
+from typing import NoReturn
 
 USAGE_EXIT_CODE = 2
 
@@ -18,6 +21,6 @@ class OneLineArgumentParser(argparse.ArgumentParser):
   Pass it as `parser_class` to `add_subparsers` so that subcommands do the same.
   """
 
-  def error(self, message):
+  def error(self, message: str) -> NoReturn:
     """Prints `<prog>: error: <message>` (on one line) to stderr and exits with code 2."""
     self.exit(USAGE_EXIT_CODE, f'{self.prog}: error: {" ".join(message.split())}\n')

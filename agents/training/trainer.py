@@ -17,15 +17,20 @@ checkpoint at the next report and stops; a second one aborts without saving
 (`agents.tools.interrupts`).
 """
 
+from __future__ import annotations
+
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents import configs, plugins
 from agents.run import directory_lock, export, session, tracking
 from agents.tools import interrupts
 from agents.training import builders
+
+if TYPE_CHECKING:
+  import tensorflow as tf
 
 _LOG = logging.getLogger(__name__)
 
@@ -37,8 +42,9 @@ class _StopRequestedError(Exception):
 class _ProgressReporter:
   """Feeds the loop's reports to a tqdm bar and writes update rows to metrics.jsonl."""
 
-  def __init__(self, loop, algorithm, total, initial, stop_flag, quiet=False,
-               suite_evaluators=(), statistics=(), best_policy=None):
+  def __init__(self, loop: Any, algorithm: Any, total: int, initial: int, stop_flag: Any,
+               quiet: bool = False, suite_evaluators: Sequence[Any] = (),
+               statistics: Sequence[str] = (), best_policy: Any = None) -> None:
     import tqdm
     self._loop = loop
     self._suite_evaluators = tuple(suite_evaluators)  # loop.eval_suite, loop.select_suite
@@ -54,7 +60,7 @@ class _ProgressReporter:
     self.bar = tqdm.tqdm(total=total, initial=initial, unit='step', dynamic_ncols=True,
                          smoothing=0.1, disable=quiet)
 
-  def __call__(self, row):
+  def __call__(self, row: Mapping[str, Any]) -> None:
     if row['phase'] == 'train':
       self.bar.update(row['step'] - self.bar.n)
     if row['phase'] == 'eval':
@@ -87,11 +93,11 @@ class _ProgressReporter:
       raise _StopRequestedError()
 
   @property
-  def mean_score(self):
+  def mean_score(self) -> float | None:
     return self._mean_score
 
 
-def configure_threads(threads):
+def configure_threads(threads: int) -> None:
   """Sets TensorFlow's intra- and inter-op thread pools (0 keeps the default)."""
   import tensorflow as tf
   if not threads:
@@ -104,7 +110,7 @@ def configure_threads(threads):
     _LOG.debug('TensorFlow is initialised; tf_threads=%d is ignored.', threads)
 
 
-def _build_batch_env(config):
+def _build_batch_env(config: configs.RunConfig) -> Any:
   """The run's `BatchEnv`; an environment that refuses its kwargs is a `ConfigError`."""
   from agents.tools import errors
   try:
@@ -119,7 +125,8 @@ def _build_batch_env(config):
                               f'{dict(environment.kwargs)}: {reason}') from error
 
 
-def _build_algorithm(config, batch_env, is_training):
+def _build_algorithm(config: configs.RunConfig, batch_env: Any,
+                     is_training: tf.Variable) -> Any:
   """The run's algorithm; a network that cannot act in these spaces is a `ConfigError`."""
   try:
     return builders.build_algorithm(config, batch_env.observation_space,
@@ -129,7 +136,7 @@ def _build_algorithm(config, batch_env, is_training):
                               f'{config.environment.id}: {error}') from error
 
 
-def _max_step(loop_config):
+def _max_step(loop_config: Any) -> int:
   """The global step at which `loop.steps` training steps are done (eval steps excluded)."""
   train_steps = loop_config.eval_every or loop_config.steps
   cycle = train_steps + (loop_config.eval_steps if loop_config.eval_every else 0)
@@ -140,7 +147,7 @@ def _max_step(loop_config):
 SUITE_KEYS = ('eval_suite', 'select_suite')  # the `loop` keys of suites flown in training
 
 
-def _suite_evaluations(config):
+def _suite_evaluations(config: configs.RunConfig) -> list[tuple[str, Any]]:
   """The `loop` keys of the suites flown after each evaluation phase, with the factory of
   their evaluator, checked before anything is written; ConfigError when a suite cannot be
   flown for this config.
@@ -162,7 +169,8 @@ def _suite_evaluations(config):
   return [(key, factory) for key in keys]
 
 
-def _collectors(config, batch_size, extra):
+def _collectors(config: configs.RunConfig, batch_size: int,
+                extra: Sequence[Callable[[int], Any]]) -> list[Any]:
   """The environment's default episode collectors, then `extra` (factories of batch_size)."""
   from agents.tools import episode_collectors
   defaults = episode_collectors.for_environment(config.environment, batch_size)
@@ -207,8 +215,9 @@ def train(config: Mapping[str, Any], run_dir: str, quiet: bool = False,
     raise
 
 
-def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_name=None,
-           run_group=None):
+def _train(config: Mapping[str, Any], run_dir: str, quiet: bool = False,
+           export_policy: bool = True, collectors: Sequence[Callable[[int], Any]] = (),
+           run_name: str | None = None, run_group: str | None = None) -> dict[str, Any]:
   """`train` inside the hold of its run directory."""
   import tensorflow as tf
 
@@ -290,7 +299,7 @@ def _train(config, run_dir, quiet=False, export_policy=True, collectors=(), run_
         batch_env.close()
 
 
-def _artifacts(run_dir, status):
+def _artifacts(run_dir: str, status: str) -> list[str]:
   """The trackers' artifacts: config.yaml, and the exported policies of a finished run
   (`policy/`, and `best_policy/` when `loop.select_suite` chose one)."""
   paths = [os.path.join(run_dir, 'config.yaml')]

@@ -18,13 +18,19 @@ written beside the run's checkpoints, in `<RUN_DIR>/averaged/`, never into
 `checkpoints/`, so a resumed run never restores it.
 """
 
+from __future__ import annotations
+
 import collections
 import os
 import uuid
+from typing import TYPE_CHECKING, Any
 
 from agents.configs import ConfigError
 from agents.run import checkpoints as checkpoints_lib
 from agents.training import builders
+
+if TYPE_CHECKING:
+  import tensorflow as tf
 
 AVERAGED_DIR = 'averaged'
 _STEP_KEY = 'step/.ATTRIBUTES/VARIABLE_VALUE'
@@ -35,12 +41,12 @@ Averaged.__doc__ = (
     '(`sources`, oldest first) and the global step of the newest (None if unknown).')
 
 
-def averaged_prefix(run_dir, newest, last):
+def averaged_prefix(run_dir: str, newest: str, last: int) -> str:
   """Where the mean of the `last` checkpoints up to `newest` is written."""
   return os.path.join(run_dir, AVERAGED_DIR, f'avg{last}-{os.path.basename(newest)}')
 
 
-def last_checkpoints(run_dir, last):
+def last_checkpoints(run_dir: str, last: int) -> list[str]:
   """The run's `last` newest checkpoints, oldest first.
 
   Raises:
@@ -64,7 +70,7 @@ def last_checkpoints(run_dir, last):
   return list(reversed(chosen))
 
 
-def average_checkpoints(run_dir, last):
+def average_checkpoints(run_dir: str, last: int) -> Averaged:
   """Writes the checkpoint whose trainable weights are the mean of the last `last`.
 
   Args:
@@ -83,7 +89,7 @@ def average_checkpoints(run_dir, last):
   return average_and_restore(run_dir, last)[0]
 
 
-def average_and_restore(run_dir, last):
+def average_and_restore(run_dir: str, last: int) -> tuple[Averaged, tuple[Any, ...]]:
   """As `average_checkpoints`, and the algorithm that holds the averaged checkpoint.
 
   For a caller that goes on to use the averaged policy (export): the algorithm built to
@@ -100,12 +106,12 @@ def average_and_restore(run_dir, last):
   restored = builders.restore_algorithm(run_dir, paths[0], is_training=False)
   algorithm = restored[1]
   restorer = tf.train.Checkpoint(algorithm=algorithm)
-  sums = None
+  sums: list[Any] = []
   for index, path in enumerate(paths):
     if index:  # the first is restored
       restorer.restore(path).expect_partial()
     values = [variable.numpy().astype('float64') for variable in algorithm.trainable_variables]
-    sums = values if sums is None else [total + value for total, value in zip(sums, values)]
+    sums = values if not sums else [total + value for total, value in zip(sums, values)]
   # `algorithm` now holds the newest checkpoint: keep all of it but the weights.
   for variable, total in zip(algorithm.trainable_variables, sums):
     variable.assign((total / len(paths)).astype(variable.dtype.as_numpy_dtype))
@@ -119,7 +125,7 @@ def average_and_restore(run_dir, last):
   return Averaged(prefix, paths, step), restored
 
 
-def _write_atomically(checkpoint, prefix):
+def _write_atomically(checkpoint: tf.train.Checkpoint, prefix: str) -> None:
   """Writes `checkpoint` to `prefix` so that a reader never sees a part-written file.
 
   Shards of one evaluation (`--num_shards`, run as separate commands) each average the
@@ -136,7 +142,7 @@ def _write_atomically(checkpoint, prefix):
     os.replace(name, prefix + name[len(private):])
 
 
-def describe(averaged):
+def describe(averaged: Averaged) -> str:
   """One line naming what an `Averaged` checkpoint is the mean of."""
   names = [os.path.basename(path) for path in averaged.sources]
   span = names[0] if len(names) == 1 else f'{names[0]} ... {names[-1]}'

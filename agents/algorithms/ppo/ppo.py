@@ -22,7 +22,11 @@ update's metrics are also kept in variables (`metrics`) so a driver can log
 them without a summary writer.
 """
 
+from __future__ import annotations
+
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -44,7 +48,7 @@ METRIC_NAMES = (
     'observ_std', 'reward_scale_std')
 
 
-def adapt_kl_penalty(penalty, kl, kl_target):
+def adapt_kl_penalty(penalty: tf.Tensor, kl: tf.Tensor, kl_target: float) -> tf.Tensor:
   """BatchPPO's adaptive KL penalty: x1.5 above 1.3 target, /1.5 below 0.7 target.
 
   Args:
@@ -60,7 +64,8 @@ def adapt_kl_penalty(penalty, kl, kl_target):
                   tf.where(kl < 0.7 * kl_target, penalty / 1.5, penalty))
 
 
-def kl_penalty_loss(kl, penalty, kl_target, cutoff_factor, cutoff_coef):
+def kl_penalty_loss(kl: tf.Tensor, penalty: tf.Tensor, kl_target: float, cutoff_factor: float,
+                    cutoff_coef: float) -> tf.Tensor:
   """Adaptive penalty term plus BatchPPO's quadratic cutoff above `cutoff_factor * kl_target`."""
   threshold = cutoff_factor * kl_target
   cutoff = cutoff_coef * tf.square(tf.nn.relu(kl - threshold))
@@ -73,8 +78,11 @@ class PPO(algorithm.InGraphAlgorithm):
   Config = config_lib.PPOConfig
   NetworkConfig = config_lib.NetworkConfig
 
-  def __init__(self, batch_size, observation_space, action_space, network, config=None, *,
-               seed=0, is_training=None, name='ppo', **hyperparameters):
+  def __init__(self, batch_size: int, observation_space: gymnasium.Space,
+               action_space: gymnasium.Space, network: tf.Module,
+               config: config_lib.PPOConfig | None = None, *, seed: int = 0,
+               is_training: tf.Variable | None = None, name: str = 'ppo',
+               **hyperparameters: Any) -> None:
     """Creates the variables of the algorithm.
 
     Args:
@@ -100,7 +108,7 @@ class PPO(algorithm.InGraphAlgorithm):
                                  network.recurrent)
     self._batch_size = batch_size
     self._network = network
-    self._observ_size = int(np.prod(observation_space.shape))
+    self._observ_size = int(np.prod(observation_space.shape))  # type: ignore[arg-type]  # a Box's
     self._action_space = action_space
     self._action_low = self._action_high = None
     self._action_start = 0
@@ -121,7 +129,8 @@ class PPO(algorithm.InGraphAlgorithm):
                      else tf.Variable(True, trainable=False, name='is_training'))
     self.kl_penalty = tf.Variable(float(config.kl_init_penalty), trainable=False,
                                   name='kl_penalty')
-    self.num_updates = tf.Variable(0, dtype=tf.int64, trainable=False, name='num_updates')
+    self.num_updates: tf.Variable = tf.Variable(0, dtype=tf.int64, trainable=False,
+                                                name='num_updates')
     self.metrics = {name: tf.Variable(0.0, trainable=False, name=name) for name in METRIC_NAMES}
 
     params_size = self._params_size()
@@ -155,7 +164,8 @@ class PPO(algorithm.InGraphAlgorithm):
                             if config.jit_compile else self._train)
 
   @classmethod
-  def from_config(cls, config, observation_space, action_space, is_training=None):
+  def from_config(cls, config: Any, observation_space: gymnasium.Space,
+                  action_space: gymnasium.Space, is_training: tf.Variable | None = None) -> PPO:
     """Builds the network of the run config's `network` section (the kind's own keys
     included) and PPO with its `algorithm` section."""
     options = config.network_options
@@ -166,29 +176,29 @@ class PPO(algorithm.InGraphAlgorithm):
     return cls(config.environment.num_agents, observation_space, action_space, network,
                config.algorithm, seed=config.seed, is_training=is_training)
 
-  def export_policy(self, observation_space):
+  def export_policy(self, observation_space: gymnasium.Space) -> tf.Module:
     """The deterministic policy as a SavedModel-ready module: network and normaliser only."""
     return exported_policy.ExportedPolicy(self, observation_space)
 
   @property
-  def network(self):
+  def network(self) -> tf.Module:
     return self._network
 
-  def _params_size(self):
+  def _params_size(self) -> int:
     params, _ = self._network.policy(tf.zeros([1, self._observ_size]),
                                      self._network.initial_state(1))
     return int(params.shape[-1])
 
-  def _flatten_observ(self, observ):
+  def _flatten_observ(self, observ: tf.Tensor) -> tf.Tensor:
     observ = tf.cast(observ, tf.float32)
     return tf.reshape(observ, [-1, self._observ_size])
 
-  def normalize_observ(self, observ):
+  def normalize_observ(self, observ: tf.Tensor) -> tf.Tensor:
     """Flattens and (if configured) normalises a batch of raw observations."""
     observ = self._flatten_observ(observ)
     return self.observ_normalize.transform(observ) if self.config.normalize_observ else observ
 
-  def env_action(self, action):
+  def env_action(self, action: tf.Tensor) -> tf.Tensor:
     """The environment's action for a sample: Box clipped to its bounds, Discrete shifted by
     the space's `start`."""
     if self._action_low is None:
@@ -196,7 +206,7 @@ class PPO(algorithm.InGraphAlgorithm):
     return tf.clip_by_value(action, self._action_low, self._action_high)
 
   @tf.autograph.experimental.do_not_convert
-  def begin_episode(self, agent_indices):
+  def begin_episode(self, agent_indices: tf.Tensor) -> None:
     agent_indices = tf.convert_to_tensor(agent_indices, tf.int32)
     # Recurrent state starts from zero in every episode.
     zero_state = tf.zeros([tf.shape(agent_indices)[0], self._network.state_size])
@@ -209,7 +219,7 @@ class PPO(algorithm.InGraphAlgorithm):
     self.memory.truncate_last(agent_indices)
 
   @tf.autograph.experimental.do_not_convert
-  def perform(self, agent_indices, observ):
+  def perform(self, agent_indices: tf.Tensor, observ: tf.Tensor) -> tf.Tensor:
     agent_indices = tf.convert_to_tensor(agent_indices, tf.int32)
     index = agent_indices[:, None]
     state = tf.gather(self._policy_state, agent_indices)
@@ -227,8 +237,9 @@ class PPO(algorithm.InGraphAlgorithm):
       return tf.identity(self.env_action(action))
 
   @tf.autograph.experimental.do_not_convert
-  def experience(self, agent_indices, observ, action, reward, terminated, truncated,
-                 next_observ):
+  def experience(self, agent_indices: tf.Tensor, observ: tf.Tensor, action: tf.Tensor,
+                 reward: tf.Tensor, terminated: tf.Tensor, truncated: tf.Tensor,
+                 next_observ: tf.Tensor) -> tf.Tensor:
     """Records the transition (when training); returns whether an update ran."""
     del action  # The unclipped sample cached by `perform` is stored instead.
     return tf.cond(self.training,
@@ -236,7 +247,8 @@ class PPO(algorithm.InGraphAlgorithm):
                                         next_observ),
                    lambda: tf.constant(False))
 
-  def _record(self, agent_indices, observ, reward, terminated, truncated, next_observ):
+  def _record(self, agent_indices: tf.Tensor, observ: tf.Tensor, reward: tf.Tensor,
+              terminated: tf.Tensor, truncated: tf.Tensor, next_observ: tf.Tensor) -> tf.Tensor:
     agent_indices = tf.convert_to_tensor(agent_indices, tf.int32)
     reward = tf.cast(reward, tf.float32)
     terminated = tf.cast(terminated, tf.bool)
@@ -273,12 +285,12 @@ class PPO(algorithm.InGraphAlgorithm):
       return tf.cond(self.memory.is_full(), self.update, lambda: tf.constant(False))
 
   @tf.autograph.experimental.do_not_convert
-  def end_episode(self, agent_indices):
+  def end_episode(self, agent_indices: tf.Tensor) -> None:
     # Segment memory keeps episode boundaries in its done flags; nothing to do.
     del agent_indices
 
   @tf.function(autograph=False)
-  def update(self):
+  def update(self) -> tf.Tensor:
     """Trains on the full memory, adapts the KL penalty and clears the memory.
 
     Returns:
@@ -297,7 +309,7 @@ class PPO(algorithm.InGraphAlgorithm):
     with tf.control_dependencies([self.memory.clear()]):
       return tf.constant(True)
 
-  def _train(self, orders):
+  def _train(self, orders: tf.Tensor) -> dict[str, tf.Tensor]:
     """The update but its summaries and shuffles: advantages, the epochs (rows in the
     order of `orders` [epochs, rows]), the KL penalty, the metrics."""
     batch = self.training_batch()
@@ -325,7 +337,7 @@ class PPO(algorithm.InGraphAlgorithm):
       self.metrics[name].assign(value)
     return metrics
 
-  def _epochs(self, batch, orders):
+  def _epochs(self, batch: Mapping[str, tf.Tensor], orders: tf.Tensor) -> dict[str, tf.Tensor]:
     """All epochs of mini-batch steps over `batch`; returns the metrics summed over steps.
 
     One compiled function (XLA with `jit_compile`): the gathers, the losses, their
@@ -337,10 +349,12 @@ class PPO(algorithm.InGraphAlgorithm):
     totals = {name: tf.constant(0.0) for name in
               ('policy_loss', 'value_loss', 'entropy', 'clip_fraction', 'gradient_norm')}
 
-    def epoch(epoch_index, totals):
+    def epoch(epoch_index: tf.Tensor,
+              totals: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
       order = tf.reshape(tf.gather(orders, epoch_index), [num_minibatches, rows_per_minibatch])
 
-      def minibatch(index, totals):
+      def minibatch(index: tf.Tensor,
+                    totals: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         indices = tf.gather(order, index)
         step_metrics = self._train_step({key: tf.gather(value, indices)
                                          for key, value in batch.items()})
@@ -355,7 +369,7 @@ class PPO(algorithm.InGraphAlgorithm):
     return totals
 
   @tf.autograph.experimental.do_not_convert
-  def training_batch(self):
+  def training_batch(self) -> dict[str, tf.Tensor]:
     """The memory with GAE advantages and return targets, laid out for the update.
 
     Returns:
@@ -371,7 +385,8 @@ class PPO(algorithm.InGraphAlgorithm):
                                                   data['terminated'], data['truncated'])]
     # GAE(lambda), bootstrapping on truncation and at the segment end.
     advantage = tf.transpose(utility.lambda_advantage(
-        *time_major, self.config.discount, self.config.gae_lambda))
+        *time_major, self.config.discount,  # type: ignore[call-arg]  # five arrays
+        self.config.gae_lambda))
     batch = dict(data, advantage=advantage, returns=advantage + data['value'])
     if not self._network.recurrent:
       batch = {key: tf.reshape(value, tf.concat([[-1], tf.shape(value)[2:]], 0))
@@ -379,7 +394,7 @@ class PPO(algorithm.InGraphAlgorithm):
     return batch
 
   @tf.autograph.experimental.do_not_convert
-  def _policy_params(self, batch):
+  def _policy_params(self, batch: Mapping[str, tf.Tensor]) -> tf.Tensor:
     if self._network.recurrent:
       return self._network.policy_sequence(batch['observ'], batch['state'][:, 0],
                                            batch['reset'])
@@ -387,7 +402,7 @@ class PPO(algorithm.InGraphAlgorithm):
     return params
 
   @tf.autograph.experimental.do_not_convert
-  def _train_step(self, batch):
+  def _train_step(self, batch: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
     advantage = batch['advantage']
     if self.config.normalize_advantage:
       # Advantage normalisation, per mini-batch.

@@ -43,9 +43,13 @@ Deviations from BLE (balloon.md §15; keep this list true):
   in [−1, 1] and feature 15 (the pressure ratio, unscaled) in [1, 2] (BLE declares [0, 1]).
 """
 
+from __future__ import annotations
+
 import collections
 import datetime
 import types
+from collections.abc import Mapping
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -58,7 +62,7 @@ from agents.env.balloon.episode_start import EVALUATION_SEED_BASE, InitialState,
 from agents.env.balloon.observation import lookahead as lookahead_lib
 
 
-def observation_space(lookahead=None):
+def observation_space(lookahead: lookahead_lib.Lookahead | None = None) -> gymnasium.spaces.Box:
   """The Box of one balloon's 1099-float observation (and a `Lookahead`'s block after it)."""
   size = constants.OBSERVATION_SIZE + (0 if lookahead is None else lookahead.size)
   low = np.zeros(size, np.float32)
@@ -68,7 +72,8 @@ def observation_space(lookahead=None):
   return gymnasium.spaces.Box(low, high, dtype=np.float32)
 
 
-def _initial_state(value, where):
+def _initial_state(value: InitialState | Mapping[str, Any] | None,
+                   where: str) -> InitialState | None:
   if value is None or isinstance(value, InitialState):
     return value
   if isinstance(value, dict):
@@ -93,10 +98,11 @@ class BalloonEnv(gymnasium.Env):
   # slabs need not refuse it (`agents.tools.errors.EpisodeEndedError`).
   steps_finished_episodes = True
 
-  def __init__(self, render_mode=None, wind=None, power_sun='episode_start',
-               gp_predict_dtype=np.float32, progress_reward=0.0, lookahead=None, *,
-               wind_field_factory=None, seed=None, renderer=None,
-               station_keeping_radius_km=constants.STATION_RADIUS_KM):
+  def __init__(self, render_mode: str | None = None, wind: str | None = None,
+               power_sun: str = 'episode_start', gp_predict_dtype: type = np.float32,
+               progress_reward: float = 0.0, lookahead: Any = None, *,
+               wind_field_factory: Any = None, seed: int | None = None, renderer: Any = None,
+               station_keeping_radius_km: float = constants.STATION_RADIUS_KM) -> None:
     """Creates the environment.
 
     Args:
@@ -145,7 +151,8 @@ class BalloonEnv(gymnasium.Env):
       from agents.env.balloon import renderer
       self._renderer = renderer.FlightRenderer(self.simulator, 0)
 
-  def reset(self, *, seed=None, options=None):
+  def reset(self, *, seed: int | None = None,
+            options: Mapping[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Starts an episode.
 
     Args:
@@ -171,33 +178,36 @@ class BalloonEnv(gymnasium.Env):
       self._renderer.reset()
     return _with_lookahead(observation, self.simulator, self.lookahead)[0], self._reset_info()
 
-  def step(self, action):
+  def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
     """Advances 180 s; returns (observation, reward, terminated, truncated, info)."""
     return self._step(action, None)
 
-  def step_with_wind(self, action, wind_u, wind_v):
+  def step_with_wind(self, action: Any, wind_u: float,
+                     wind_v: float) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
     """`step` with an explicit wind (m/s) at the balloon held over the step."""
     return self._step(action, (np.array([wind_u], np.float64).reshape(-1),
                                np.array([wind_v], np.float64).reshape(-1)))
 
-  def _step(self, action, wind):
+  def _step(
+      self, action: Any, wind: tuple[np.ndarray, np.ndarray] | None,
+  ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
     observation, reward, terminated, truncated, info = _step_and_record(
         self.simulator, np.array([_check_action(action)]), wind, self._renderer)
     info = _with_time_elapsed({key: value[0].item() for key, value in info.items()})
     observation = _with_lookahead(observation, self.simulator, self.lookahead)
     return observation[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
-  def read_state(self):
+  def read_state(self) -> dict[str, Any]:
     """The physical state after the last step: a dict of Python scalars."""
     return {key: value[0].item() for key, value in self.simulator.read_state().items()}
 
-  def seed(self, seed):
+  def seed(self, seed: int | None) -> None:
     """BLE's `seed(seed)`: seeds the episode seeds the next `reset()` without a seed draws
     (as `reset(seed=seed)` does, without starting an episode)."""
     self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(
         check_seed(seed))
 
-  def get_simulator_state(self):
+  def get_simulator_state(self) -> SimulatorState:
     """BLE's `get_simulator_state()`: a `SimulatorState` whose `balloon_state` holds the
     physical state after the last step (`read_state()`'s keys as attributes; x and y in
     metres, `time_elapsed` a timedelta)."""
@@ -205,17 +215,17 @@ class BalloonEnv(gymnasium.Env):
     state['time_elapsed'] = datetime.timedelta(seconds=state['time_elapsed_s'])
     return SimulatorState(types.SimpleNamespace(**state))
 
-  def render(self):
+  def render(self) -> np.ndarray | None:
     """Draws the flight so far: an RGB array in 'rgb_array' mode, a figure in 'human' mode."""
     if self._renderer is None:
       return None
     return self._renderer.render(self.render_mode)
 
-  def close(self):
+  def close(self) -> None:
     if self._renderer is not None:
       self._renderer.close()
 
-  def _reset_info(self):
+  def _reset_info(self) -> dict[str, Any]:
     state = self.simulator.read_state()
     return {'episode_seed': int(state['episode_seed'][0]),
             'pressure': float(state['pressure'][0]),
@@ -239,10 +249,11 @@ class BalloonVectorEnv(VectorEnv):
   # slabs need not refuse it (`agents.tools.errors.EpisodeEndedError`).
   steps_finished_episodes = True
 
-  def __init__(self, num_envs=1, max_episode_steps=constants.EPISODE_STEPS,
-               wind=constants.DEFAULT_WIND, render_mode=None, seed=None,
-               power_sun='episode_start', gp_predict_dtype=np.float32, progress_reward=0.0,
-               lookahead=None):
+  def __init__(self, num_envs: int = 1, max_episode_steps: int = constants.EPISODE_STEPS,
+               wind: str = constants.DEFAULT_WIND, render_mode: str | None = None,
+               seed: int | None = None, power_sun: str = 'episode_start',
+               gp_predict_dtype: type = np.float32, progress_reward: float = 0.0,
+               lookahead: Any = None) -> None:
     """Creates the slab.
 
     Args:
@@ -275,7 +286,8 @@ class BalloonVectorEnv(VectorEnv):
       from agents.env.balloon import renderer
       self._renderer = renderer.FlightRenderer(self.simulator, 0)
 
-  def reset(self, *, seed=None, options=None):
+  def reset(self, *, seed: int | list[int] | None = None,
+            options: Mapping[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Resets all balloons, or those in options['reset_mask'].
 
     Args:
@@ -330,15 +342,21 @@ class BalloonVectorEnv(VectorEnv):
       infos['_' + key] = mask.copy()
     return _with_lookahead(observation, self.simulator, self.lookahead), infos
 
-  def step(self, actions):
+  def step(
+      self, actions: Any,
+  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     """Steps every balloon; returns (obs [B, 1099], reward, terminated, truncated, infos)."""
     return self._step(actions, None)
 
-  def step_with_wind(self, actions, wind_u, wind_v):
+  def step_with_wind(
+      self, actions: Any, wind_u: np.ndarray, wind_v: np.ndarray,
+  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     """`step` with explicit winds (m/s), arrays [B], held over the step."""
     return self._step(actions, (wind_u, wind_v))
 
-  def _step(self, actions, wind):
+  def _step(
+      self, actions: Any, wind: tuple[np.ndarray, np.ndarray] | None,
+  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     observation, reward, terminated, truncated, info = _step_and_record(
         self.simulator, actions, wind, self._renderer)
     mask = np.ones(self.num_envs, bool)
@@ -349,17 +367,17 @@ class BalloonVectorEnv(VectorEnv):
     observation = _with_lookahead(observation, self.simulator, self.lookahead)
     return observation, reward, terminated, truncated, infos
 
-  def read_state(self):
+  def read_state(self) -> dict[str, np.ndarray]:
     """The physical state of every balloon after the last step: dict of [B] arrays."""
     return self.simulator.read_state()
 
-  def render(self):
+  def render(self) -> Any:
     """An RGB array of balloon 0's flight ('rgb_array' mode), else None."""
     if self._renderer is None:
       return None
     return self._renderer.render(self.render_mode)
 
-  def close_extras(self, **kwargs):  # pylint: disable=unused-argument
+  def close_extras(self, **kwargs: Any) -> None:  # pylint: disable=unused-argument
     if self._renderer is not None:
       self._renderer.close()
 
@@ -368,20 +386,21 @@ class SimulatorState(collections.namedtuple('SimulatorState', ['balloon_state'])
   """BLE's `SimulatorState`, with the one field code outside BLE reads: `balloon_state`."""
 
 
-def _with_time_elapsed(info):
+def _with_time_elapsed(info: dict[str, Any]) -> dict[str, Any]:
   """One balloon's info with BLE's `time_elapsed` (a timedelta) beside `time_elapsed_s`."""
   info['time_elapsed'] = datetime.timedelta(seconds=info['time_elapsed_s'])
   return info
 
 
-def _with_lookahead(observation, simulator, lookahead):
+def _with_lookahead(observation: np.ndarray, simulator: simulator_lib.BalloonSimulator,
+                    lookahead: lookahead_lib.Lookahead | None) -> np.ndarray:
   """The observation [B, 1099] with the lookahead block appended (unchanged if none)."""
   if lookahead is None:
     return observation
   return np.concatenate([observation, lookahead_lib.lookahead_block(simulator, lookahead)], 1)
 
 
-def _check_action(action):
+def _check_action(action: Any) -> int:
   """Returns a single action as an int in {0, 1, 2}; raises a clear error otherwise."""
   value = np.asarray(action)
   if value.size != 1 or value.dtype.kind not in 'iub':
@@ -397,7 +416,8 @@ def _check_action(action):
   return number
 
 
-def _step_and_record(simulator, actions, wind, renderer):
+def _step_and_record(simulator: simulator_lib.BalloonSimulator, actions: np.ndarray,
+                     wind: tuple[np.ndarray, np.ndarray] | None, renderer: Any) -> Any:
   """Steps `simulator` once and adds the step to the flight the renderer draws, if any."""
   result = simulator.step(actions, wind=wind)
   if renderer is not None:

@@ -8,8 +8,12 @@ notice dead workers; the worker uses its channel blocking, so it sleeps until
 the next request.
 """
 
+from __future__ import annotations
+
 import os
 import select
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 
 from agents.tools.transport import wire
 
@@ -20,7 +24,7 @@ _FULL_PIPE_CHECK_S = 0.1
 class Channel:
   """One end of a worker's two pipes: reads messages from one, writes to the other."""
 
-  def __init__(self, reader, writer, blocking):
+  def __init__(self, reader: Connection, writer: Connection, blocking: bool) -> None:
     """Wraps two `multiprocessing.connection.Connection` ends (they own the descriptors).
 
     Args:
@@ -35,15 +39,15 @@ class Channel:
     os.set_blocking(self._write_fd, blocking)
     self._buffer = bytearray()
 
-  def fileno(self):
+  def fileno(self) -> int:
     """The file descriptor messages are read from."""
     return self._fd
 
-  def has_buffered(self):
+  def has_buffered(self) -> bool:
     """Whether bytes already read wait in the buffer."""
     return bool(self._buffer)
 
-  def take_fast(self):
+  def take_fast(self) -> bytes | None:
     """Reads once and returns the message if it is the common one-byte step message.
 
     Returns None when nothing has arrived or the data is anything else (then it is
@@ -65,7 +69,7 @@ class Channel:
     self._buffer += chunk
     return None
 
-  def take(self):
+  def take(self) -> bytes | None:
     """Returns the next complete message from the buffer, or None."""
     buffer = self._buffer
     if len(buffer) < 4:
@@ -77,7 +81,7 @@ class Channel:
     del buffer[:4 + size]
     return message
 
-  def fill(self):
+  def fill(self) -> bool:
     """Reads what has arrived; returns False if nothing had (non-blocking end).
 
     Raises:
@@ -92,7 +96,7 @@ class Channel:
     self._buffer += chunk
     return True
 
-  def receive(self):
+  def receive(self) -> bytes:
     """Blocks until a whole message has arrived and returns it (blocking end)."""
     message = self.take_fast()
     if message is not None:
@@ -103,12 +107,12 @@ class Channel:
         return message
       self.fill()
 
-  def send(self, payload, process=None):
+  def send(self, payload: bytes, process: BaseProcess | None = None) -> None:
     """Writes one message; see `send_frame`."""
     self.send_frame(wire.FAST_STEP_FRAME if payload == wire.FAST_STEP else wire.frame(payload),
                     process)
 
-  def send_frame(self, data, process=None):
+  def send_frame(self, data: bytes, process: BaseProcess | None = None) -> None:
     """Writes one message already framed by `wire.frame`.
 
     On the non-blocking end, keeps reading while the pipe is full, so two large
@@ -125,10 +129,10 @@ class Channel:
       written = 0
     if written == len(data):
       return  # Always so for short messages while the pipe has room: one system call.
-    data = memoryview(data)[written:]
-    while data:
+    rest = memoryview(data)[written:]
+    while rest:
       try:
-        data = data[os.write(self._write_fd, data):]
+        rest = rest[os.write(self._write_fd, rest):]
       except BlockingIOError:
         ready = select.select([self._fd], [self._write_fd], [], _FULL_PIPE_CHECK_S)
         if ready[0]:
@@ -136,19 +140,19 @@ class Channel:
         if not ready[1] and process is not None and not process.is_alive():
           raise BrokenPipeError('the worker process is gone') from None
 
-  def try_send_frame(self, data):
+  def try_send_frame(self, data: bytes) -> bool:
     """Writes a framed message if the pipe takes it at once; returns whether it did."""
     try:
       return os.write(self._write_fd, data) == len(data)
     except (OSError, ValueError):
       return False
 
-  def close(self):
+  def close(self) -> None:
     """Closes both pipe ends."""
     self._reader.close()
     self._writer.close()
 
-  def _missing(self):
+  def _missing(self) -> int:
     if len(self._buffer) < 4:
       return 0
     return 4 + wire.HEADER.unpack_from(self._buffer)[0] - len(self._buffer)

@@ -8,10 +8,15 @@ noticed at once, even when a process it forked holds the pipe open, and a
 worker silent for longer than its timeout is killed.
 """
 
+from __future__ import annotations
+
 import collections
 import select
 import time
 import weakref
+from collections.abc import Callable
+from multiprocessing.context import BaseContext
+from typing import Any
 
 from agents.tools import errors
 from agents.tools.transport import launch, wire
@@ -27,8 +32,9 @@ class WorkerConnection:
     process: The `multiprocessing.Process`.
   """
 
-  def __init__(self, context, constructor_bytes, registry, index, num_envs, timeout,
-               close_timeout):
+  def __init__(self, context: BaseContext, constructor_bytes: bytes, registry: list[bytes],
+               index: int, num_envs: int, timeout: float | None,
+               close_timeout: float) -> None:
     """Starts the worker (see `launch.start_worker`); it then waits for requests."""
     self.index, self.num_envs, self.timeout = index, num_envs, timeout
     self.process, self._channel = launch.start_worker(
@@ -37,26 +43,29 @@ class WorkerConnection:
     self._poller = select.poll()
     self._poller.register(self._channel.fileno(), select.POLLIN)
     self._poller.register(self._death_fd, select.POLLIN)
-    self._outstanding = collections.deque()  # (token, what, finish, timeout), in order.
-    self._replies = {}  # Token -> (ok, value), read ahead of their waiters.
+    # (token, what, finish, timeout), in order.
+    self._outstanding: collections.deque[tuple[Any, ...]] = collections.deque()
+    # Token -> (ok, value), read ahead of their waiters.
+    self._replies: dict[int, tuple[bool, Any]] = {}
     self._next_token = 0
-    self._dead = None
+    self._dead: errors.WorkerDiedError | None = None
     self._stopped = False
     self._finalizer = weakref.finalize(
         self, launch.stop_process, self.process, self._channel, close_timeout,
         self._death_fd if owned else None)
 
-  def stop(self):
+  def stop(self) -> None:
     """Asks the worker to exit, then terminates it; bounded in time, idempotent."""
     self._stopped = True
     self._finalizer()
 
   @property
-  def idle(self):
+  def idle(self) -> bool:
     """Whether no reply is awaited."""
     return not self._outstanding
 
-  def send(self, payload, what, finish=None, timeout=None):
+  def send(self, payload: bytes, what: str, finish: Callable[[Any], Any] | None = None,
+           timeout: float | None = None) -> int:
     """Sends a request and returns its token.
 
     Args:
@@ -67,7 +76,8 @@ class WorkerConnection:
     """
     return self.send_frame(wire.frame(payload), what, finish, timeout)
 
-  def send_frame(self, framed, what, finish=None, timeout=None):
+  def send_frame(self, framed: bytes, what: str, finish: Callable[[Any], Any] | None = None,
+                 timeout: float | None = None) -> int:
     """Like `send`, for a message already framed (the hot path's constant frames)."""
     token = self._next_token
     self._next_token = token + 1
@@ -79,7 +89,7 @@ class WorkerConnection:
         pass  # The worker is gone; reading its reply reports that with the exit code.
     return token
 
-  def reply_fileno(self, token):
+  def reply_fileno(self, token: int) -> int | None:
     """The descriptor to poll for the reply to `token`, or None when polling cannot tell.
 
     Returns the read end of the reply pipe when that reply is the next to arrive and
@@ -91,16 +101,16 @@ class WorkerConnection:
       return self._channel.fileno()
     return None
 
-  def pipe_fileno(self):
+  def pipe_fileno(self) -> int:
     """The read end of the reply pipe, whichever reply comes next (for poll sets kept
     between requests; `reply_fileno` says whether polling it tells about a given one)."""
     return self._channel.fileno()
 
-  def death_fileno(self):
+  def death_fileno(self) -> int:
     """A descriptor that becomes readable when the worker process ends."""
     return self._death_fd
 
-  def resolve(self, token):
+  def resolve(self, token: int) -> Any:
     """Waits for the reply to `token` and returns it (after its `finish`).
 
     Raises:
@@ -129,28 +139,28 @@ class WorkerConnection:
       raise value
     return value
 
-  def settle(self, token):
+  def settle(self, token: int) -> tuple[bool, Any]:
     """Waits for the reply to `token`; returns `(True, result)` or `(False, exception)`."""
     try:
       return True, self.resolve(token)
     except Exception as error:  # noqa: BLE001 - handed to the caller, which raises it.
       return False, error
 
-  def _decode(self, payload):
+  def _decode(self, payload: bytes) -> Any:
     if payload is wire.FAST_STEP:
       return {}  # The hot path: a fast step's reply without info (from `take_fast`).
     ok, value = wire.decode_reply(payload)
     if ok:
       return value
     remote_type, text, remote_traceback, cause = value
-    error = errors.WorkerError(
+    error: Exception = errors.WorkerError(
         f'{remote_type}: {text}', self.index, self.num_envs, remote_type, remote_traceback)
     if isinstance(cause, AttributeError) and remote_type == 'AttributeError':
       error = AttributeError(str(error))
     error.__cause__ = cause
     raise error
 
-  def _receive(self, what, timeout):
+  def _receive(self, what: str, timeout: float | None) -> bytes:
     """Returns the next reply; raises WorkerDiedError or WorkerTimeoutError instead."""
     if self._dead is not None:
       raise self._dead
@@ -190,7 +200,7 @@ class WorkerConnection:
             f'{what}, so it was killed', self.index, self.num_envs, self.process.exitcode)
         raise self._dead
 
-  def _died(self, what):
+  def _died(self, what: str) -> errors.WorkerDiedError:
     self.process.join(1.0)
     self._dead = errors.WorkerDiedError(
         f'worker process {self.process.pid} died while {what}', self.index, self.num_envs,

@@ -7,10 +7,16 @@ re-import the parent's main script (`main_module_hidden`), so a training
 script's TensorFlow import stays out of them.
 """
 
+from __future__ import annotations
+
 import contextlib
 import multiprocessing
 import os
 import sys
+from collections.abc import Iterator
+from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
+from typing import Any
 
 import gymnasium
 
@@ -26,13 +32,13 @@ FORKSERVER_PRELOAD = ['numpy', 'gymnasium', 'cloudpickle', 'agents.tools.transpo
                       'agents.tools.transport.preload']
 
 
-def default_context():
+def default_context() -> str:
   """Returns the start method used when none is given: forkserver where available, else spawn."""
   methods = multiprocessing.get_all_start_methods()
   return 'forkserver' if 'forkserver' in methods else 'spawn'
 
 
-def preload_environment(env_id):
+def preload_environment(env_id: str) -> None:
   """Adds what `env_id`'s plug-in preloads for its workers (`worker_preloads`) to
   the forkserver's preload, so that every worker forked for it starts warm.
 
@@ -44,7 +50,7 @@ def preload_environment(env_id):
       FORKSERVER_PRELOAD.append(module)
 
 
-def get_context(name):
+def get_context(name: str | None) -> BaseContext:
   """Returns the multiprocessing context of a start method; refuses 'fork'.
 
   Raises:
@@ -61,10 +67,10 @@ def get_context(name):
   return context
 
 
-_snapshot_cache = {}  # The last snapshot, reused while the registry is unchanged.
+_snapshot_cache: dict[str, Any] = {}  # The last snapshot, reused while the registry is unchanged.
 
 
-def registry_snapshot():
+def registry_snapshot() -> list[bytes]:
   """Returns the parent's Gymnasium registrations beyond Gymnasium's own, cloudpickled.
 
   Workers add the ids they lack, so an environment registered in the parent (by an
@@ -86,7 +92,8 @@ def registry_snapshot():
   return specs
 
 
-def start_worker(context, constructor_bytes, registry, name):
+def start_worker(context: BaseContext, constructor_bytes: bytes, registry: list[bytes],
+                 name: str) -> tuple[BaseProcess, channel_lib.Channel]:
   """Starts a worker process serving the environment that `constructor_bytes` builds.
 
   Args:
@@ -100,7 +107,7 @@ def start_worker(context, constructor_bytes, registry, name):
   """
   request_reader, request_writer = context.Pipe(duplex=False)
   reply_reader, reply_writer = context.Pipe(duplex=False)
-  process = context.Process(
+  process = context.Process(  # type: ignore[attr-defined]  # every context has Process
       target=worker_lib.run,
       args=(request_reader, reply_writer, constructor_bytes, os.getpid(), registry),
       daemon=True, name=name)
@@ -116,19 +123,20 @@ def start_worker(context, constructor_bytes, registry, name):
   return process, channel_lib.Channel(reply_reader, request_writer, blocking=False)
 
 
-def death_fileno(process):
+def death_fileno(process: BaseProcess) -> tuple[int, bool]:
   """Returns a descriptor that becomes readable when `process` ends, and whether we own it.
 
   On Linux, a pidfd of the worker: it fires when the worker exits even if a process
   it forked still holds its pipes. Elsewhere, multiprocessing's sentinel.
   """
   try:
-    return os.pidfd_open(process.pid), True
+    return os.pidfd_open(process.pid), True  # type: ignore[arg-type]  # it has started
   except (AttributeError, OSError):
     return process.sentinel, False
 
 
-def stop_process(process, channel, timeout, death_fd=None):
+def stop_process(process: BaseProcess, channel: channel_lib.Channel, timeout: float,
+                 death_fd: int | None = None) -> None:
   """Asks the worker to close, then escalates to SIGTERM and SIGKILL; bounded in time.
 
   Args:
@@ -152,7 +160,7 @@ def stop_process(process, channel, timeout, death_fd=None):
 
 
 @contextlib.contextmanager
-def main_module_hidden():
+def main_module_hidden() -> Iterator[None]:
   """Keeps multiprocessing from re-importing the parent's main script in the worker.
 
   A spawned or forkserver child normally imports the parent's `__main__` first, which

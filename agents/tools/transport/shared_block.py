@@ -9,16 +9,25 @@ the worker maps the same arrays (`views`). BatchEnv builds one block for the
 whole batch and hands each worker the rows of its slab (`slice_layout`).
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from multiprocessing import shared_memory
+from typing import Any, TypeAlias
+
 import numpy as np
 
 from agents.tools import slab as slab_lib
 
+# field -> (byte offset, shape, dtype string), as the module docstring says.
+Layout: TypeAlias = dict[str, tuple[int, tuple[int, ...], str]]
+
 _ALIGNMENT = 64
 
 
-def shared_layout(num_envs, observation_space, action_space):
+def shared_layout(num_envs: int, observation_space: Any, action_space: Any) -> tuple[Layout, int]:
   """Returns where each shared array lives in the block, and the block's size in bytes."""
-  fields = []
+  fields: list[tuple[str, tuple[int, ...], Any]] = []
   if slab_lib.is_array_space(action_space):
     fields.append(('actions', (num_envs, *action_space.shape), action_space.dtype))
   if slab_lib.is_array_space(observation_space):
@@ -26,7 +35,8 @@ def shared_layout(num_envs, observation_space, action_space):
   fields.append(('reward', (num_envs,), np.float64))
   fields.append(('terminated', (num_envs,), np.bool_))
   fields.append(('truncated', (num_envs,), np.bool_))
-  layout, offset = {}, 0
+  layout: Layout = {}
+  offset = 0
   for name, shape, dtype in fields:
     dtype = np.dtype(dtype)
     layout[name] = (offset, tuple(int(n) for n in shape), dtype.str)
@@ -35,7 +45,7 @@ def shared_layout(num_envs, observation_space, action_space):
   return layout, max(offset, _ALIGNMENT)
 
 
-def slice_layout(layout, start, size):
+def slice_layout(layout: Layout, start: int, size: int) -> Layout:
   """Returns the layout of rows [start, start + size) of every field of `layout`."""
   sliced = {}
   for name, (offset, shape, dtype) in layout.items():
@@ -44,18 +54,18 @@ def slice_layout(layout, start, size):
   return sliced
 
 
-def views(buffer, layout):
+def views(buffer: Any, layout: Layout) -> dict[str, np.ndarray]:
   """Returns numpy arrays for the fields of `layout` in `buffer` (no copy)."""
   return {name: np.ndarray(shape, np.dtype(dtype), buffer, offset)
           for name, (offset, shape, dtype) in layout.items()}
 
 
-def supports_fast_step(arrays):
+def supports_fast_step(arrays: Mapping[str, np.ndarray]) -> bool:
   """Whether a step can move actions and observations through these arrays alone."""
   return 'actions' in arrays and 'observ' in arrays
 
 
-def release_memory(memory):
+def release_memory(memory: shared_memory.SharedMemory) -> None:
   """Unmaps and unlinks a shared-memory block; safe to call when it is already gone."""
   close_quietly(memory)
   try:
@@ -64,7 +74,7 @@ def release_memory(memory):
     pass
 
 
-def close_quietly(memory):
+def close_quietly(memory: shared_memory.SharedMemory) -> None:
   """Unmaps a block, unless a view of it is still alive (then the mapping goes with it)."""
   try:
     memory.close()

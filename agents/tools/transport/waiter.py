@@ -7,11 +7,19 @@ dies is noticed at once. Replies still missing at the earliest timeout are then
 awaited worker by worker, which kills the hung ones.
 """
 
+from __future__ import annotations
+
 import select
 import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+  from agents.tools.transport.connection import WorkerConnection
 
 
-def wait_all(connections, tokens):
+def wait_all(connections: Sequence[WorkerConnection],
+             tokens: Sequence[int]) -> list[tuple[bool, Any]]:
   """Waits for the reply to `tokens[i]` from `connections[i]`, for every i.
 
   Args:
@@ -33,18 +41,21 @@ class ReplyWaiter:
   descriptor fired out of turn (a reply read without polling, or a dead worker).
   """
 
-  def __init__(self):
-    self._connections = None  # The connections the poll set watches, in order.
-    self._poller = None
-    self._owner = None  # Descriptor -> position of its connection.
+  def __init__(self) -> None:
+    # The connections the poll set watches, in order.
+    self._connections: list[WorkerConnection] | None = None
+    self._poller: Any = None  # A `select.poll`, once watching.
+    self._owner: dict[int, int] = {}  # Descriptor -> position of its connection.
 
-  def wait(self, connections, tokens):
+  def wait(self, connections: Sequence[WorkerConnection],
+           tokens: Sequence[int]) -> list[tuple[bool, Any]]:
     """Waits for the replies of `connections` to `tokens`; see `wait_all`."""
     if connections != self._connections:
       self._watch(connections)
     poller, owner = self._poller, self._owner
-    results = [None] * len(connections)
-    pending, timeout, bounded = 0, None, True
+    results: list[Any] = [None] * len(connections)
+    timeout: float | None = None
+    pending, bounded = 0, True
     for position, (connection, token) in enumerate(zip(connections, tokens)):
       if connection.reply_fileno(token) is None:
         results[position] = connection.settle(token)
@@ -54,31 +65,31 @@ class ReplyWaiter:
         bounded = False
       elif timeout is None or connection.timeout < timeout:
         timeout = connection.timeout
-    deadline = time.monotonic() + timeout if bounded and pending else None
+    deadline = time.monotonic() + timeout if bounded and pending and timeout is not None else None
     while pending:
       wait_ms = -1 if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
       ready = poller.poll(wait_ms)
       if not ready:
         break
       for fd, _ in ready:
-        position = owner.get(fd)  # None: a descriptor unwatched earlier in this loop.
-        if position is None:
+        watched = owner.get(fd)  # None: a descriptor unwatched earlier in this loop.
+        if watched is None:
           continue
-        if results[position] is not None:
+        if results[watched] is not None:
           # Out of turn (a reply already read, or a dead worker's descriptor, which
           # stays readable): stop watching it, and rebuild the set for the next wait.
           poller.unregister(fd)
           del owner[fd]
           self._connections = None
           continue
-        results[position] = connections[position].settle(tokens[position])
+        results[watched] = connections[watched].settle(tokens[watched])
         pending -= 1
     for position, result in enumerate(results):
       if result is None:
         results[position] = connections[position].settle(tokens[position])
     return results
 
-  def _watch(self, connections):
+  def _watch(self, connections: Sequence[WorkerConnection]) -> None:
     self._poller, self._owner = select.poll(), {}
     for position, connection in enumerate(connections):
       for fd in (connection.pipe_fileno(), connection.death_fileno()):

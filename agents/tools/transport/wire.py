@@ -21,12 +21,16 @@ Payloads:
   None)`.
 """
 
+from __future__ import annotations
+
 import collections
 import io
 import pickle
 import struct
 import traceback
 import types
+from collections.abc import Sequence
+from typing import Any
 
 import cloudpickle
 import numpy as np
@@ -45,12 +49,13 @@ _INT64 = np.iinfo(np.int64)
 _FAST_RESET_FIRST = FAST_RESET + _FAST_RESET_HEADER.pack(1, 0) + struct.pack('<i', 0)
 
 
-def frame(payload):
+def frame(payload: bytes) -> bytes:
   """Returns a message as it travels on the pipe: its length, then the payload."""
   return HEADER.pack(len(payload)) + payload
 
 
-def fast_reset_fits(indices, seeds):
+def fast_reset_fits(indices: Sequence[int] | np.ndarray | None,
+                    seeds: Sequence[int | None] | None) -> bool:
   """Returns whether a reset can be packed by `encode_fast_reset`.
 
   Args:
@@ -64,7 +69,8 @@ def fast_reset_fits(indices, seeds):
       seed is None or _INT64.min <= seed <= _INT64.max for seed in seeds)
 
 
-def encode_fast_reset(indices, seeds=None):
+def encode_fast_reset(indices: Sequence[int] | np.ndarray,
+                      seeds: Sequence[int | None] | None = None) -> bytes:
   """Packs a fast reset request (see the module docstring).
 
   Args:
@@ -85,7 +91,7 @@ def encode_fast_reset(indices, seeds=None):
           + mask.tobytes() + values.tobytes())
 
 
-def decode_fast_reset(payload):
+def decode_fast_reset(payload: bytes) -> tuple[np.ndarray | None, list[int | None] | None]:
   """Unpacks a fast reset request into (positions, seeds or None)."""
   count, has_seeds = _FAST_RESET_HEADER.unpack_from(payload, 1)
   offset = 1 + _FAST_RESET_HEADER.size
@@ -101,7 +107,7 @@ def decode_fast_reset(payload):
 _DYNAMIC_CODE_FILENAME = '<dynamic-code>'
 
 
-def _reduce_code_keeping_filename(code):
+def _reduce_code_keeping_filename(code: types.CodeType) -> tuple[Any, tuple[Any, ...]]:
   """cloudpickle's reduction of a code object, with the code's own file name kept.
 
   cloudpickle >= 3.1 renames the file of code it ships by value (a lambda, a class of
@@ -121,7 +127,7 @@ class _SourceKeepingPickler(cloudpickle.Pickler):
                                         cloudpickle.Pickler.dispatch_table)
 
 
-def dumps(value):
+def dumps(value: Any) -> bytes:
   """Pickles `value` as cloudpickle does (lambdas and local classes travel), keeping the
   file names of shipped code so that a worker's traceback shows the user's source line."""
   buffer = io.BytesIO()
@@ -129,30 +135,30 @@ def dumps(value):
   return buffer.getvalue()
 
 
-def encode_request(command, *args):
+def encode_request(command: str, *args: Any) -> bytes:
   """Packs a pickled request; cloudpickle, so lambdas and closures travel too."""
   return dumps((command, *args))
 
 
-def encode_step_request(actions):
+def encode_step_request(actions: Any) -> bytes:
   """Packs a step whose actions travel in the message (no shared memory)."""
   return pickle.dumps(('step', actions), pickle.HIGHEST_PROTOCOL)
 
 
-def decode_request(payload):
+def decode_request(payload: bytes) -> tuple[str, tuple[Any, ...]]:
   """Returns `(command, args)` of a pickled request."""
   command, *args = pickle.loads(payload)
   return command, args
 
 
-def encode_info_reply(info):
+def encode_info_reply(info: dict[str, Any] | None) -> bytes:
   """Packs the reply to a fast step or reset: one byte, or the byte and the info."""
   if info:
     return FAST_STEP_INFO + pickle.dumps(info, pickle.HIGHEST_PROTOCOL)
   return FAST_STEP
 
 
-def encode_reply(value, plain=False):
+def encode_reply(value: Any, plain: bool = False) -> bytes:
   """Packs a successful reply.
 
   Args:
@@ -165,7 +171,7 @@ def encode_reply(value, plain=False):
   return dumps(('ok', value))
 
 
-def encode_error(error):
+def encode_error(error: BaseException) -> bytes:
   """Packs an exception raised in the worker, with its traceback as text.
 
   Call it inside the `except` block, so the traceback is the error's.
@@ -178,7 +184,7 @@ def encode_error(error):
   return pickle.dumps(('error', payload))
 
 
-def decode_reply(payload):
+def decode_reply(payload: bytes) -> tuple[bool, Any]:
   """Unpacks a reply.
 
   Returns:
@@ -198,7 +204,7 @@ def decode_reply(payload):
   return False, (remote_type, text, remote_traceback, _unpickle_or_none(original))
 
 
-def _unpickle_or_none(data):
+def _unpickle_or_none(data: bytes | None) -> Any:
   if data is None:
     return None
   try:

@@ -15,12 +15,17 @@ and ends the process. The forkserver and the resource tracker then exit by
 themselves, since nothing holds them any more.
 """
 
+from __future__ import annotations
+
 import functools
 import os
 import signal
 import threading
 import traceback
+from collections.abc import Callable, Mapping, Sequence
 from multiprocessing import shared_memory
+from multiprocessing.connection import Connection
+from typing import Any
 
 import cloudpickle
 import gymnasium
@@ -36,7 +41,8 @@ from agents.tools.transport import shared_block, wire
 ORPHAN_EXIT_CODE = 75
 
 
-def run(reader, writer, constructor_bytes, parent_pid, registry):
+def run(reader: Connection, writer: Connection, constructor_bytes: bytes, parent_pid: int,
+        registry: list[bytes]) -> None:
   """Body of the worker process.
 
   Args:
@@ -54,14 +60,16 @@ def run(reader, writer, constructor_bytes, parent_pid, registry):
   os.setpgid(0, 0)
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   channel = channel_lib.Channel(reader, writer, blocking=True)
-  blocks = []  # The shared-memory blocks mapped, newest last.
+  blocks: list[shared_memory.SharedMemory] = []  # The shared-memory blocks mapped, newest last.
   # The request pipe hangs up when the parent's end closes (the kernel closes it when
   # the parent dies); the parent's pid tells even when another process holds the pipe.
   watchdog = parent_watch.ParentWatch(parent_pid, functools.partial(_orphaned, blocks),
                                       hangup_fd=channel.fileno(), name='parent-watchdog')
   watchdog.start()
   install_registry(registry)
-  slab, fast_step, fast_reset = None, None, None
+  slab: Any = None  # Built by the 'spaces' request, the first of every worker.
+  fast_step: Any = None
+  fast_reset: Any = None
   parent_gone = False
   try:
     while True:
@@ -113,14 +121,14 @@ def run(reader, writer, constructor_bytes, parent_pid, registry):
     channel.close()
 
 
-def _orphaned(blocks):
+def _orphaned(blocks: list[shared_memory.SharedMemory]) -> None:
   """The watchdog's end of a worker whose parent died: unlink its blocks (the parent that
   created them is gone) and exit."""
   _release(blocks, unlink=True)
   os._exit(ORPHAN_EXIT_CODE)
 
 
-def install_registry(registry):
+def install_registry(registry: list[bytes]) -> None:
   """Registers the plug-ins' Gymnasium ids and the parent's registrations this process
   lacks, so an environment's id resolves in a worker even when the parent never made it."""
   load_plugins()
@@ -132,7 +140,7 @@ def install_registry(registry):
     gymnasium.registry.setdefault(spec.id, spec)
 
 
-def load_plugins():
+def load_plugins() -> None:
   """Loads the plug-ins (their Gymnasium ids among others) unless this process has: a
   worker forked by a forkserver that preloaded them (`preload`) starts with them."""
   try:
@@ -141,7 +149,7 @@ def load_plugins():
     pass  # A broken plug-in is reported where it is used, in the parent.
 
 
-def public_attributes(env):
+def public_attributes(env: Any) -> frozenset[str] | None:
   """The public attribute names of `env`, or None if its class forwards unknown names
   (defines `__getattr__`), so that the parent can refuse a typo without asking."""
   if getattr(type(env), '__getattr__', None) is not None:
@@ -149,7 +157,7 @@ def public_attributes(env):
   return frozenset(name for name in dir(env) if not name.startswith('_'))
 
 
-def serve(slab, command, args):
+def serve(slab: slab_lib.Slab, command: str, args: tuple[Any, ...]) -> Any:
   """Executes one pickled request other than step/spaces/attach/close."""
   if command == 'reset':
     seed, options = args
@@ -170,7 +178,10 @@ def serve(slab, command, args):
   raise ValueError(f'Unknown request {command!r}.')
 
 
-def _attach(slab, blocks, name, layout):
+def _attach(
+    slab: slab_lib.Slab, blocks: list[shared_memory.SharedMemory], name: str,
+    layout: shared_block.Layout,
+) -> tuple[Callable[[], Any] | None, Callable[..., Any] | None]:
   """Maps the block `name` and returns the fast step and reset over its arrays."""
   memory = shared_memory.SharedMemory(name=name)
   previous = list(blocks)
@@ -188,12 +199,12 @@ def _attach(slab, blocks, name, layout):
 _release_lock = threading.Lock()
 
 
-def _release(blocks, unlink):
+def _release(blocks: list[shared_memory.SharedMemory], unlink: bool) -> None:
   with _release_lock:
     _release_unlocked(blocks, unlink)
 
 
-def _release_unlocked(blocks, unlink):
+def _release_unlocked(blocks: list[shared_memory.SharedMemory], unlink: bool) -> None:
   for memory in blocks:
     if unlink:
       try:
@@ -204,7 +215,7 @@ def _release_unlocked(blocks, unlink):
   del blocks[:]
 
 
-def make_fast_step(slab, views):
+def make_fast_step(slab: slab_lib.Slab, views: Mapping[str, np.ndarray]) -> Callable[[], Any]:
   """Returns a function that steps the slab with the actions in shared memory, writes the
   results there too, and returns the raw info."""
   actions, observ = views['actions'], views['observ']
@@ -213,7 +224,7 @@ def make_fast_step(slab, views):
 
   ended = slab.ended
 
-  def step_single():
+  def step_single() -> Any:
     # A plain environment: skip the slab's batching, this is the hot path.
     if ended[0]:
       slab.check_not_ended()
@@ -228,7 +239,7 @@ def make_fast_step(slab, views):
       slab.record_ends(True, False)
     return result[4]
 
-  def step_slab():
+  def step_slab() -> Any:
     values, rewards, terminateds, truncateds, info = slab.step(actions.copy())
     if np.shape(values) != shape:
       raise ValueError(f'Observations of shape {np.shape(values)} do not match the slab '
@@ -240,14 +251,16 @@ def make_fast_step(slab, views):
   return step_slab if slab.is_vector else step_single
 
 
-def make_fast_reset(slab, views):
+def make_fast_reset(
+    slab: slab_lib.Slab, views: Mapping[str, np.ndarray],
+) -> Callable[[Any, Sequence[int | None] | None], Any]:
   """Returns a function that resets some environments of the slab, writes their
   observations to their rows of the shared `observ` array, and returns the infos (the raw
   info of a plain environment, vector format of the reset ones for a slab)."""
   observ = views['observ']
   env, shape = slab.env, observ.shape
 
-  def reset_single(indices, seeds):
+  def reset_single(indices: Any, seeds: Sequence[int | None] | None) -> Any:
     # A plain environment: skip the slab's batching, resets are frequent.
     if indices != [0]:
       raise IndexError(f'A single environment has only index 0, got {indices}.')
@@ -259,7 +272,7 @@ def make_fast_reset(slab, views):
     observ[0] = value
     return info
 
-  def reset_slab(indices, seeds):
+  def reset_slab(indices: Any, seeds: Sequence[int | None] | None) -> Any:
     values, infos = slab.reset(indices, seeds)
     expected = (len(indices), *shape[1:])
     if np.shape(values) != expected:

@@ -33,10 +33,14 @@ evaluation and `run_helpers.create_agent('perciatelli44', 3, (1099,))` fly it; T
 is imported when the weights are loaded, not when this module is.
 """
 
+from __future__ import annotations
+
 import functools
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,12 +62,12 @@ Q_VALUES = 'q_values'
 NUM_ACTIONS = 3
 
 
-def cache_path():
+def cache_path() -> str:
   """Where `fetch` puts the weights: `$XDG_CACHE_HOME/agents/perciatelli44.pb`."""
   return ble_models.cache_path(MODEL)
 
 
-def find_weights(path=None):
+def find_weights(path: str | None = None) -> str:
   """The weights' file: `path`, else `$AGENTS_PERCIATELLI44`'s, else BLE's, else the cache's.
 
   Raises:
@@ -86,7 +90,7 @@ class Perciatelli44Network:
       tensor, or map a [1, 1099] observation to other than [1, 3] Q-values.
   """
 
-  def __init__(self, serialized, name='the graph'):
+  def __init__(self, serialized: bytes, name: str = 'the graph') -> None:
     import tensorflow as tf
     from google.protobuf.message import DecodeError
     self._tf = tf
@@ -115,18 +119,18 @@ class Perciatelli44Network:
       raise WeightsError(f"{name} is not Perciatelli44's graph: {Q_VALUES} of one "
                          f'observation has shape {q_values.shape}, not (1, {NUM_ACTIONS}).')
 
-  def q_values(self, observations):
+  def q_values(self, observations: np.ndarray) -> np.ndarray:
     """The Q-values [B, 3] (float32) of observations [B, 1099]."""
     observations = self._tf.convert_to_tensor(np.asarray(observations, np.float32))
     return self._q_values(observations).numpy()
 
-  def __call__(self, observations):
+  def __call__(self, observations: np.ndarray) -> np.ndarray:
     """The greedy actions [B] (int64): the argmax of the Q-values, the first on ties."""
     return np.argmax(self.q_values(observations), axis=1).astype(np.int64)
 
 
 @functools.lru_cache(maxsize=4)
-def _load_file(path, modified_ns, size):
+def _load_file(path: str, modified_ns: int, size: int) -> Perciatelli44Network:
   del modified_ns, size  # the cache key: a file rewritten in place is loaded again
   try:
     with open(path, 'rb') as file:
@@ -136,7 +140,7 @@ def _load_file(path, modified_ns, size):
   return Perciatelli44Network(serialized, name=path)
 
 
-def load(path=None):
+def load(path: str | None = None) -> Perciatelli44Network:
   """The network of `find_weights(path)`, loaded once per file and process.
 
   Raises:
@@ -153,7 +157,7 @@ NUM_QUANTILES = 51
 _LAYER = 'Online/fully_connected'
 
 
-def layer_weights(path=None):
+def layer_weights(path: str | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
   """The released network's [(kernel, bias), ...], first hidden layer first, output last.
 
   They fill QR-DQN's `mlp` quantile network of `HIDDEN_LAYERS`, `NUM_QUANTILES` quantiles
@@ -185,7 +189,7 @@ def layer_weights(path=None):
   return weights
 
 
-def describe(path=None):
+def describe(path: str | None = None) -> dict[str, Any]:
   """What identifies the weights flown, for an evaluation's records; loads them.
 
   Raises:
@@ -212,15 +216,16 @@ class Perciatelli44(plugins.Baseline):
   spec_argument = 'PATH'
   describe = staticmethod(describe)
 
-  def __init__(self, batch_size=None, episode_length=None, path=None):
+  def __init__(self, batch_size: int | None = None, episode_length: int | None = None,
+               path: str | None = None) -> None:
     del batch_size, episode_length
     self._network = load(path)
 
-  def __call__(self, observations):
+  def __call__(self, observations: np.ndarray) -> np.ndarray:
     return self._network(observations)
 
 
-def read_wheel(wheel):
+def read_wheel(wheel: str) -> bytes:
   """The graph's bytes from a BLE wheel.
 
   Raises:
@@ -229,7 +234,8 @@ def read_wheel(wheel):
   return ble_models.read_wheel(wheel, (MODEL,))[MODEL.name]
 
 
-def fetch(path=None, wheel=None, expected_sha256=SHA256):
+def fetch(path: str | None = None, wheel: str | None = None,
+          expected_sha256: str = SHA256) -> str:
   """Extracts Perciatelli44's weights from BLE's wheel (downloaded unless given).
 
   Args:
@@ -251,7 +257,7 @@ def fetch(path=None, wheel=None, expected_sha256=SHA256):
   return ble_models.write_checked(serialized, path, expected_sha256, WHEEL_MEMBER)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
   """Command line: `fetch [--wheel=WHEEL] [--path=DEST]`; returns the exit code."""
   return ble_models.fetch_command(
       'agents.env.balloon.controllers.perciatelli44', __doc__.split('\n', maxsplit=1)[0],

@@ -37,7 +37,11 @@ an agent to learn from: it needs the simulator's forecast and GP, which an agent
 observation only summarises at the balloon's position.
 """
 
+from __future__ import annotations
+
 import dataclasses
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium.vector import VectorWrapper
@@ -78,7 +82,7 @@ class PlannerConfig:
   second_levels: int = 8
   switch_after_s: float = 3 * 3600.0
 
-  def __post_init__(self):
+  def __post_init__(self) -> None:
     if self.num_levels < 2 or self.replan_every < 1:
       raise ValueError(f'PlannerConfig needs num_levels >= 2 and replan_every >= 1, got '
                        f'{self.num_levels} and {self.replan_every}.')
@@ -92,7 +96,7 @@ class PlannerConfig:
                        f'{self.horizon_s} and {self.rollout_step_s}.')
 
 
-def spread_levels(lowest, highest, count):
+def spread_levels(lowest: np.ndarray, highest: np.ndarray, count: int) -> np.ndarray:
   """`count` pressures spread evenly over each balloon's [lowest, highest], [B, count]."""
   fractions = np.linspace(0.0, 1.0, count)
   return lowest[:, None] + fractions * (highest - lowest)[:, None]
@@ -107,7 +111,7 @@ class Planner:
     config: a `PlannerConfig`.
   """
 
-  def __init__(self, simulator, config=PlannerConfig()):
+  def __init__(self, simulator: Any, config: PlannerConfig = PlannerConfig()) -> None:
     self.simulator = simulator
     self.config = config
     count = simulator.num_balloons
@@ -116,13 +120,13 @@ class Planner:
     steps = int(round(config.horizon_s / config.rollout_step_s))
     self._weights = config.discount ** np.arange(steps)
 
-  def begin_episode(self, indices):
+  def begin_episode(self, indices: Sequence[int] | np.ndarray) -> None:
     """Balloons `indices` start new episodes: they hold no target and plan at once."""
     indices = np.asarray(indices, np.intp)
     self.target[indices] = np.nan
     self._since_plan[indices] = 0
 
-  def __call__(self):
+  def __call__(self) -> np.ndarray:
     """Actions int64 [B] (0 DOWN, 1 STAY, 2 UP) for the balloons' current state."""
     due = np.isnan(self.target) | (self._since_plan % self.config.replan_every == 0)
     if due.any():
@@ -130,7 +134,7 @@ class Planner:
     self._since_plan += 1
     return self.actions_towards(self.target)
 
-  def actions_towards(self, target):
+  def actions_towards(self, target: np.ndarray) -> np.ndarray:
     """The actions that head for target pressures [B] (STAY within the deadband)."""
     pressure = self.simulator.pressure
     band = self.config.deadband
@@ -138,7 +142,7 @@ class Planner:
                     np.where(pressure < target - band, constants.DOWN,
                              constants.STAY)).astype(np.int64)
 
-  def candidates(self):
+  def candidates(self) -> np.ndarray:
     """Candidate target pressures [B, C]: the levels, the balloon's pressure, the held target."""
     lowest, highest = self.simulator.reachable_pressures()
     pressure = self.simulator.pressure
@@ -146,7 +150,7 @@ class Planner:
     held = np.where(np.isnan(self.target), pressure, self.target)
     return np.concatenate([levels, pressure[:, None], held[:, None]], axis=1)
 
-  def plan(self):
+  def plan(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Chooses each balloon's target pressure.
 
     Returns:
@@ -164,8 +168,9 @@ class Planner:
     if config.second_levels and first_steps < len(self._weights):
       # Each first target is followed by each of `second_levels` targets spread over the
       # range reachable then; a first target scores with its best follow-up.
-      levels = spread_levels(*simulator.reachable_pressures(
-          simulator.time_elapsed_s + config.switch_after_s), config.second_levels)
+      lowest, highest = simulator.reachable_pressures(
+          simulator.time_elapsed_s + config.switch_after_s)
+      levels = spread_levels(lowest, highest, config.second_levels)
       follow = np.repeat(levels[:, None, :], num_candidates, axis=1).reshape(count, -1)
       branched = [np.repeat(value, config.second_levels, axis=1) for value in state]
       _, later = self._roll(branched, follow, self._weights[first_steps:])
@@ -177,7 +182,8 @@ class Planner:
     target = np.where(switch, targets[rows, best], targets[:, -1])
     return target, targets, scores
 
-  def _roll(self, state, targets, weights):
+  def _roll(self, state: Sequence[np.ndarray], targets: np.ndarray,
+            weights: np.ndarray) -> tuple[Sequence[np.ndarray], np.ndarray]:
     """Rolls simplified balloons forward, one rollout step per weight.
 
     Args:
@@ -197,7 +203,9 @@ class Planner:
     return state, scores
 
 
-def rollout_step(simulator, state, targets, step_s, ascent_rate, descent_rate, float32=False):
+def rollout_step(simulator: Any, state: Sequence[np.ndarray], targets: np.ndarray,
+                 step_s: float, ascent_rate: float, descent_rate: float,
+                 float32: bool = False) -> tuple[np.ndarray, ...]:
   """One step of simplified balloons heading for target pressures in the estimated wind.
 
   The pressure moves towards the target at the ACS's typical rate; the balloon drifts in
@@ -233,22 +241,25 @@ class PlannedSlab(VectorWrapper):
     config: the `PlannerConfig`.
   """
 
-  def __init__(self, env, config=PlannerConfig()):
+  def __init__(self, env: Any, config: PlannerConfig = PlannerConfig()) -> None:
     super().__init__(env)
     self.planner = Planner(env.simulator, config)
 
   @property
-  def simulator(self):
+  def simulator(self) -> Any:
     """The wrapped slab's `BalloonSimulator` (renderers read it)."""
-    return self.env.simulator
+    return self.env.simulator  # type: ignore[attr-defined]  # the slab is a BalloonVectorEnv
 
-  def reset(self, *, seed=None, options=None):
+  def reset(self, *, seed: int | None = None,
+            options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     observations, infos = self.env.reset(seed=seed, options=options)
     mask = (options or {}).get('reset_mask')
     self.planner.begin_episode(np.arange(self.num_envs) if mask is None
                                else np.flatnonzero(mask))
     return observations, infos
 
-  def step(self, actions):
+  def step(
+      self, actions: Any,
+  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     del actions  # The planner decides.
     return self.env.step(self.planner())

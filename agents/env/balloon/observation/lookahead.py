@@ -49,7 +49,11 @@ features about a sixth more (displaced paths, no wind estimates).
 docs/benchmarks.md gives the measurement and its command.
 """
 
+from __future__ import annotations
+
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -91,7 +95,7 @@ class Lookahead:
   follow_levels: int = 8
   spread_directions: int = 0
 
-  def __post_init__(self):
+  def __post_init__(self) -> None:
     hours = tuple(float(hour) for hour in self.hours)
     object.__setattr__(self, 'hours', hours)
     if not hours or any(not np.isfinite(hour) or hour <= 0 for hour in hours) or (
@@ -125,53 +129,53 @@ class Lookahead:
                        f'got {self.spread_directions!r}.')
 
   @property
-  def two_stage_hours(self):
+  def two_stage_hours(self) -> tuple[float, ...]:
     """The horizons beyond the switch, which have two-stage features (none if one stage)."""
     return tuple(hour for hour in self.hours if self.switch_hours and hour > self.switch_hours)
 
   @property
-  def spread_hours(self):
+  def spread_hours(self) -> tuple[float, ...]:
     """The horizons that have spread features (none without `spread_directions`)."""
     return self.hours if self.spread_directions else ()
 
   @property
-  def features_per_level(self):
+  def features_per_level(self) -> int:
     """Features of one level: (squashed distance, mean distance reward) per horizon, then
     the same of the best two-stage plan per horizon beyond the switch, then (expected,
     best) mean distance reward of the displaced paths per horizon with spread features."""
     return 2 * (len(self.hours) + len(self.two_stage_hours) + len(self.spread_hours))
 
-  def padding(self):
+  def padding(self) -> np.ndarray:
     """The features of a level not computed, float32 [features_per_level]."""
     pairs = [_PADDING] * (len(self.hours) + len(self.two_stage_hours)) + (
         [_SPREAD_PADDING] * len(self.spread_hours))
     return np.array(pairs, np.float32).reshape(-1)
 
   @property
-  def size(self):
+  def size(self) -> int:
     """Floats the block adds to one balloon's observation."""
     return constants.NUM_COLUMN_LEVELS * self.features_per_level
 
-  def switch_step(self):
+  def switch_step(self) -> int:
     """The rollout step after which two-stage plans switch (0: one stage only)."""
     return int(round(self.switch_hours * 3600.0 / self.step_s))
 
-  def checkpoints(self):
+  def checkpoints(self) -> list[int]:
     """The rollout step after which each horizon is read (1-based step counts)."""
     return [max(1, int(round(hour * 3600.0 / self.step_s))) for hour in self.hours]
 
 
-def _is_int(value):
+def _is_int(value: Any) -> bool:
   """Whether a setting is an integer (a bool is not)."""
   return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def _is_positive_int(value):
+def _is_positive_int(value: Any) -> bool:
   """Whether a setting is a positive integer."""
   return _is_int(value) and value >= 1
 
 
-def check_lookahead(value):
+def check_lookahead(value: Lookahead | Mapping[str, Any] | bool | None) -> Lookahead | None:
   """A `Lookahead` from an option value: None or False (off), True (defaults), a dict of
   its fields, or a `Lookahead`.
 
@@ -199,7 +203,7 @@ def check_lookahead(value):
                   f'Lookahead, got {type(value).__name__}.')
 
 
-def lookahead_block(simulator, lookahead):
+def lookahead_block(simulator: Any, lookahead: Lookahead) -> np.ndarray:
   """The lookahead features of every balloon of a simulator, float32 [B, size].
 
   Args:
@@ -268,7 +272,8 @@ def lookahead_block(simulator, lookahead):
   return block.reshape(count, -1)
 
 
-def _features(distance_km, reward_sum, steps):
+def _features(distance_km: np.ndarray, reward_sum: np.ndarray,
+              steps: int | np.ndarray) -> np.ndarray:
   """A horizon's two features [..., 2]: squashed distance, mean distance reward so far."""
   return np.stack([distance_km / (distance_km + constants.DISTANCE_SQUASH_KM),
                    reward_sum / steps], axis=-1)
@@ -279,7 +284,7 @@ class _Spread:
   errors of sqrt(2) sigma in `spread_directions` directions, sigma the GP's posterior
   standard deviation at the level now (the column's uncertainty feature)."""
 
-  def __init__(self, simulator, lookahead, column):
+  def __init__(self, simulator: Any, lookahead: Lookahead, column: Any) -> None:
     """column: the column index of each computed level, [B, W]."""
     triples = simulator.observation[:, constants.NUM_AMBIENT_FEATURES:].reshape(
         simulator.num_balloons, constants.NUM_COLUMN_LEVELS, 3)
@@ -294,7 +299,7 @@ class _Spread:
     self._step_s = lookahead.step_s
     self._reward_sum = np.zeros(self._error_u.shape, np.float32)
 
-  def add(self, state, step):
+  def add(self, state: tuple[np.ndarray, ...], step: int) -> None:
     """Adds the distance terms of the displaced paths after rollout step `step` (1-based)."""
     elapsed = np.float32(step * self._step_s)
     x = state[0].astype(np.float32)[..., None] + self._error_u * elapsed
@@ -302,20 +307,20 @@ class _Spread:
     self._reward_sum += reward.distance_reward(np.hypot(x, y) / np.float32(1000.0),
                                                np.float32)
 
-  def features(self, steps):
+  def features(self, steps: int | np.ndarray) -> np.ndarray:
     """(expected, best) mean distance term after `steps` rollout steps, [B, W, 2]."""
     means = self._reward_sum / np.float32(steps)
     return np.stack([means.mean(axis=-1), means.max(axis=-1)], axis=-1)
 
 
-def _follow_levels(lookahead, computed):
+def _follow_levels(lookahead: Lookahead, computed: np.ndarray) -> np.ndarray:
   """Each balloon's follow-up levels [B, F]: `follow_levels` indices spread over the
   `computed` [B] levels it computed (the first ones of the block's W)."""
   spread = np.linspace(0.0, 1.0, lookahead.follow_levels)
   return np.rint(spread * (np.maximum(computed, 1) - 1)[:, None]).astype(np.intp)
 
 
-def _shifted_second_stage(at_switch, later, follow):
+def _shifted_second_stage(at_switch: Any, later: Any, follow: np.ndarray) -> np.ndarray:
   """Distances (km) of the two-stage paths after the switch, [B, W, F, S], each the
   follow-up level's own rollout from the switch on, shifted to where the first stage is.
 
@@ -337,7 +342,8 @@ def _shifted_second_stage(at_switch, later, follow):
                   y_switch[:, :, None, None] + drift_y[:, None]) / np.float32(1000.0)
 
 
-def _two_stage_features(lookahead, reward_switch, distance_km):
+def _two_stage_features(lookahead: Lookahead, reward_switch: np.ndarray,
+                        distance_km: np.ndarray) -> np.ndarray:
   """The best two-stage plan's features of every level, [B, W, 2 · two-stage horizons].
 
   Args:
