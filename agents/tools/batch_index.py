@@ -7,6 +7,9 @@ A batch of B environments is the concatenation of its members' slabs: member
 
 import numpy as np
 
+# One member's part of a reset: (member position, local indices, their seeds or None).
+Request = tuple[int, list[int], list[int | None] | None]
+
 
 def check_indices(indices, size):
   """Returns the indices to reset as an int64 array, all of them when None.

@@ -333,13 +333,16 @@ def join_steps(results, sizes):
 def join_resets(results, counts, order):
   """Joins the members' reset results (in member order, `counts` environments each) into
   the batch's, in the caller's order (`order`: the permutation to it, or None)."""
-  observ = results[0][0]
-  if len(results) > 1 or not isinstance(observ, np.ndarray):
-    observ = slab_lib.concatenate([result[0] for result in results])
-  elif observ.base is not None:  # A view (of a plain environment's array, of Ray's store).
-    observ = observ.copy()
+  if len(results) == 1:  # One member, in the caller's order already.
+    observ, infos = results[0]
+    if not isinstance(observ, np.ndarray):
+      observ = slab_lib.concatenate([observ])
+    elif observ.base is not None:  # A view (of a plain environment's array, of Ray's store).
+      observ = observ.copy()
+    return observ, infos
+  observ = slab_lib.concatenate([result[0] for result in results])
   infos = {}
-  if any(result[1] for result in results):
+  if any([result[1] for result in results]):
     infos = slab_lib.concatenate_infos([result[1] for result in results], counts)
   if order is not None:
     observ, infos = slab_lib.select(observ, order), slab_lib.select(infos, order)

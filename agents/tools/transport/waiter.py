@@ -10,13 +10,16 @@ awaited worker by worker, which kills the hung ones.
 import select
 import time
 
+_IDLE = (True, None)  # The result of a connection not waited on.
+
 
 def wait_all(connections, tokens):
   """Waits for the reply to `tokens[i]` from `connections[i]`, for every i.
 
   Args:
     connections: `connection.WorkerConnection`s.
-    tokens: The token of each one's request.
+    tokens: The token of each one's request; None for a connection not waited on
+      (its result is `(True, None)`).
 
   Returns:
     One `(True, result)` or `(False, exception)` per connection, in order.
@@ -46,6 +49,9 @@ class ReplyWaiter:
     results = [None] * len(connections)
     pending, timeout, bounded = 0, None, True
     for position, (connection, token) in enumerate(zip(connections, tokens)):
+      if token is None:  # Not waited on: a descriptor of it that fires is out of turn.
+        results[position] = _IDLE
+        continue
       if connection.reply_fileno(token) is None:
         results[position] = connection.settle(token)
         continue
