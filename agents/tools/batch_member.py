@@ -126,6 +126,9 @@ class InProcessGroup:
         batch_checks.check_same_space(kind, index + offset, getattr(env, f'{kind}_space'),
                                       getattr(self, f'{kind}_space'))
     self._array_observ = slab_lib.is_array_space(self.observation_space)
+    if self._array_observ:
+      self._observ_dtype = self.observation_space.dtype
+      self._observ_shape = tuple(self.observation_space.shape)
     # As a slab's: which episodes ended without a reset since (EpisodeEndedError).
     self._ended = np.zeros(self.num_envs, bool)
     self._tracks_ends = np.array([not getattr(env.unwrapped, 'steps_finished_episodes', False)
@@ -140,22 +143,30 @@ class InProcessGroup:
     count = self.num_envs
     observs, rewards = [None] * count, np.empty(count, np.float64)
     terminated, truncated = np.empty(count, bool), np.empty(count, bool)
-    infos = None
+    infos = [None] * count
     if self._ended.any():
       offset = int(np.flatnonzero(self._ended)[0])
       raise errors.name_environment(errors.EpisodeEndedError([0], 1), self.index + offset, 1)
     for offset, env in enumerate(self._envs):
       try:
-        observs[offset], rewards[offset], terminated[offset], truncated[offset], info = (
-            env.step(actions[offset]))
+        observs[offset], rewards[offset], terminated[offset], truncated[offset], infos[
+            offset] = env.step(actions[offset])
       except Exception as error:
         raise errors.name_environment(error, self.index + offset, 1) from None
-      if info:  # Rare for cheap environments: only then build the vector format.
-        infos = infos or [{}] * count
-        infos[offset] = slab_lib.vector_infos(info, 1, False)
     self._ended |= (terminated | truncated) & self._tracks_ends
-    return (self._stack(observs), rewards, terminated, truncated,
-            slab_lib.concatenate_infos(infos, [1] * count) if infos else {})
+    return self._stack(observs), rewards, terminated, truncated, self._vector_infos(infos)
+
+  @staticmethod
+  def _vector_infos(infos):
+    """The environments' infos in vector format: {} when all are empty (cheap
+    environments), column by column when all are alike (MuJoCo's), else one by one."""
+    if not any(infos):
+      return {}
+    stacked = slab_lib.stack_flat_infos(infos)
+    if stacked is not None:
+      return stacked
+    return slab_lib.concatenate_infos(
+        [slab_lib.vector_infos(info, 1, False) for info in infos], [1] * len(infos))
 
   def reset_batch(self, indices=None, seeds=None, blocking=True):
     run = lambda: self._reset(indices, seeds)
@@ -178,8 +189,7 @@ class InProcessGroup:
 
   def _stack(self, observs):
     if self._array_observ:
-      return np.asarray(observs, self.observation_space.dtype).reshape(
-          (len(observs), *self.observation_space.shape))
+      return np.asarray(observs, self._observ_dtype).reshape((len(observs), *self._observ_shape))
     return slab_lib.concatenate(
         [slab_lib.batch_single(self.observation_space, observ) for observ in observs])
 
