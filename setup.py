@@ -76,6 +76,8 @@ _SETUP_ARGUMENTS = dict(
     extras_require={
         # Gymnasium's MuJoCo tasks (BatchPPO's configs: cheetah, hopper, walker, ant, ...).
         'mujoco': ['gymnasium[mujoco]>=1.0', 'mujoco>=3.1'],
+        # EnvPool's C++ threads for the tasks it has (`environment.backend: envpool`).
+        'envpool': ['envpool>=1.2.5'],
         # Flight plots, videos and the balloon renderer.
         'viz': ['matplotlib>=3.7', 'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1'],
         # The experiment manager (agents.experiment): data frames, plots, search, statistics.
@@ -98,7 +100,7 @@ _SETUP_ARGUMENTS = dict(
                  'imageio>=2.30', 'imageio-ffmpeg>=0.4', 'pygame>=2.1', 'pandas>=2.0',
                  'optuna>=4.0', 'rliable>=1.0', 'adastop>=0.1', 'ray>=2.9', 'mkdocs>=1.5',
                  'mkdocs-material>=9.0', 'mkdocstrings[python]>=0.24', 'mlflow>=2.12',
-                 'wandb>=0.17', 'build>=1.0', 'gin-config>=0.5', 'pytest>=8.0',
+                 'wandb>=0.17', 'build>=1.0', 'gin-config>=0.5', 'pytest>=8.0', 'envpool>=1.2.5',
                  'pytest-xdist>=3.5', 'mypy>=1.10', 'gymnasium[mujoco]>=1.0', 'mujoco>=3.1',
                  'pylint>=3.0'],
         # Peers that the benchmarks compare against.

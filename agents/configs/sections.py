@@ -4,7 +4,8 @@ A run config is laid out as this nested mapping (resolved, it is a frozen `RunCo
 
     seed: 0
     environment: {id, kwargs, imports, max_episode_steps, num_agents, processes,
-                  ray_address, max_restarts, vector, envs_per_process, check_finite}
+                  ray_address, max_restarts, vector, envs_per_process, check_finite,
+                  backend}
     network: {...}     # the algorithm's NetworkConfig (empty without one)
     algorithm: {name: ppo, ...}   # the algorithm's Config
     loop: {steps, tf_threads, steps_per_call, log_every, checkpoint_every,
@@ -59,6 +60,11 @@ class EnvironmentConfig:
   envs_per_process: int = param(0, 'environments per worker process; 0 spreads them over the '
                                 'CPU cores', low=0)
   check_finite: bool = param(True, 'refuse NaN and inf observations and rewards (BatchEnv)')
+  backend: str = param(
+      'gymnasium', "what steps the environments: 'gymnasium' (gymnasium.make, placed by "
+      "environment.processes); 'envpool': EnvPool's C++ threads in this process, for the "
+      "tasks EnvPool has (HalfCheetah-v5, Hopper-v5, ...; pip install 'agents[envpool]'), "
+      'ignoring processes, vector and envs_per_process', choices=('gymnasium', 'envpool'))
 
 
 @dataclasses.dataclass(frozen=True)

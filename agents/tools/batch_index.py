@@ -11,6 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+# One member's part of a reset: (member position, local indices, their seeds or None).
+Request = tuple[int, list[int], Sequence[int | None] | None]
+
 
 def check_indices(indices: Sequence[int] | np.ndarray | None, size: int) -> np.ndarray:
   """Returns the indices to reset as an int64 array, all of them when None.
@@ -53,7 +56,7 @@ def check_seeds(seeds: Sequence[int | None] | None, count: int) -> list[int | No
 def split_by_member(
     indices: Sequence[int] | np.ndarray, seeds: Sequence[int | None] | None,
     member_of: Sequence[int] | np.ndarray, starts: Sequence[int] | np.ndarray,
-) -> tuple[list[tuple[int, list[int], Sequence[int | None] | None]], list[int],
+) -> tuple[list[Request], list[int],
            np.ndarray | None]:
   """Splits the environments to reset by the member that hosts them.
 

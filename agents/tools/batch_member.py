@@ -137,6 +137,9 @@ class InProcessGroup:
         batch_checks.check_same_space(kind, index + offset, getattr(env, f'{kind}_space'),
                                       getattr(self, f'{kind}_space'))
     self._array_observ = slab_lib.is_array_space(self.observation_space)
+    if self._array_observ:
+      self._observ_dtype = self.observation_space.dtype
+      self._observ_shape = tuple(self.observation_space.shape or ())
     # As a slab's: which episodes ended without a reset since (EpisodeEndedError).
     self._ended = np.zeros(self.num_envs, bool)
     self._tracks_ends = np.array([not getattr(env.unwrapped, 'steps_finished_episodes', False)
@@ -152,22 +155,30 @@ class InProcessGroup:
     count = self.num_envs
     observs, rewards = [None] * count, np.empty(count, np.float64)
     terminated, truncated = np.empty(count, bool), np.empty(count, bool)
-    infos: list[Any] | None = None
+    infos: list[Any] = [None] * count
     if self._ended.any():
       offset = int(np.flatnonzero(self._ended)[0])
       raise errors.name_environment(errors.EpisodeEndedError([0], 1), self.index + offset, 1)
     for offset, env in enumerate(self._envs):
       try:
-        observs[offset], rewards[offset], terminated[offset], truncated[offset], info = (
-            env.step(actions[offset]))
+        observs[offset], rewards[offset], terminated[offset], truncated[offset], infos[
+            offset] = env.step(actions[offset])
       except Exception as error:
         raise errors.name_environment(error, self.index + offset, 1) from None
-      if info:  # Rare for cheap environments: only then build the vector format.
-        infos = infos or [{}] * count
-        infos[offset] = slab_lib.vector_infos(info, 1, False)
     self._ended |= (terminated | truncated) & self._tracks_ends
-    return (self._stack(observs), rewards, terminated, truncated,
-            slab_lib.concatenate_infos(infos, [1] * count) if infos else {})
+    return self._stack(observs), rewards, terminated, truncated, self._vector_infos(infos)
+
+  @staticmethod
+  def _vector_infos(infos: list[Any]) -> dict[str, Any]:
+    """The environments' infos in vector format: {} when all are empty (cheap
+    environments), column by column when all are alike (MuJoCo's), else one by one."""
+    if not any(infos):
+      return {}
+    stacked = slab_lib.stack_flat_infos(infos)
+    if stacked is not None:
+      return stacked
+    return slab_lib.concatenate_infos(
+        [slab_lib.vector_infos(info, 1, False) for info in infos], [1] * len(infos))
 
   def reset_batch(
       self, indices: Sequence[int] | np.ndarray | None = None,
@@ -194,8 +205,7 @@ class InProcessGroup:
 
   def _stack(self, observs: Sequence[Any]) -> Any:
     if self._array_observ:
-      return np.asarray(observs, self.observation_space.dtype).reshape(
-          (len(observs), *self.observation_space.shape))  # type: ignore[misc]  # an array space's
+      return np.asarray(observs, self._observ_dtype).reshape((len(observs), *self._observ_shape))
     return slab_lib.concatenate(
         [slab_lib.batch_single(self.observation_space, observ) for observ in observs])
 
@@ -358,13 +368,16 @@ def join_resets(results: Sequence[slab_lib.ResetResult], counts: Sequence[int],
                 order: np.ndarray | None) -> slab_lib.ResetResult:
   """Joins the members' reset results (in member order, `counts` environments each) into
   the batch's, in the caller's order (`order`: the permutation to it, or None)."""
-  observ = results[0][0]
-  if len(results) > 1 or not isinstance(observ, np.ndarray):
-    observ = slab_lib.concatenate([result[0] for result in results])
-  elif observ.base is not None:  # A view (of a plain environment's array, of Ray's store).
-    observ = observ.copy()
+  if len(results) == 1:  # One member, in the caller's order already.
+    observ, infos = results[0]
+    if not isinstance(observ, np.ndarray):
+      observ = slab_lib.concatenate([observ])
+    elif observ.base is not None:  # A view (of a plain environment's array, of Ray's store).
+      observ = observ.copy()
+    return observ, infos
+  observ = slab_lib.concatenate([result[0] for result in results])
   infos = {}
-  if any(result[1] for result in results):
+  if any([result[1] for result in results]):
     infos = slab_lib.concatenate_infos([result[1] for result in results], counts)
   if order is not None:
     observ, infos = slab_lib.select(observ, order), slab_lib.select(infos, order)

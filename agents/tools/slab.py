@@ -212,6 +212,31 @@ def _vector_info_of_one(info: dict[str, Any]) -> dict[str, Any]:
   return vector
 
 
+def stack_flat_infos(infos: Sequence[Any]) -> dict[str, Any] | None:
+  """The vector-format infos of plain environments whose infos are all flat dicts of
+  numbers with the same keys and types (MuJoCo's), built column by column; None when
+  they are not (then convert each with `vector_infos` and join them).
+
+  The same arrays as `concatenate_infos` of each one's `vector_infos`, at a fraction of
+  the cost: one array per key instead of one per key and environment.
+  """
+  first = infos[0]
+  keys = first.keys()
+  for info in infos:
+    if info.keys() != keys:
+      return None
+  vector: dict[str, Any] = {}
+  for key, value in first.items():
+    kind = type(value)
+    if key == 'final_obs' or not (kind in (int, float, bool) or isinstance(value, np.number)):
+      return None
+    column = [info[key] for info in infos]
+    if any(type(item) is not kind for item in column):
+      return None
+    vector[key], vector[f'_{key}'] = np.array(column, dtype=kind), np.ones(len(infos), bool)
+  return vector
+
+
 def concatenate(pieces: Sequence[Any]) -> Any:
   """Joins the batched observations of consecutive slabs; nested ones through `tf.nest`."""
   if isinstance(pieces[0], np.ndarray):

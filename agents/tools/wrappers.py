@@ -24,8 +24,12 @@ and reported as `WorkerTimeoutError`. Workers exit by themselves when the parent
 goes away, even while their environment is busy (see `transport.worker`).
 """
 
+from __future__ import annotations
+
 import weakref
+from collections.abc import Callable, Sequence
 from multiprocessing import shared_memory
+from typing import Any
 
 import numpy as np
 
@@ -40,11 +44,11 @@ default_context = launch.default_context
 class Promise:
   """The pending reply of a non-blocking request; call it to wait for the result."""
 
-  def __init__(self, connection, token):
+  def __init__(self, connection: transport_connection.WorkerConnection, token: int) -> None:
     self._connection = connection
     self._token = token
 
-  def __call__(self):
+  def __call__(self) -> Any:
     return self._connection.resolve(self._token)
 
 
@@ -64,8 +68,13 @@ class ExternalProcess:
     timeout: Seconds a reply may take before the worker counts as hung, or None.
   """
 
-  def __init__(self, constructor, index=0, context=None, timeout=600.0, start_timeout=120.0,
-               close_timeout=5.0, use_shared_memory=True, wait=True):
+  observation_space: Any  # Set once the worker is ready (`wait_ready`).
+  action_space: Any
+
+  def __init__(self, constructor: Callable[[], Any], index: int = 0, context: str | None = None,
+               timeout: float | None = 600.0, start_timeout: float = 120.0,
+               close_timeout: float = 5.0, use_shared_memory: bool = True,
+               wait: bool = True) -> None:
     """Starts the worker and waits until it has built the environment.
 
     Args:
@@ -96,15 +105,17 @@ class ExternalProcess:
     self._start_timeout = start_timeout
     self._close_timeout = close_timeout
     self._use_shared_memory = use_shared_memory
-    self._spaces = None
-    self._remote_attributes = None  # the environment's public names; None: any name
-    self._memory = None
-    self._layout = None
-    self._views = None
+    self._spaces: tuple[Any, ...] | None = None
+    # The environment's public names; None: any name.
+    self._remote_attributes: set[str] | None = None
+    self._memory: shared_memory.SharedMemory | None = None
+    self._layout: dict[str, Any] | None = None
+    self._views: dict[str, np.ndarray] = {}  # Shared arrays by field; {} without.
     self._fast_step = False
-    self._memory_finalizer = None
-    self._connection = None
-    self._spaces_promise = None
+    self._memory_finalizer: weakref.finalize | None = None
+    # Set by `_launch` below; None only if that fails.
+    self._connection: transport_connection.WorkerConnection = None  # type: ignore[assignment]
+    self._spaces_promise: Promise | None = None
     self.is_vector = False
     self._launch()
     if wait:
@@ -117,31 +128,31 @@ class ExternalProcess:
   # The hosted environment's interface.
 
   @property
-  def index(self):
+  def index(self) -> int:
     """Batch index of the (first) environment this worker hosts; named in errors."""
     return self._index
 
   @index.setter
-  def index(self, value):
+  def index(self, value: int) -> None:
     self._index = value
     if self._connection is not None:
       self._connection.index = value
 
   @property
-  def num_envs(self):
+  def num_envs(self) -> int:
     """Number of environments the worker hosts (1 for a plain environment)."""
     return self._num_envs
 
   @property
-  def pid(self):
+  def pid(self) -> int | None:
     """Process id of the current worker."""
     return self._connection.process.pid
 
-  def is_alive(self):
+  def is_alive(self) -> bool:
     """Returns whether the worker process is running."""
     return self._connection is not None and self._connection.process.is_alive()
 
-  def step(self, action, blocking=True):
+  def step(self, action: Any, blocking: bool = True) -> Any:
     """Forwards `env.step(action)`.
 
     Args:
@@ -156,11 +167,12 @@ class ExternalProcess:
     return self._step(slab_lib.batch_single(self.action_space, action), copy=True,
                       finish=_unbatch_step, blocking=blocking)
 
-  def reset(self, seed=None, options=None, blocking=True):
+  def reset(self, seed: int | None = None, options: dict[str, Any] | None = None,
+            blocking: bool = True) -> Any:
     """Forwards `env.reset(seed=seed, options=options)`; returns `(observ, info)` or a promise."""
     return self._request(('reset', seed, options), 'resetting', blocking=blocking)
 
-  def step_batch(self, actions, blocking=True, copy=True):
+  def step_batch(self, actions: Any, blocking: bool = True, copy: bool = True) -> Any:
     """Steps all hosted environments with batched actions (the interface BatchEnv uses).
 
     Args:
@@ -175,14 +187,15 @@ class ExternalProcess:
     """
     num_envs, is_vector = self.num_envs, self.is_vector
 
-    def finish(result):
+    def finish(result: tuple[Any, ...]) -> tuple[Any, ...]:
       observ, reward, terminated, truncated, info = result
       return observ, reward, terminated, truncated, slab_lib.vector_infos(
           info, num_envs, is_vector)
 
     return self._step(actions, copy=copy, finish=finish, blocking=blocking)
 
-  def reset_batch(self, indices=None, seeds=None, blocking=True):
+  def reset_batch(self, indices: Sequence[int] | None = None,
+                  seeds: Sequence[int | None] | None = None, blocking: bool = True) -> Any:
     """Resets some hosted environments (the interface BatchEnv uses).
 
     Args:
@@ -196,30 +209,29 @@ class ExternalProcess:
     indices = None if indices is None else [int(i) for i in indices]
     seeds = None if seeds is None else [None if s is None else int(s) for s in seeds]
     self._check_open()
-    if self.supports_fast_step and self._connection.idle and wire.fast_reset_fits(
-        indices, seeds):
+    if self._fast_step and self._connection.idle and wire.fast_reset_fits(indices, seeds):
       # Shared memory holds one request at a time; resets queued behind others are pickled.
       local = list(range(self.num_envs)) if indices is None else indices
       observ, num_envs, is_vector = self._views['observ'], self.num_envs, self.is_vector
 
-      def read_shared(info):
+      def read_shared(info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         return observ[local], slab_lib.vector_infos(info, num_envs, is_vector)
 
       return self._send(wire.encode_fast_reset(local, seeds), 'resetting', read_shared, blocking)
     return self._request(('reset_batch', indices, seeds), 'resetting', blocking=blocking)
 
-  def call(self, name, *args, **kwargs):
+  def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
     """Calls a method of the hosted environment and returns its result."""
     return self._request(('call', name, args, kwargs), f'calling {name}()')
 
-  def set_attribute(self, name, value):
+  def set_attribute(self, name: str, value: Any) -> Any:
     """Sets an attribute of the hosted environment."""
     result = self._request(('setattr', name, value), f'setting {name}')
     if self._remote_attributes is not None:
       self._remote_attributes.add(name)
     return result
 
-  def __getattr__(self, name):
+  def __getattr__(self, name: str) -> Any:
     # Only reached for names this object lacks; private names never go remote, so
     # pickling, copying and half-built objects behave.
     if name.startswith('_'):
@@ -234,7 +246,8 @@ class ExternalProcess:
 
   # Shared memory and the hot path (a WorkerPool's interface).
 
-  def attach_shared_block(self, memory, layout):
+  def attach_shared_block(self, memory: shared_memory.SharedMemory,
+                          layout: dict[str, Any]) -> None:
     """Moves this worker's shared arrays into a block owned by the caller.
 
     A `WorkerPool` gives every worker a slice of one block, so a batch step writes all
@@ -248,7 +261,7 @@ class ExternalProcess:
     """
     self._check_open()
     self._request(('attach', memory.name, layout), 'attaching shared memory')
-    self._views = None
+    self._views, self._fast_step = {}, False
     if self._memory_finalizer is not None:
       self._memory_finalizer()
     self._memory, self._layout, self._memory_finalizer = memory, layout, None
@@ -256,11 +269,11 @@ class ExternalProcess:
     self._fast_step = shared_block.supports_fast_step(self._views)
 
   @property
-  def supports_fast_step(self):
+  def supports_fast_step(self) -> bool:
     """Whether steps can move actions and results through shared memory alone."""
-    return self._views is not None and self._fast_step
+    return self._fast_step
 
-  def begin_fast_step(self):
+  def begin_fast_step(self) -> int:
     """Asks the worker to step with the actions already in its shared `actions` array.
 
     The hot path of a `WorkerPool`: no pickling and no promise object. The results
@@ -275,7 +288,7 @@ class ExternalProcess:
     return self._connection.send_frame(wire.FAST_STEP_FRAME, 'stepping')
 
   @property
-  def connection(self):
+  def connection(self) -> transport_connection.WorkerConnection:
     """The current worker's `transport.connection.WorkerConnection`: its requests and
     replies (`send`, `resolve`, `settle`) and the descriptors to poll for them. A
     restart replaces it."""
@@ -283,7 +296,7 @@ class ExternalProcess:
 
   # Lifecycle.
 
-  def wait_ready(self):
+  def wait_ready(self) -> None:
     """Waits until the worker has built its environment (see the `wait` argument).
 
     Raises:
@@ -311,7 +324,7 @@ class ExternalProcess:
     if self._memory is not None:
       self._request(('attach', self._memory.name, self._layout), 'attaching shared memory')
 
-  def restart(self):
+  def restart(self) -> None:
     """Replaces the worker by a fresh process built from the same constructor.
 
     Pending promises of the old worker fail with `WorkerDiedError`.
@@ -324,7 +337,7 @@ class ExternalProcess:
     self._launch()
     self.wait_ready()
 
-  def close(self):
+  def close(self) -> None:
     """Closes the environment and ends the worker. Safe to call any number of times.
 
     Waits `close_timeout` seconds for a clean exit, then terminates and finally kills
@@ -335,28 +348,28 @@ class ExternalProcess:
     self._closed = True
     if self._connection is not None:
       self._connection.stop()
-    self._views = None
+    self._views, self._fast_step = {}, False
     if self._memory_finalizer is not None:
       self._memory_finalizer()
 
-  def __enter__(self):
+  def __enter__(self) -> ExternalProcess:
     return self
 
-  def __exit__(self, *exc_info):
+  def __exit__(self, *exc_info: object) -> None:
     self.close()
 
-  def __repr__(self):
+  def __repr__(self) -> str:
     state = 'closed' if self._closed else f'pid {self.pid}'
     return f'ExternalProcess(index={self.index}, num_envs={self.num_envs}, {state})'
 
-  def _launch(self):
+  def _launch(self) -> None:
     self._connection = transport_connection.WorkerConnection(
         self._context, self._constructor_bytes, self._registry, self._index, self.num_envs,
         self.timeout, self._close_timeout)
     self._spaces_promise = self._request(
         ('spaces',), 'starting', blocking=False, timeout=self._start_timeout)
 
-  def _create_shared_memory(self):
+  def _create_shared_memory(self) -> None:
     self._layout, size = shared_block.shared_layout(
         self.num_envs, self.observation_space, self.action_space)
     self._memory = shared_memory.SharedMemory(create=True, size=size)
@@ -366,21 +379,23 @@ class ExternalProcess:
 
   # Requests and replies.
 
-  def _check_open(self):
+  def _check_open(self) -> None:
     if self._closed:
       raise errors.ClosedError(f'ExternalProcess for environment {self.index} is closed.')
     if self._spaces_promise is not None:
       self.wait_ready()  # Started with wait=False: requests need the spaces first.
 
-  def _step(self, actions, copy, finish, blocking):
+  def _step(self, actions: Any, copy: bool, finish: Callable[[Any], Any] | None,
+            blocking: bool) -> Any:
     self._check_open()
     # Shared memory holds one request at a time; steps queued behind others are pickled.
-    if self.supports_fast_step and self._connection.idle:
+    if self._fast_step and self._connection.idle:
       views = self._views
       views['actions'][...] = actions
 
-      def read_shared(info):
-        result = (views['observ'], views['reward'], views['terminated'], views['truncated'])
+      def read_shared(info: dict[str, Any]) -> Any:
+        result: tuple[Any, ...] = (
+            views['observ'], views['reward'], views['terminated'], views['truncated'])
         if copy:
           result = tuple(value.copy() for value in result)
         result = (*result, info)
@@ -389,17 +404,20 @@ class ExternalProcess:
       return self._send(wire.FAST_STEP, 'stepping', read_shared, blocking)
     return self._send(wire.encode_step_request(actions), 'stepping', finish, blocking)
 
-  def _request(self, command, what, blocking=True, timeout=None):
+  def _request(self, command: tuple[Any, ...], what: str, blocking: bool = True,
+               timeout: float | None = None) -> Any:
     self._check_open()
     return self._send(wire.encode_request(*command), what, None, blocking, timeout)
 
-  def _send(self, payload, what, finish, blocking, timeout=None):
+  def _send(self, payload: bytes, what: str, finish: Callable[[Any], Any] | None,
+            blocking: bool, timeout: float | None = None) -> Any:
     connection = self._connection
     token = connection.send(payload, what, finish, timeout)
     return connection.resolve(token) if blocking else Promise(connection, token)
 
 
-def wait_all(processes, tokens):
+def wait_all(processes: Sequence[ExternalProcess],
+             tokens: Sequence[int]) -> list[tuple[bool, Any]]:
   """Waits for the replies of requests sent to several workers, whichever comes first.
 
   Sleeps in one poll over all the workers (their reply pipes and their death
@@ -417,11 +435,11 @@ def wait_all(processes, tokens):
   return waiter.wait_all([process.connection for process in processes], tokens)
 
 
-def _unbatch_step(result):
+def _unbatch_step(result: tuple[Any, ...]) -> tuple[Any, float, bool, bool, Any]:
   observ, reward, terminated, truncated, info = result
   observ = observ[0] if isinstance(observ, np.ndarray) else slab_lib.select(observ, 0)
   return observ, float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
 
-def _same_spaces(first, second):
+def _same_spaces(first: tuple[Any, ...], second: tuple[Any, ...]) -> bool:
   return first[0] == second[0] and first[2] == second[2] and first[3] == second[3]

@@ -88,6 +88,8 @@ def make_batch_env(config: Mapping[str, Any], processes: bool | str | None = Non
   from agents.tools import placement as placement_lib
   from agents.tools.transport import launch
   environment = _environment_section(config)
+  if environment.backend == 'envpool':
+    return _envpool_batch_env(config, environment)
   processes = environment.processes if processes is None else processes
   num_agents = environment.num_agents
   per_process = environment.envs_per_process
@@ -126,6 +128,31 @@ def make_batch_env(config: Mapping[str, Any], processes: bool | str | None = Non
         placement, nodes=tuple(member.node for member in batch.members))
   _LOG.info('Environments step %s.', placement.describe())
   batch.placement = placement
+  return batch
+
+
+def _envpool_batch_env(config: Any, environment: sections.EnvironmentConfig) -> Any:
+  """The `BatchEnv` of `environment.backend: envpool`: one EnvPool member, one thread per
+  core, environment i seeded with the run's seed + i."""
+  from agents.tools import batch_env as batch_env_lib
+  from agents.tools import envpool_member
+  from agents.tools import placement as placement_lib
+  kwargs = dict(environment.kwargs)
+  if environment.max_episode_steps is not None:
+    kwargs['max_episode_steps'] = environment.max_episode_steps
+  try:
+    envpool_member.check_task(environment.id)
+  except ValueError as error:
+    raise ConfigError(str(error)) from None
+  threads = max(1, min(environment.num_agents, os.cpu_count() or 1))
+  seed = config.seed if isinstance(config, configs.RunConfig) else config.get('seed', 0)
+  member = envpool_member.EnvPoolMember(environment.id, environment.num_agents, seed=seed,
+                                        num_threads=threads, **kwargs)
+  batch = batch_env_lib.BatchEnv([member], max_restarts=environment.max_restarts,
+                                 check_finite=environment.check_finite)
+  batch.placement = placement_lib.Placement(False, 'config', num_envs=environment.num_agents)
+  _LOG.info('Environments step in EnvPool, %d threads (environment.backend = envpool).',
+            threads)
   return batch
 
 

@@ -115,6 +115,8 @@ def _build_batch_env(config: configs.RunConfig) -> Any:
   from agents.tools import errors
   try:
     return builders.make_batch_env(config)
+  except configs.ConfigError:
+    raise
   except (TypeError, ValueError, errors.WorkerError) as error:
     if isinstance(error, errors.WorkerError) and error.remote_type not in (
         'TypeError', 'ValueError'):

@@ -72,5 +72,28 @@ class SlabTest(unittest.TestCase):
     self.assertEqual(converted['final_obs'].dtype, expected['final_obs'].dtype)
 
 
+
+class StackFlatInfosTest(unittest.TestCase):
+
+  def _one_by_one(self, infos):
+    return slab_lib.concatenate_infos(
+        [slab_lib.vector_infos(info, 1, False) for info in infos], [1] * len(infos))
+
+  def test_alike_infos_stack_into_the_arrays_one_by_one_gives(self):
+    infos = [{'x': 0.5, 'n': 3, 'ok': True, 'v': np.float32(2)},
+             {'x': -1.0, 'n': 4, 'ok': False, 'v': np.float32(1)}]
+    stacked, expected = slab_lib.stack_flat_infos(infos), self._one_by_one(infos)
+    self.assertEqual(stacked.keys(), expected.keys())
+    for key, value in expected.items():
+      np.testing.assert_array_equal(stacked[key], value)
+      self.assertEqual(stacked[key].dtype, value.dtype, key)
+
+  def test_other_infos_are_left_to_the_general_path(self):
+    for infos in ([{'x': 1.0}, {'y': 1.0}], [{'x': 1.0}, {'x': 1}],
+                  [{'x': np.zeros(2)}, {'x': np.zeros(2)}], [{'final_obs': 1.0}] * 2,
+                  [{'d': {'a': 1}}] * 2):
+      self.assertIsNone(slab_lib.stack_flat_infos(infos), infos)
+
+
 if __name__ == '__main__':
   unittest.main()

@@ -17,14 +17,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
   from agents.tools.transport.connection import WorkerConnection
 
+_IDLE = (True, None)  # The result of a connection not waited on.
+
 
 def wait_all(connections: Sequence[WorkerConnection],
-             tokens: Sequence[int]) -> list[tuple[bool, Any]]:
+             tokens: Sequence[int | None]) -> list[tuple[bool, Any]]:
   """Waits for the reply to `tokens[i]` from `connections[i]`, for every i.
 
   Args:
     connections: `connection.WorkerConnection`s.
-    tokens: The token of each one's request.
+    tokens: The token of each one's request; None for a connection not waited on
+      (its result is `(True, None)`).
 
   Returns:
     One `(True, result)` or `(False, exception)` per connection, in order.
@@ -48,7 +51,7 @@ class ReplyWaiter:
     self._owner: dict[int, int] = {}  # Descriptor -> position of its connection.
 
   def wait(self, connections: Sequence[WorkerConnection],
-           tokens: Sequence[int]) -> list[tuple[bool, Any]]:
+           tokens: Sequence[int | None]) -> list[tuple[bool, Any]]:
     """Waits for the replies of `connections` to `tokens`; see `wait_all`."""
     if connections != self._connections:
       self._watch(connections)
@@ -57,6 +60,9 @@ class ReplyWaiter:
     timeout: float | None = None
     pending, bounded = 0, True
     for position, (connection, token) in enumerate(zip(connections, tokens)):
+      if token is None:  # Not waited on: a descriptor of it that fires is out of turn.
+        results[position] = _IDLE
+        continue
       if connection.reply_fileno(token) is None:
         results[position] = connection.settle(token)
         continue
@@ -82,11 +88,11 @@ class ReplyWaiter:
           del owner[fd]
           self._connections = None
           continue
-        results[watched] = connections[watched].settle(tokens[watched])
+        results[watched] = connections[watched].settle(tokens[watched])  # type: ignore[arg-type]  # waited on
         pending -= 1
     for position, result in enumerate(results):
       if result is None:
-        results[position] = connections[position].settle(tokens[position])
+        results[position] = connections[position].settle(tokens[position])  # type: ignore[arg-type]  # waited on
     return results
 
   def _watch(self, connections: Sequence[WorkerConnection]) -> None:
