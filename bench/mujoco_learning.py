@@ -19,10 +19,11 @@ return of its last (up to) 100 training episodes, and of 10 episodes of the
 deterministic policy with the normalisation statistics frozen (rl-zoo's benchmark).
 
 `summary` reads the runs under LOGDIR (`<timestamp>-<config>/metrics.jsonl`) and the
-JSON lines of `sb3`, and prints per task: the evaluation return (mean action) and the
-last training interval's return (sampled actions, 30 episodes), each as the mean over
-seeds with a 95% Student-t interval, the wall time of each run, and the published PPO
-returns of CleanRL and rl-zoo (`PUBLISHED`).
+JSON lines of `sb3`, and prints per task: the evaluation phase's mean return (mean
+action) and the last logged training interval's (sampled actions, the episodes that
+ended in its 10,240 steps), each as the mean over seeds with a 95% Student-t interval
+(none for one seed), the training steps and wall time (start to the last row) of each
+run, and the published PPO returns of CleanRL and rl-zoo (`PUBLISHED`).
 """
 
 import argparse
@@ -128,11 +129,12 @@ def read_run(run_dir):
     import yaml
     started = yaml.safe_load(file)['sessions'][0]['started']
   start = datetime.datetime.fromisoformat(str(started)).timestamp()
+  timed = [row['wall_time'] for row in rows if row.get('wall_time')]
   return {'env': config['environment']['id'], 'seed': config['seed'],
-          'steps': rows[-1]['step'] if rows else 0,
+          'train_steps': config['loop']['steps'],
           'train_return': train[-1]['mean_score'] if train else None,
           'eval_return': evals[-1]['mean_score'] if evals else None,
-          'wall_seconds': round(rows[-1]['wall_time'] - start, 1) if rows else None}
+          'wall_seconds': round(timed[-1] - start, 1) if timed else None}
 
 
 def summary(runs_dir, sb3_files):
@@ -154,7 +156,7 @@ def summary(runs_dir, sb3_files):
   for task in TASKS:
     runs = ours.get(task, [])
     entry = {'env': TASKS[task], 'agents': {
-        'seeds': [run['seed'] for run in runs], 'steps': [run['steps'] for run in runs],
+        'seeds': [run['seed'] for run in runs], 'train_steps': [run['train_steps'] for run in runs],
         'eval_return': interval([run['eval_return'] for run in runs]),
         'train_return': interval([run['train_return'] for run in runs]),
         'wall_seconds': [run['wall_seconds'] for run in runs]}}
