@@ -32,6 +32,10 @@ class ShippedModelTest(unittest.TestCase):
   STEPS, SEED, TWR50 = 5_577_728, 1097713535, 0.341
   # The command its history (README.md) trains it with.
   TRAINING_COMMAND = 'python -m agents.scripts.experiment fit'
+  NETWORK_KIND = 'column'
+  # The wind it was trained and measured in: a record saved before the wind was named
+  # reads as procedural.
+  WIND = 'procedural'
 
   def test_model_and_its_record_are_shipped(self):
     self.assertTrue(os.path.exists(os.path.join(self.MODEL_DIR, 'saved_model.pb')),
@@ -48,7 +52,8 @@ class ShippedModelTest(unittest.TestCase):
     self.assertEqual((record['env_id'], record['observation_shape'], record['training']['steps']),
                      ('BalloonLearningEnvironment-v0', [self.OBSERVATION_SIZE], self.STEPS))
     config = configs.from_saved(record['config'], 'policy.yaml: field config')
-    self.assertEqual((config['network']['kind'], config['seed']), ('column', self.SEED))
+    self.assertEqual((config['network']['kind'], config['seed']), (self.NETWORK_KIND, self.SEED))
+    self.assertEqual(config['environment']['kwargs']['wind'], self.WIND)
     [evaluation] = record['evaluations']
     self.assertEqual((evaluation['suite']['name'], evaluation['suite']['num_seeds'],
                       evaluation['metric']), ('small_eval', 100, 'twr50'))
@@ -115,6 +120,17 @@ class ShippedQRDQNModelTest(ShippedModelTest):
     q_values = model.q_values(observations).numpy()
     self.assertEqual(model.action(observations).numpy().tolist(),
                      q_values.argmax(axis=1).tolist())
+
+
+class ShippedBLEWindModelTest(ShippedQRDQNModelTest):
+  """`models/balloon_ble_wind`: Perciatelli44 fine-tuned (QR-DQN, its 7 x 600 MLP) in BLE's
+  generative wind, the wind its record names, flying greedily on BLE's observation."""
+
+  MODEL_DIR = os.path.join(MODELS, 'balloon_ble_wind')
+  STEPS, SEED, TWR50 = 921_600, 0, 0.356
+  TRAINING_COMMAND = 'python -m agents.scripts.train --config=balloon_finetune_perciatelli'
+  NETWORK_KIND = 'mlp'
+  WIND = 'generative'
 
 
 if __name__ == '__main__':
