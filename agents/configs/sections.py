@@ -64,7 +64,8 @@ class EnvironmentConfig:
       'gymnasium', "what steps the environments: 'gymnasium' (gymnasium.make, placed by "
       "environment.processes); 'envpool': EnvPool's C++ threads in this process, for the "
       "tasks EnvPool has (HalfCheetah-v5, Hopper-v5, ...; pip install 'agents[envpool]'), "
-      'ignoring processes, vector and envs_per_process', choices=('gymnasium', 'envpool'))
+      'ignoring processes, vector and envs_per_process', choices=('gymnasium', 'envpool'),
+      legacy='gymnasium')
 
 
 @dataclasses.dataclass(frozen=True)
