@@ -170,6 +170,9 @@ class SingleEnvironmentTest(unittest.TestCase):
 
   def test_the_console_lines_print_above_the_progress_bar_and_absl_is_left_as_it_was(self):
     absl_logger = logging.getLogger('absl')
+    # absl as a fresh process has it (an earlier test in this process may have set a level).
+    self.addCleanup(absl_logger.setLevel, absl_logger.level)
+    absl_logger.setLevel(logging.NOTSET)
     before = absl_logger.level, absl_logger.propagate, list(absl_logger.handlers)
     out, err = io.StringIO(), io.StringIO()
     with tempfile.TemporaryDirectory() as base_dir:
