@@ -242,7 +242,7 @@ def _train(config: Mapping[str, Any], run_dir: str, quiet: bool = False,
           batch_env, seed=config.seed,
           collectors=_collectors(config, len(batch_env), collectors))
       loop = loop_lib.Loop(run_dir)
-      placement = getattr(batch_env, 'placement', None)
+      placement = batch_env.placement
       loop.metrics.attach(session.start_trackers(config, run_dir, run_name, run_group,
                                          placement and placement.as_record()))
       algorithm = _build_algorithm(config, batch_env, loop.is_training)
