@@ -77,10 +77,6 @@ class UnknownAgentError(ValueError):
   """`create_agent` was asked for a name it does not know (the message lists the names)."""
 
 
-class AgentUnavailableError(ValueError):
-  """A registered agent that cannot be built here (the message says what it needs)."""
-
-
 def _quantile(num_actions: int, observation_shape: Sequence[int],
               **hyperparameters: Any) -> agent_lib.SingleBalloonAgent:
   """BLE's `quantile`: the project's QR-DQN, batched inside, BLE's single-balloon methods

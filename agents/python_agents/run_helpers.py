@@ -35,7 +35,6 @@ from agents.python_agents import agent_registry, policy_agents
 
 # The registry's and the policy agents' names, where earlier code found them.
 UnknownAgentError = agent_registry.UnknownAgentError
-AgentUnavailableError = agent_registry.AgentUnavailableError
 agent_names = agent_registry.agent_names
 BALLOON_PPO, SHIPPED_MODELS = policy_agents.BALLOON_PPO, policy_agents.SHIPPED_MODELS
 PolicyAgent, SavedModelAgent = policy_agents.PolicyAgent, policy_agents.SavedModelAgent
@@ -76,7 +75,6 @@ def create_agent(agent_name: str, num_actions: int, observation_shape: Sequence[
 
   Raises:
     UnknownAgentError: an unknown name (the message lists the names).
-    AgentUnavailableError: an agent that cannot be built here (the message says why).
     EvaluationError: `balloon_ppo` when the shipped model is missing (an installed wheel
       does not hold `models/`) or takes other observations.
     ValueError: `perciatelli44` when its weights are missing or are not its graph (the

@@ -24,7 +24,9 @@ import numpy as np
 
 from agents.env.balloon.wind import wind_forecast
 
-# (weight; x scale km, y scale km, pressure scale Pa, time scale h), §10.
+# (weight; x scale km, y scale km, pressure scale Pa, time scale h), §10: the rounded values
+# of BLE's harmonics (simplex_noise.U_HARMONICS, V_HARMONICS hold the exact ones). The
+# procedural wind and the models trained in it are defined by these; do not derive them.
 U_SCALES = np.array([
     (0.1445, 702.0, 2117.0, 2588.0, 245.0),
     (0.2766, 1484.0, 752.0, 646.0, 16.4),

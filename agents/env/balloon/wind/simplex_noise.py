@@ -25,6 +25,8 @@ from opensimplex import internals as opensimplex_internals
 from agents.env.balloon.wind import wind_forecast
 
 # BLE's harmonics, (weight, x scale km, y scale km, pressure scale Pa, time scale h): u then v.
+# Exact, for BLE's noise to 1e-8; forecast_error.U_SCALES/V_SCALES are §10's rounded copy,
+# which the procedural wind keeps.
 U_HARMONICS = np.array([
     (0.1445, 702.269, 2116.987, 2587.802, 245.0),
     (0.2766, 1483.570, 752.124, 646.208, 16.39),
