@@ -48,30 +48,18 @@ class SegmentMemory(tf.Module):
       The grouped assign op.
     """
     position = tf.gather(self.length, agent_indices)
+    # A full row keeps its data: its write goes to its last step and writes back what is
+    # there. (One gather and one select per buffer: `tf.boolean_mask` would cost a dozen
+    # ops per buffer at every step.)
     has_room = position < self._capacity
     index = tf.stack([agent_indices, tf.minimum(position, self._capacity - 1)], 1)
-    buffers = tf.nest.flatten(self.buffers)
-    values = [tf.cast(value, buffer.dtype)
-              for buffer, value in zip(buffers, tf.nest.flatten(transition))]
-
-    def write_all():
-      # Every row has room (PPO's every step: the update empties a full memory at once).
-      return tf.group([buffer.scatter_nd_update(index, value)
-                       for buffer, value in zip(buffers, values)])
-
-    def write_some():
-      # A full row keeps its data: its write goes to its last step and writes back what is
-      # there. (One gather and one select per buffer: `tf.boolean_mask` would cost a dozen
-      # ops per buffer.)
-      writes = []
-      for buffer, value in zip(buffers, values):
-        keep = tf.reshape(has_room, [-1] + [1] * (len(buffer.shape) - 2))
-        stored = tf.gather_nd(buffer, index)  # Reads the rows only, not the whole buffer.
-        writes.append(buffer.scatter_nd_update(index, tf.where(keep, value, stored)))
-      return tf.group(writes)
-
-    written = tf.cond(tf.reduce_all(has_room), write_all, write_some)
-    with tf.control_dependencies([written]):
+    writes = []
+    for buffer, value in zip(tf.nest.flatten(self.buffers), tf.nest.flatten(transition)):
+      keep = tf.reshape(has_room, [-1] + [1] * (len(buffer.shape) - 2))
+      stored = tf.gather_nd(buffer, index)  # Reads the rows only, not the whole buffer.
+      writes.append(buffer.scatter_nd_update(
+          index, tf.where(keep, tf.cast(value, buffer.dtype), stored)))
+    with tf.control_dependencies(writes):
       return self.length.scatter_nd_add(agent_indices[:, None], tf.cast(has_room, tf.int32))
 
   def truncate_last(self, agent_indices):
