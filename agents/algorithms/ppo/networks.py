@@ -70,7 +70,7 @@ class PolicyValueNetwork(tf.Module):
 
   recurrent = False
 
-  # pylint: disable-next=unused-argument,too-many-arguments
+  # pylint: disable-next=unused-argument
   def __init__(self, observ_size, action_space, policy_layers, value_layers, activation,
                init_std, seed, name, matmul_dtype='float32', mean_activation='none',
                std_transform='exp', initializer='orthogonal', init_output_factor=None):
