@@ -9,8 +9,10 @@ values that have no counterpart here (a constructor for `env`, an optimiser othe
 than Adam). What each key becomes, and where its meaning differs, is in
 docs/coming_from_batchppo.md; `KEYS` is the list the test holds that page to.
 
-Choices BatchPPO's code makes without a config key are made here too: ReLU hidden
-layers, no gradient clipping, observations normalised and clipped at 5, rewards
+Choices BatchPPO's code makes without a config key are made here too: its networks
+(ReLU hidden layers, Glorot-uniform weights, a tanh on the Gaussian's mean, its std the
+softplus of a variable, the policy output layer drawn by `init_output_factor`, 0.1
+unless given), no gradient clipping, observations normalised and clipped at 5, rewards
 scaled and clipped at 10, BatchPPO's adaptive KL penalty, and Monte-Carlo returns
 (`gae_lambda` 1) unless `gae_lambda` is given.
 """
@@ -32,18 +34,22 @@ REQUIRED = ('env', 'max_length', 'steps', 'num_agents', 'update_every', 'update_
 # Keys BatchPPO reads as None when absent.
 OPTIONAL = ('algorithm', 'network', 'optimizer', 'eval_episodes', 'normalize_ranges',
             'gae_lambda', 'entropy_regularization', 'batch_size', 'chunk_length', 'use_gpu',
-            'weight_summaries', 'init_output_factor')
+            'weight_summaries', 'init_output_factor', 'env_processes')
 
 KEYS = REQUIRED + OPTIONAL
 
 # BatchPPO's choices that its configs do not name (its networks and PPO's code).
 FIXED = {
-    'network': {'activation': 'relu'},
+    'network': {'activation': 'relu', 'mean_activation': 'tanh', 'std_transform': 'softplus',
+                'initializer': 'glorot'},
     'algorithm': {'policy_objective': 'kl_penalty', 'max_grad_norm': 0.0,
                   'normalize_observ': True, 'observ_clip': 5.0, 'normalize_reward': True,
                   'reward_clip': 10.0, 'normalize_advantage': True, 'value_coef': 1.0,
                   'entropy_coef': 0.0},
 }
+
+# BatchPPO's `default()` value of `init_output_factor`, which its networks read.
+_DEFAULT_OUTPUT_FACTOR = 0.1
 
 
 def is_flat(config) -> bool:
@@ -92,6 +98,8 @@ def translate(flat: dict, name: str = 'config') -> dict:
       'network': {'kind': _network_kind(get('network'), name),
                   'policy_layers': tuple(get('policy_layers')),
                   'value_layers': tuple(get('value_layers')), 'init_std': get('init_std'),
+                  'init_output_factor': (_DEFAULT_OUTPUT_FACTOR if get('init_output_factor')
+                                         is None else get('init_output_factor')),
                   **FIXED['network']},
       'algorithm': {
           'segment_length': segment_length, 'update_epochs': get('update_epochs'),
@@ -107,6 +115,8 @@ def translate(flat: dict, name: str = 'config') -> dict:
       'loop': {'steps': _integer(name, 'steps', get('steps')),
                'eval_every': update_every * max_length if eval_episodes else 0},
   }
+  if get('env_processes') is not None:  # BatchPPO's train flag, as a key of the config.
+    overrides['environment']['processes'] = get('env_processes')
   if eval_episodes:
     overrides['loop']['eval_steps'] = _integer(name, 'eval_episodes', eval_episodes) * max_length
   if overrides['network']['kind'] != config['network'].get('kind'):

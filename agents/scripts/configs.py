@@ -8,7 +8,11 @@ at one boundary (`agents.configs.batchppo`). Run one by its name or its path:
 
 The values are BatchPPO's (its agents/scripts/configs.py) on today's tasks: Gymnasium's
 MuJoCo v5 environments where BatchPPO had gym's v2 ones, and Pendulum-v1 for
-Pendulum-v0. The name `pendulum` itself runs this package's tuned Pendulum config
+Pendulum-v0. The MuJoCo configs step their environments in the training process
+(`env_processes = False`: BatchPPO's `--env_processes` flag as a key, which the flag
+still overrides): a MuJoCo step takes tens of microseconds, and worker processes
+stepped 30 of them slower than the training process did (docs/benchmarks.md). The
+name `pendulum` itself runs this package's tuned Pendulum config
 (`agents.configs.named`); BatchPPO's is `agents.scripts.configs:pendulum`. Write your
 own the same way, in your own module, and pass `--config=mymodule:mytask`:
 
@@ -90,6 +94,7 @@ def reacher():
   locals().update(default())
   # Environment
   env = 'Reacher-v5'
+  env_processes = False  # In this process: see the module docstring.
   max_length = 1000
   steps = 5e6  # 5M
   discount = 0.985
@@ -102,6 +107,7 @@ def cheetah():
   locals().update(default())
   # Environment
   env = 'HalfCheetah-v5'
+  env_processes = False  # In this process: see the module docstring.
   max_length = 1000
   steps = 1e7  # 10M
   discount = 0.99
@@ -113,6 +119,7 @@ def walker():
   locals().update(default())
   # Environment
   env = 'Walker2d-v5'
+  env_processes = False  # In this process: see the module docstring.
   max_length = 1000
   steps = 1e7  # 10M
   return locals()
@@ -123,6 +130,7 @@ def hopper():
   locals().update(default())
   # Environment
   env = 'Hopper-v5'
+  env_processes = False  # In this process: see the module docstring.
   max_length = 1000
   steps = 1e7  # 10M
   update_every = 60
@@ -134,6 +142,7 @@ def ant():
   locals().update(default())
   # Environment
   env = 'Ant-v5'
+  env_processes = False  # In this process: see the module docstring.
   max_length = 1000
   steps = 2e7  # 20M
   return locals()
@@ -144,6 +153,7 @@ def humanoid():
   locals().update(default())
   # Environment
   env = 'Humanoid-v5'
+  env_processes = False  # In this process: see the module docstring.
   max_length = 1000
   steps = 5e7  # 50M
   update_every = 60

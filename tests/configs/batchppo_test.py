@@ -109,6 +109,14 @@ class TranslateTest(unittest.TestCase):
     self.assertEqual(translated['algorithm']['entropy_coef'], 0.01)
     self.assertEqual(batchppo.translate(self._flat())['algorithm']['gae_lambda'], 1.0)
 
+  def test_batchppo_networks(self):
+    network = batchppo.translate(self._flat())['network']
+    self.assertEqual((network['mean_activation'], network['std_transform'],
+                      network['initializer'], network['init_output_factor']),
+                     ('tanh', 'softplus', 'glorot', 0.1))
+    self.assertEqual(batchppo.translate(self._flat(init_output_factor=0.5))['network']
+                     ['init_output_factor'], 0.5)
+
   def test_recurrent_network(self):
     from agents.scripts import networks
     translated = batchppo.translate(self._flat(network=networks.recurrent_gaussian))
@@ -136,6 +144,8 @@ class NamedConfigsTest(unittest.TestCase):
         self.assertEqual(config['algorithm']['update_epochs'], 25)
         self.assertEqual(config['network']['policy_layers'], [200, 100])
         self.assertEqual(config['network']['init_std'], 0.35)
+        self.assertEqual(config['network']['mean_activation'], 'tanh')
+        self.assertIs(config['environment']['processes'], False)
 
   def test_batchppo_pendulum_by_path(self):
     config = configs.resolve('agents.scripts.configs:pendulum')

@@ -72,6 +72,13 @@ class RunConfigTest(unittest.TestCase):
     self.assertIs(config.algorithm.jit_compile, True)
     with self.assertRaisesRegex(configs.ConfigError, "missing the key 'algorithm.jit_compile'"):
       configs.validate(saved)  # a new config names every key
+    # BatchPPO's network keys: runs saved before them ran today's network.
+    saved = self.config.to_plain()
+    for key in ('mean_activation', 'std_transform', 'initializer', 'init_output_factor'):
+      del saved['network'][key]
+    network = configs.from_saved(saved, 'config.yaml').network
+    self.assertEqual((network.mean_activation, network.std_transform, network.initializer,
+                      network.init_output_factor), ('none', 'exp', 'orthogonal', None))
 
   def test_yaml_holds_the_plain_mapping(self):
     text = configs.dump_yaml(self.config)

@@ -2,7 +2,10 @@
 
 Shared by PPO's networks, QR-DQN's and the environments' own networks. Hidden
 layers use gain sqrt(2); the caller chooses the output layer's gain (0.01 for a
-policy's logits, 1 for a value), a standard PPO implementation detail.
+policy's logits, 1 for a value), a standard PPO implementation detail. A layer's
+`init` may instead be a function `(shape, rng) -> kernel`: `glorot_uniform` and
+`variance_scaling` are BatchPPO's (TensorFlow 1's `fully_connected` defaults and its
+policy output layer).
 """
 
 import numpy as np
@@ -19,6 +22,32 @@ def orthogonal(shape, gain, rng):
   return (gain * q[:shape[0], :shape[1]]).astype(np.float32)
 
 
+def glorot_uniform(shape, rng):
+  """A [in, out] float32 kernel uniform in +-sqrt(6 / (in + out)) (Glorot and Bengio, 2010)."""
+  limit = np.sqrt(6.0 / (shape[0] + shape[1]))
+  return rng.uniform(-limit, limit, shape).astype(np.float32)
+
+
+def variance_scaling(factor):
+  """The init `(shape, rng) -> kernel` of TensorFlow 1's `variance_scaling_initializer(factor)`.
+
+  Fan-in mode, truncated normal: standard deviation sqrt(1.3 * factor / in), draws
+  beyond two standard deviations drawn again.
+  """
+  def init(shape, rng):
+    values = rng.standard_normal(shape)
+    while (outside := np.abs(values) > 2.0).any():
+      values[outside] = rng.standard_normal(int(outside.sum()))
+    return (np.sqrt(1.3 * factor / shape[0]) * values).astype(np.float32)
+  return init
+
+
+def initial_kernel(shape, init, rng):
+  """The initial kernel of shape [in, out]: orthogonal of gain `init` (a number), or
+  `init(shape, rng)` (a function)."""
+  return init(shape, rng) if callable(init) else orthogonal(shape, init, rng)
+
+
 class Dense(tf.Module):
   """Affine layer with orthogonal initial weights and an optional activation.
 
@@ -31,7 +60,8 @@ class Dense(tf.Module):
   def __init__(self, in_size, out_size, gain, rng, activation=None, matmul_dtype='float32',
                name=None):
     super().__init__(name=name)
-    self.kernel = tf.Variable(orthogonal((in_size, out_size), gain, rng), name='kernel')
+    # `gain`: an orthogonal init's gain, or an init function (see `initial_kernel`).
+    self.kernel = tf.Variable(initial_kernel((in_size, out_size), gain, rng), name='kernel')
     self.bias = tf.Variable(tf.zeros([out_size]), name='bias')
     self._activation = activation
     self._matmul_dtype = tf.as_dtype(matmul_dtype)
@@ -50,17 +80,19 @@ class MLP(tf.Module):
   """Stack of hidden `Dense` layers followed by a linear output layer.
 
   `matmul_dtype` applies to the hidden layers only: the output layer (logits,
-  value) always multiplies in float32.
+  value) always multiplies in float32. `output_gain` and `hidden_init` are a gain
+  or an init function (see `initial_kernel`); `hidden_init` None is orthogonal of
+  gain sqrt(2).
   """
 
   def __init__(self, in_size, hidden_sizes, out_size, output_gain, activation, rng,
-               matmul_dtype='float32', name=None):
+               matmul_dtype='float32', name=None, hidden_init=None):
     super().__init__(name=name)
     self.layers = []
     size = in_size
     for index, hidden in enumerate(hidden_sizes):
-      self.layers.append(Dense(size, hidden, np.sqrt(2.0), rng, activation, matmul_dtype,
-                               name=f'hidden{index}'))
+      self.layers.append(Dense(size, hidden, np.sqrt(2.0) if hidden_init is None else hidden_init,
+                               rng, activation, matmul_dtype, name=f'hidden{index}'))
       size = hidden
     self.output_size = size
     self.head = Dense(size, out_size, output_gain, rng, name='output') if out_size else None

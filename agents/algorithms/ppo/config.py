@@ -13,6 +13,9 @@ from agents.config_fields import ConfigError, param
 
 POLICY_OBJECTIVES = ('kl_penalty', 'clipped')
 ACTIVATIONS = ('tanh', 'relu', 'elu')
+MEAN_ACTIVATIONS = ('none', 'tanh')
+STD_TRANSFORMS = ('exp', 'softplus')
+INITIALIZERS = ('orthogonal', 'glorot')
 MATMUL_DTYPES = ('float32', 'bfloat16')
 
 
@@ -71,6 +74,20 @@ class NetworkConfig:
   gru_units: int = param(64, 'GRU size of the recurrent policy', low=1)
   activation: str = param('tanh', 'activation of the hidden layers', choices=ACTIVATIONS)
   init_std: float = param(1.0, 'initial std of the Gaussian policy', low=0, low_open=True)
+  mean_activation: str = param('none', "squashes the Gaussian's mean: tanh keeps it in "
+                               "(-1, 1) as BatchPPO's networks did", choices=MEAN_ACTIVATIONS,
+                               legacy='none')
+  std_transform: str = param('exp', "the Gaussian's state-independent std from its variable: "
+                             "exp (a log std) or softplus (BatchPPO's)", choices=STD_TRANSFORMS,
+                             legacy='exp')
+  initializer: str = param('orthogonal', 'initial weights of the hidden layers and the value '
+                           'output: orthogonal (gain sqrt(2); value output 1) or glorot '
+                           "(Glorot uniform, BatchPPO's)", choices=INITIALIZERS,
+                           legacy='orthogonal')
+  init_output_factor: float | None = param(
+      None, "BatchPPO's: the policy output layer starts from a truncated normal of std "
+      'sqrt(1.3 * factor / fan_in); null: orthogonal of gain 0.01', low=0, low_open=True,
+      legacy=None)
   matmul_dtype: str = param('float32', 'dtype of the hidden layers\' matrix products '
                             '(weights, gradients and Adam stay float32)', choices=MATMUL_DTYPES)
 

@@ -15,6 +15,13 @@ Box actions use a diagonal Gaussian whose log std is a state-independent
 variable; Discrete actions use a categorical. Weights use orthogonal
 initialisation (gain sqrt(2) for hidden layers, 0.01 for the policy output,
 1 for the value output), a standard PPO implementation detail.
+
+Four keys of the `network` section make the feed-forward and recurrent policies
+BatchPPO's networks instead (its configs set them): `mean_activation: tanh` squashes
+the Gaussian's mean, `std_transform: softplus` makes the std the softplus of its
+variable, `initializer: glorot` starts the hidden layers and the value output from
+Glorot-uniform weights, and `init_output_factor` starts the policy output layer from
+BatchPPO's variance-scaling draw.
 """
 
 import gymnasium
@@ -22,7 +29,14 @@ import numpy as np
 import tensorflow as tf
 
 from agents import plugins
-from agents.algorithms.parts.layers import MLP, Dense, apply_over_leading_axes, orthogonal
+from agents.algorithms.parts.layers import (
+  MLP,
+  Dense,
+  apply_over_leading_axes,
+  glorot_uniform,
+  orthogonal,
+  variance_scaling,
+)
 from agents.algorithms.ppo import config as config_lib
 from agents.algorithms.ppo import distributions, utility
 
@@ -58,8 +72,18 @@ class PolicyValueNetwork(tf.Module):
 
   # pylint: disable-next=unused-argument
   def __init__(self, observ_size, action_space, policy_layers, value_layers, activation,
-               init_std, seed, name, matmul_dtype='float32'):
+               init_std, seed, name, matmul_dtype='float32', mean_activation='none',
+               std_transform='exp', initializer='orthogonal', init_output_factor=None):
     super().__init__(name=name)
+    _check_choice('mean_activation', mean_activation, config_lib.MEAN_ACTIVATIONS)
+    _check_choice('std_transform', std_transform, config_lib.STD_TRANSFORMS)
+    _check_choice('initializer', initializer, config_lib.INITIALIZERS)
+    self._mean_tanh = mean_activation == 'tanh'
+    self._softplus_std = std_transform == 'softplus'
+    self._glorot = initializer == 'glorot'
+    # The policy output layer's init: a gain of the orthogonal init, or BatchPPO's draw.
+    self._policy_output_init = (0.01 if init_output_factor is None
+                                else variance_scaling(init_output_factor))
     if matmul_dtype not in config_lib.MATMUL_DTYPES:
       raise ValueError(f'Unknown matmul_dtype {matmul_dtype!r}; expected one of '
                        f'{config_lib.MATMUL_DTYPES} (config key "network.matmul_dtype").')
@@ -74,19 +98,25 @@ class PolicyValueNetwork(tf.Module):
       self.action_shape = tuple(action_space.shape)
       self.action_dtype = tf.float32
       self._head_size = int(np.prod(action_space.shape))
-      self.log_std = tf.Variable(np.full([self._head_size], np.log(init_std), np.float32),
-                                 name='log_std')
+      if self._softplus_std:  # BatchPPO's: std = softplus(variable).
+        self.before_softplus_std = tf.Variable(
+            np.full([self._head_size], np.log(np.expm1(init_std)), np.float32),
+            name='before_softplus_std')
+      else:
+        self.log_std = tf.Variable(np.full([self._head_size], np.log(init_std), np.float32),
+                                   name='log_std')
     elif isinstance(action_space, gymnasium.spaces.Discrete):
       self.distribution_class = distributions.Categorical
       self.action_shape = ()
       self.action_dtype = tf.int32
       self._head_size = int(action_space.n)
-      self.log_std = None
     else:
       raise ValueError(f'Unsupported action space {action_space}; PPO supports Box and '
                        'Discrete.')
-    self.value_mlp = MLP(observ_size, value_layers, 1, 1.0, self._activation, self._rng,
-                         matmul_dtype, name='value')
+    self._hidden_init = glorot_uniform if self._glorot else None
+    self.value_mlp = MLP(observ_size, value_layers, 1, glorot_uniform if self._glorot else 1.0,
+                         self._activation, self._rng, matmul_dtype, name='value',
+                         hidden_init=self._hidden_init)
     self.state_size = 1
 
   def value(self, observ):
@@ -96,10 +126,14 @@ class PolicyValueNetwork(tf.Module):
     return self.distribution_class.from_params(params)
 
   def _head_to_params(self, head):
-    if self.log_std is None:
+    if self.distribution_class is not distributions.DiagonalGaussian:
       return head
-    # State-independent log std: one learned variable, broadcast over the batch.
-    return tf.concat([head, tf.zeros_like(head) + self.log_std], -1)
+    if self._mean_tanh:
+      head = tf.tanh(head)
+    # State-independent std: one learned variable, broadcast over the batch.
+    log_std = (tf.math.log(tf.nn.softplus(self.before_softplus_std)) if self._softplus_std
+               else self.log_std)
+    return tf.concat([head, tf.zeros_like(head) + log_std], -1)
 
   def initial_state(self, batch_size):
     return tf.zeros([batch_size, self.state_size])
@@ -110,11 +144,12 @@ class FeedForwardPolicy(PolicyValueNetwork):
 
   def __init__(self, observ_size, action_space, policy_layers=(64, 64), value_layers=(64, 64),
                activation='tanh', init_std=1.0, seed=0, matmul_dtype='float32',
-               name='feed_forward_policy', **unused):
+               name='feed_forward_policy', **kwargs):
     super().__init__(observ_size, action_space, policy_layers, value_layers, activation,
-                     init_std, seed, name, matmul_dtype)
-    self.policy_mlp = MLP(observ_size, policy_layers, self._head_size, 0.01, self._activation,
-                          self._rng, matmul_dtype, name='policy')
+                     init_std, seed, name, matmul_dtype, **_style(kwargs))
+    self.policy_mlp = MLP(observ_size, policy_layers, self._head_size, self._policy_output_init,
+                          self._activation, self._rng, matmul_dtype, name='policy',
+                          hidden_init=self._hidden_init)
 
   def policy(self, observ, state):
     return self._head_to_params(self.policy_mlp(observ)), state
@@ -131,13 +166,14 @@ class RecurrentPolicy(PolicyValueNetwork):
 
   def __init__(self, observ_size, action_space, policy_layers=(64,), value_layers=(64, 64),
                activation='tanh', init_std=1.0, seed=0, gru_units=64, matmul_dtype='float32',
-               name='recurrent_policy', **unused):
+               name='recurrent_policy', **kwargs):
     super().__init__(observ_size, action_space, policy_layers, value_layers, activation,
-                     init_std, seed, name, matmul_dtype)
+                     init_std, seed, name, matmul_dtype, **_style(kwargs))
     self.encoder = MLP(observ_size, policy_layers, 0, 1.0, self._activation, self._rng,
-                       matmul_dtype, name='encoder')
+                       matmul_dtype, name='encoder', hidden_init=self._hidden_init)
     self.cell = GRUCell(self.encoder.output_size, gru_units, self._rng, name='gru')
-    self.head = Dense(gru_units, self._head_size, 0.01, self._rng, name='head')
+    self.head = Dense(gru_units, self._head_size, self._policy_output_init, self._rng,
+                      name='head')
     self.state_size = gru_units
 
   def policy(self, observ, state):
@@ -158,6 +194,21 @@ class RecurrentPolicy(PolicyValueNetwork):
     states = tf.scan(step, time_major, initializer=state)
     head = apply_over_leading_axes(self.head, tf.transpose(states, [1, 0, 2]))
     return self._head_to_params(head)
+
+
+_STYLE_KEYS = ('mean_activation', 'std_transform', 'initializer', 'init_output_factor')
+
+
+def _style(kwargs):
+  """The keys of `kwargs` that choose between this package's and BatchPPO's network (the
+  network section's other keys, of other kinds, are not this network's)."""
+  return {key: kwargs[key] for key in _STYLE_KEYS if key in kwargs}
+
+
+def _check_choice(key, value, choices):
+  if value not in choices:
+    raise ValueError(f'Unknown {key} {value!r}; expected one of {choices} '
+                     f'(config key "network.{key}").')
 
 
 def make_network(kind, observation_space, action_space, seed=0, **kwargs):

@@ -26,6 +26,35 @@ class NetworksTest(unittest.TestCase):
     np.testing.assert_allclose(np.exp(distribution.log_std.numpy()), 0.5, rtol=1e-6)
     self.assertEqual(network.value(tf.zeros([2, 3, 4])).shape, (2, 3))
 
+  def test_batchppo_style_gaussian(self):
+    # BatchPPO's feed_forward_gaussian: tanh mean, softplus std, Glorot hidden layers and a
+    # variance-scaling output layer; today's network is the default and reads its keys.
+    action_space = gymnasium.spaces.Box(-1, 1, (2,))
+    style = dict(mean_activation='tanh', std_transform='softplus', initializer='glorot',
+                 init_output_factor=0.1)
+    network = networks.make_network('feed_forward', OBSERVATION_SPACE, action_space,
+                                    init_std=0.35, policy_layers=[8], **style)
+    params, _ = network.policy(tf.fill([3, 4], 100.0), network.initial_state(3))
+    distribution = network.distribution(params)
+    self.assertLessEqual(np.abs(distribution.mean.numpy()).max(), 1.0)
+    np.testing.assert_allclose(np.exp(distribution.log_std.numpy()), 0.35, rtol=1e-5)
+    self.assertEqual({v.name.split(':')[0] for v in network.trainable_variables
+                      if 'std' in v.name}, {'before_softplus_std'})
+    output = network.policy_mlp.head.kernel.numpy()
+    self.assertLessEqual(np.abs(output).max(), 2 * np.sqrt(1.3 * 0.1 / 8) + 1e-6)
+    hidden = network.value_mlp.layers[0].kernel.numpy()
+    self.assertLessEqual(np.abs(hidden).max(), np.sqrt(6 / (4 + 8)) + 1e-6)
+    # The default keeps today's initial weights, draw for draw.
+    today = networks.make_network('feed_forward', OBSERVATION_SPACE, action_space, seed=1)
+    legacy = networks.make_network('feed_forward', OBSERVATION_SPACE, action_space, seed=1,
+                                   mean_activation='none', std_transform='exp',
+                                   initializer='orthogonal', init_output_factor=None)
+    for a, b in zip(today.trainable_variables, legacy.trainable_variables):
+      np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with self.assertRaisesRegex(ValueError, 'network.mean_activation'):
+      networks.make_network('feed_forward', OBSERVATION_SPACE, action_space,
+                            mean_activation='sigmoid')
+
   def test_feed_forward_categorical(self):
     network = networks.make_network('feed_forward', OBSERVATION_SPACE,
                                     gymnasium.spaces.Discrete(3))
