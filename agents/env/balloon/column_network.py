@@ -59,7 +59,7 @@ class ColumnPolicy(networks.PolicyValueNetwork):
 
   def __init__(self, observ_size, action_space, policy_layers=(64,), value_layers=(64, 64),
                activation='tanh', init_std=1.0, seed=0, matmul_dtype='float32',
-               column_layers=(32, 32), column_stride=1, column_value=False,
+               column_layers=(32, 32), column_stride=1, column_value=False, value_stride=1,
                name='column_policy', **unused):
     extra = observ_size - constants.OBSERVATION_SIZE
     if extra < 0 or extra % _LEVELS:
@@ -102,7 +102,13 @@ class ColumnPolicy(networks.PolicyValueNetwork):
                                                 name='value_context_input')
       self.value_mlp = layers.MLP(3 * width + _AMBIENT, value_layers, 1, 1.0,
                                     self._activation, rng, matmul_dtype, name='value')
+    elif value_stride > 1:
+      # Replaces the flat value MLP the base class built: it reads every k-th level.
+      self.value_mlp = layers.MLP(
+          _AMBIENT + ((_LEVELS - 1) // value_stride + 1) * (3 + self._block_features),
+          value_layers, 1, 1.0, self._activation, rng, matmul_dtype, name='value')
     self._column_value = column_value
+    self._value_stride = 1 if column_value else value_stride
     self.action_bias = layers.Dense(self.context.output_size, 3, 0.01, rng,
                                       name='action_bias')
     offsets = (np.arange(0, _LEVELS, column_stride, dtype=np.float32) - _CENTRE) / _CENTRE
@@ -146,9 +152,23 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     return self._logits(observ), state
 
   def value(self, observ):
+    if self._value_stride > 1:
+      return layers.apply_over_leading_axes(self._strided_value_of, observ)[..., 0]
     if not self._column_value:
       return super().value(observ)
     return layers.apply_over_leading_axes(self._column_value_of, observ)[..., 0]
+
+  @tf.autograph.experimental.do_not_convert
+  def _strided_value_of(self, observ):
+    batch = tf.shape(observ)[0]
+    end = constants.OBSERVATION_SIZE
+    parts = [observ[:, :_AMBIENT], tf.reshape(
+        tf.reshape(observ[:, _AMBIENT:end], [batch, _LEVELS, 3])[:, ::self._value_stride],
+        [batch, -1])]
+    if self._block_features:
+      parts.append(tf.reshape(tf.reshape(observ[:, end:], [batch, _LEVELS, self._block_features])
+                              [:, ::self._value_stride], [batch, -1]))
+    return self.value_mlp(tf.concat(parts, -1))
 
   @tf.autograph.experimental.do_not_convert
   def _column_value_of(self, observ):

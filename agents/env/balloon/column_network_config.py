@@ -31,6 +31,9 @@ class ColumnNetworkConfig:
                              f'(k divides {BALLOON_COLUMN_INDEX})', low=1)
   column_value: bool = param(False, 'the value function reads the column as the policy does '
                              '(a level-shared encoder, pooled), not as a flat vector')
+  value_stride: int = param(1, 'the flat value function reads the ambient features and every '
+                            f'k-th level of the column (k divides {BALLOON_COLUMN_INDEX}); 1 '
+                            'reads the whole observation', low=1, legacy=1)
 
   @staticmethod
   def check_run(config):

@@ -23,7 +23,7 @@ class NamedConfigsTest(unittest.TestCase):
     self.assertEqual(config['network'], {
         'kind': 'column', 'policy_layers': [64], 'value_layers': [128, 128], 'gru_units': 64,
         'activation': 'tanh', 'init_std': 1.0, 'matmul_dtype': 'bfloat16',
-        'column_layers': [32], 'column_stride': 4, 'column_value': True})
+        'column_layers': [32], 'column_stride': 4, 'column_value': True, 'value_stride': 1})
     self.assertEqual(config['algorithm'], {
         'name': 'ppo', 'segment_length': 30, 'update_epochs': 5, 'num_minibatches': 16,
         'discount': 0.993, 'gae_lambda': 0.95, 'learning_rate': 3e-4, 'max_grad_norm': 0.5,
