@@ -113,17 +113,23 @@ class ColumnPolicy(networks.PolicyValueNetwork):
                                       name='action_bias')
     offsets = (np.arange(0, _LEVELS, column_stride, dtype=np.float32) - _CENTRE) / _CENTRE
     self._offsets = tf.constant(np.stack([offsets, np.abs(offsets)], -1))
+    # The observation's indices of the read levels' winds and block features: one gather
+    # reads them (a strided slice of the column costs more).
+    self._wind_indices = tf.constant(_level_indices(_AMBIENT, 3, column_stride))
+    self._block_indices = tf.constant(_level_indices(
+        constants.OBSERVATION_SIZE, self._block_features, column_stride))
+    self._value_indices = tf.constant(np.concatenate([
+        np.arange(_AMBIENT), _level_indices(_AMBIENT, 3, value_stride).ravel(),
+        _level_indices(constants.OBSERVATION_SIZE, self._block_features, value_stride).ravel()]))
 
   def _read_levels(self, observ):
     """The read levels' inputs [batch, levels, 5 + block features] and validity [batch, levels]."""
     batch = tf.shape(observ)[0]
-    end = constants.OBSERVATION_SIZE
-    winds = tf.reshape(observ[:, _AMBIENT:end], [batch, _LEVELS, 3])[:, ::self._stride]
+    winds = tf.gather(observ, self._wind_indices, axis=1)
     offsets = tf.broadcast_to(self._offsets, [batch, self._levels, 2])
     parts = [winds, offsets]
     if self._block_features:
-      parts.append(tf.reshape(observ[:, end:], [batch, _LEVELS, self._block_features])
-                   [:, ::self._stride])
+      parts.append(tf.gather(observ, self._block_indices, axis=1))
     return tf.concat(parts, -1), winds[..., 2] < 1.0
 
   def _encode_levels(self, level_dense, inputs, context_projection):
@@ -160,15 +166,8 @@ class ColumnPolicy(networks.PolicyValueNetwork):
 
   @tf.autograph.experimental.do_not_convert
   def _strided_value_of(self, observ):
-    batch = tf.shape(observ)[0]
-    end = constants.OBSERVATION_SIZE
-    parts = [observ[:, :_AMBIENT], tf.reshape(
-        tf.reshape(observ[:, _AMBIENT:end], [batch, _LEVELS, 3])[:, ::self._value_stride],
-        [batch, -1])]
-    if self._block_features:
-      parts.append(tf.reshape(tf.reshape(observ[:, end:], [batch, _LEVELS, self._block_features])
-                              [:, ::self._value_stride], [batch, -1]))
-    return self.value_mlp(tf.concat(parts, -1))
+    # The ambient features, then every k-th level's features (winds, then block).
+    return self.value_mlp(tf.gather(observ, self._value_indices, axis=1))
 
   @tf.autograph.experimental.do_not_convert
   def _column_value_of(self, observ):
@@ -184,6 +183,13 @@ class ColumnPolicy(networks.PolicyValueNetwork):
   def policy_sequence(self, observ, state, reset):
     del state, reset  # Feed-forward: no memory across steps.
     return layers.apply_over_leading_axes(self._logits, observ)
+
+
+def _level_indices(start, features, stride):
+  """The indices [levels, features] of every `stride`-th level's `features` floats in an
+  observation whose per-level block of `features` floats per level starts at `start`."""
+  levels = np.arange(0, _LEVELS, stride)
+  return (start + levels[:, None] * features + np.arange(features)).astype(np.int32)
 
 
 def _valid_mean(hidden, valid):
