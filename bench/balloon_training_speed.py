@@ -2,6 +2,7 @@
 
     python -m bench.balloon_training_speed [--steps=46080] [--seeds=0,1]
         [--variants=baseline,threads2,bf16_threads2]
+        [--checkout=NAME=PATH ...] [--set=KEY=VALUE ...] [--reference=NAME]
 
 Every variant trains the `balloon` config (workers in processes, as in a real
 run) for `--steps` environment steps in a fresh subprocess: TensorFlow's
@@ -16,7 +17,11 @@ Variants (`VARIANTS`) are overrides of this checkout's `balloon` config:
 flat MLP policy, one TensorFlow thread, float32 products, BLE's reward alone, 32
 agents), `wide_bf16_threads2` the flat MLP config before the column policy,
 `column_two_layers` the column policy as first configured, and `new` the config as
-it stands.
+it stands. `--checkout=NAME=PATH` adds a variant NAME that trains the `balloon` config
+of another checkout of the repository (a git worktree of an earlier commit, say) with
+that checkout's code, so that two commits pair in one run; `--set=KEY=VALUE` overrides
+a config key in every variant (`--set=environment.kwargs.wind=procedural`), and
+`--reference` names the variant the ratios are taken to (`baseline` by default).
 
 Reported per variant and round: `steady_steps_per_second`, the steps between
 the first and the last logged row divided by their wall time (start-up and
@@ -95,10 +100,9 @@ def _command(overrides, steps, logdir, seed):
   return command
 
 
-def run_variant(name, steps, seed):
-  """Trains one variant in a subprocess; returns its row."""
-  repo = ROOT
-  overrides = VARIANTS[name]
+def run_variant(name, steps, seed, repo=ROOT, overrides=None):
+  """Trains one variant in a subprocess (with the code of checkout `repo`); returns its row."""
+  overrides = VARIANTS[name] if overrides is None else overrides
   logdir = tempfile.mkdtemp(prefix=f'balloon-speed-{name}-')
   env = dict(os.environ, PYTHONPATH=repo, OPENBLAS_NUM_THREADS='1', TF_CPP_MIN_LOG_LEVEL='2')
   load = os.getloadavg()[0]
@@ -124,7 +128,7 @@ def run_variant(name, steps, seed):
               / (train[-1]['wall_time'] - train[0]['wall_time']))
   last = updates[-1] if updates else {}
   scores = [row['mean_score'] for row in train if row['mean_score'] is not None]
-  return {'variant': name, 'seed': seed, 'overrides': overrides,
+  return {'variant': name, 'seed': seed, 'overrides': overrides, 'repo': repo,
           'steps': train[-1]['step'],
           # Learning check: mean training return of the last three logged intervals.
           'final_train_score': float(np.mean(scores[-3:])) if scores else None,
@@ -137,21 +141,44 @@ def run_variant(name, steps, seed):
           'run_dir': os.path.join(logdir, 'bench-balloon')}
 
 
+def _split(text, flag, parser):
+  key, sep, value = text.partition('=')
+  if not sep or not key or not value:
+    parser.error(f'{flag} {text!r}: expected NAME=VALUE.')
+  return key, value
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--steps', type=int, default=46_080)
   parser.add_argument('--seeds', default='0,1',
                       help='One interleaved round per seed (every variant trains each seed).')
-  parser.add_argument('--variants', default='baseline,threads2,bf16_threads2')
+  parser.add_argument('--variants', default='baseline,threads2,bf16_threads2',
+                      help='Variants of this checkout (VARIANTS); empty for none.')
+  parser.add_argument('--checkout', action='append', default=[], metavar='NAME=PATH',
+                      help="A variant NAME: the `balloon` config of the checkout at PATH, "
+                      'with its code.')
+  parser.add_argument('--set', dest='sets', action='append', default=[], metavar='KEY=VALUE',
+                      help='A config override for every variant.')
+  parser.add_argument('--reference', default='baseline',
+                      help='The variant the ratios are taken to.')
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-  names = args.variants.split(',')
-  for name in names:
+  common = dict(_split(text, '--set', parser) for text in args.sets)
+  plans = {}  # name -> (repo, overrides)
+  for name in filter(None, args.variants.split(',')):
     if name not in VARIANTS:
       parser.error(f'Unknown variant {name!r}; expected one of {sorted(VARIANTS)}.')
+    plans[name] = (ROOT, dict(VARIANTS[name], **common))
+  for text in args.checkout:
+    name, path = _split(text, '--checkout', parser)
+    if not os.path.isdir(os.path.join(path, 'agents')):
+      parser.error(f'--checkout {text!r}: {path} holds no agents/ package.')
+    plans[name] = (os.path.abspath(path), dict(common))
+  names = list(plans)
   runs = []
   for seed in (int(text) for text in args.seeds.split(',')):
     for name in names:
-      runs.append(run_variant(name, args.steps, seed))
+      runs.append(run_variant(name, args.steps, seed, *plans[name]))
       print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
   summary = {}
   for name in names:
@@ -160,14 +187,28 @@ def main(argv=None):
     scores = [run['final_train_score'] for run in runs
               if run['variant'] == name and run['final_train_score'] is not None]
     cpu = [run['cpu_seconds'] for run in runs if run['variant'] == name]
-    summary[name] = {'median_steady_steps_per_second': float(np.median(speeds)) if speeds
+    walls = [run['wall_seconds'] for run in runs if run['variant'] == name]
+    summary[name] = {'median_wall_seconds': float(np.median(walls)),
+                     'median_steady_steps_per_second': float(np.median(speeds)) if speeds
                      else None, 'rounds': speeds,
                      'median_cpu_seconds': float(np.median(cpu)),
                      'mean_final_train_score': float(np.mean(scores)) if scores else None}
-  base = summary.get('baseline', {}).get('median_steady_steps_per_second')
+  base = summary.get(args.reference, {}).get('median_steady_steps_per_second')
   for name in names:
     speed = summary[name]['median_steady_steps_per_second']
-    summary[name]['ratio_to_baseline'] = round(speed / base, 2) if base and speed else None
+    summary[name][f'ratio_to_{args.reference}'] = round(speed / base, 2) if base and speed else None
+    # Paired round by round: the reference's wall time over this variant's (start-up
+    # included), and its steady rate's ratio.
+    pairs = [(run, other) for run in runs for other in runs
+             if run['variant'] == name and other['variant'] == args.reference
+             and run['seed'] == other['seed']]
+    if pairs and name != args.reference:
+      summary[name]['paired_wall_speedups'] = [
+          round(other['wall_seconds'] / run['wall_seconds'], 3) for run, other in pairs]
+      summary[name]['paired_steady_speedups'] = [
+          round(run['steady_steps_per_second'] / other['steady_steps_per_second'], 3)
+          for run, other in pairs
+          if run['steady_steps_per_second'] and other['steady_steps_per_second']]
   print(json.dumps({'steps': args.steps, 'cpus': os.cpu_count(), 'summary': summary,
                     'runs': runs}, indent=2))
   return 0

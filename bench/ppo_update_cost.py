@@ -1,13 +1,16 @@
 """The cost of one PPO update, with and without XLA, paired in one process. Prints JSON.
 
     python -m bench.ppo_update_cost [--config=balloon] [--rounds=10] [--tf_threads=0]
+        [--variant name:key=value,key=value ...]
 
-Builds PPO twice from the config (`algorithm.jit_compile` true and false) for the
-spaces of one environment of the config, fills both memories with the same random
-segment (observations in [0, 1], random actions, rewards and values) and times
-`update` alone, the variants alternating round by round. Reported per variant: the
-first call (tracing and compiling), and the median wall and CPU milliseconds of an
-update; and the median of the round-by-round ratios (op by op / XLA).
+Builds PPO once per variant from the config with its overrides (by default
+`algorithm.jit_compile` true and false: `xla` and `op_by_op`) for the spaces of one
+environment of the config, fills every memory with the same random segment
+(observations in [0, 1], random actions, rewards and values) and times `update` alone,
+the variants alternating round by round. Reported per variant: the first call (tracing
+and compiling), the median wall and CPU milliseconds of an update, and the medians of
+the round-by-round ratios of the last variant's wall and CPU time to this one's (with
+the defaults, op by op / XLA).
 """
 
 import argparse
@@ -44,7 +47,13 @@ def main(argv=None):
   parser.add_argument('--rounds', type=int, default=10)
   parser.add_argument('--tf_threads', type=int, default=0,
                       help="TensorFlow's threads; 0 takes the config's loop.tf_threads.")
+  parser.add_argument('--variant', action='append', default=[],
+                      help='name:key=value,...; repeat for each variant (default: xla and '
+                      'op_by_op, algorithm.jit_compile true and false).')
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+  from bench.ppo_variants import _parse_variant
+  texts = args.variant or ['xla:algorithm.jit_compile=true', 'op_by_op:algorithm.jit_compile=false']
+  plans = [_parse_variant(text) for text in texts]
   import gymnasium
   import tensorflow as tf
 
@@ -61,8 +70,8 @@ def main(argv=None):
   spaces = (gymnasium.spaces.flatten_space(env.observation_space), env.action_space)
   env.close()
   variants = {}
-  for name, jit in (('xla', True), ('op_by_op', False)):
-    variant_config = resolution.resolve(args.config, {'algorithm.jit_compile': jit})
+  for name, overrides in plans:
+    variant_config = resolution.resolve(args.config, overrides)
     algorithm = builders.build_algorithm(variant_config, *spaces)
     _fill(algorithm, np.random.default_rng(0))
     start = time.perf_counter()
@@ -76,19 +85,22 @@ def main(argv=None):
       variant['algorithm'].update()
       variant['wall'].append(time.perf_counter() - start)
       variant['cpu'].append(time.process_time() - cpu)
+  memory = next(iter(variants.values()))['algorithm'].memory
   report = {'config': args.config, 'rounds': args.rounds,
-            'samples_per_update': int(np.prod(variants['xla']['algorithm'].memory.length.shape)
-                                      * variants['xla']['algorithm'].memory.capacity),
+            'samples_per_update': int(np.prod(memory.length.shape) * memory.capacity),
             'load_avg_1min': round(os.getloadavg()[0], 2), 'variants': {}}
+  last = variants[plans[-1][0]]
   for name, variant in variants.items():
     report['variants'][name] = {
+        'overrides': dict(plans)[name],
         'first_call_seconds': round(variant['first'], 2),
         'median_update_ms': round(float(np.median(variant['wall'])) * 1e3, 1),
-        'median_update_cpu_ms': round(float(np.median(variant['cpu'])) * 1e3, 1)}
-  ratio = np.array(variants['op_by_op']['wall']) / np.array(variants['xla']['wall'])
-  cpu_ratio = np.array(variants['op_by_op']['cpu']) / np.array(variants['xla']['cpu'])
-  report['op_by_op_over_xla'] = round(float(np.median(ratio)), 3)
-  report['op_by_op_over_xla_cpu'] = round(float(np.median(cpu_ratio)), 3)
+        'median_update_cpu_ms': round(float(np.median(variant['cpu'])) * 1e3, 1),
+        # Paired round by round: how many times this variant's update the last one's takes.
+        'last_over_this': round(float(np.median(np.array(last['wall'])
+                                                / np.array(variant['wall']))), 3),
+        'last_over_this_cpu': round(float(np.median(np.array(last['cpu'])
+                                                    / np.array(variant['cpu']))), 3)}
   print(json.dumps(report, indent=1))
   return 0
 

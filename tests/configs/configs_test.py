@@ -36,7 +36,10 @@ class NamedConfigsTest(unittest.TestCase):
     # Every update still learns from 7,680 samples.
     self.assertEqual(balloon['environment']['num_agents'] * balloon['algorithm']['segment_length'],
                      7680)
-    self.assertEqual(balloon['network']['matmul_dtype'], 'bfloat16')
+    # Float32 products and the value MLP on every 4th level, the update compiled by XLA.
+    self.assertEqual(balloon['network']['matmul_dtype'], 'float32')
+    self.assertEqual(balloon['network']['value_stride'], 4)
+    self.assertIs(balloon['algorithm']['jit_compile'], True)
     self.assertEqual(balloon['loop']['tf_threads'], 2)
     self.assertEqual(balloon['algorithm']['discount'], 0.993)
     self.assertEqual(balloon['network']['kind'], 'column')

@@ -59,7 +59,7 @@ class ColumnPolicy(networks.PolicyValueNetwork):
 
   def __init__(self, observ_size, action_space, policy_layers=(64,), value_layers=(64, 64),
                activation='tanh', init_std=1.0, seed=0, matmul_dtype='float32',
-               column_layers=(32, 32), column_stride=1, column_value=False,
+               column_layers=(32, 32), column_stride=1, column_value=False, value_stride=1,
                name='column_policy', **unused):
     extra = observ_size - constants.OBSERVATION_SIZE
     if extra < 0 or extra % _LEVELS:
@@ -102,22 +102,34 @@ class ColumnPolicy(networks.PolicyValueNetwork):
                                                 name='value_context_input')
       self.value_mlp = layers.MLP(3 * width + _AMBIENT, value_layers, 1, 1.0,
                                     self._activation, rng, matmul_dtype, name='value')
+    elif value_stride > 1:
+      # Replaces the flat value MLP the base class built: it reads every k-th level.
+      self.value_mlp = layers.MLP(
+          _AMBIENT + ((_LEVELS - 1) // value_stride + 1) * (3 + self._block_features),
+          value_layers, 1, 1.0, self._activation, rng, matmul_dtype, name='value')
     self._column_value = column_value
+    self._value_stride = 1 if column_value else value_stride
     self.action_bias = layers.Dense(self.context.output_size, 3, 0.01, rng,
                                       name='action_bias')
     offsets = (np.arange(0, _LEVELS, column_stride, dtype=np.float32) - _CENTRE) / _CENTRE
     self._offsets = tf.constant(np.stack([offsets, np.abs(offsets)], -1))
+    # The observation's indices of the read levels' winds and block features: one gather
+    # reads them (a strided slice of the column costs more).
+    self._wind_indices = tf.constant(_level_indices(_AMBIENT, 3, column_stride))
+    self._block_indices = tf.constant(_level_indices(
+        constants.OBSERVATION_SIZE, self._block_features, column_stride))
+    self._value_indices = tf.constant(np.concatenate([
+        np.arange(_AMBIENT), _level_indices(_AMBIENT, 3, value_stride).ravel(),
+        _level_indices(constants.OBSERVATION_SIZE, self._block_features, value_stride).ravel()]))
 
   def _read_levels(self, observ):
     """The read levels' inputs [batch, levels, 5 + block features] and validity [batch, levels]."""
     batch = tf.shape(observ)[0]
-    end = constants.OBSERVATION_SIZE
-    winds = tf.reshape(observ[:, _AMBIENT:end], [batch, _LEVELS, 3])[:, ::self._stride]
+    winds = tf.gather(observ, self._wind_indices, axis=1)
     offsets = tf.broadcast_to(self._offsets, [batch, self._levels, 2])
     parts = [winds, offsets]
     if self._block_features:
-      parts.append(tf.reshape(observ[:, end:], [batch, _LEVELS, self._block_features])
-                   [:, ::self._stride])
+      parts.append(tf.gather(observ, self._block_indices, axis=1))
     return tf.concat(parts, -1), winds[..., 2] < 1.0
 
   def _encode_levels(self, level_dense, inputs, context_projection):
@@ -146,9 +158,16 @@ class ColumnPolicy(networks.PolicyValueNetwork):
     return self._logits(observ), state
 
   def value(self, observ):
+    if self._value_stride > 1:
+      return layers.apply_over_leading_axes(self._strided_value_of, observ)[..., 0]
     if not self._column_value:
       return super().value(observ)
     return layers.apply_over_leading_axes(self._column_value_of, observ)[..., 0]
+
+  @tf.autograph.experimental.do_not_convert
+  def _strided_value_of(self, observ):
+    # The ambient features, then every k-th level's features (winds, then block).
+    return self.value_mlp(tf.gather(observ, self._value_indices, axis=1))
 
   @tf.autograph.experimental.do_not_convert
   def _column_value_of(self, observ):
@@ -164,6 +183,13 @@ class ColumnPolicy(networks.PolicyValueNetwork):
   def policy_sequence(self, observ, state, reset):
     del state, reset  # Feed-forward: no memory across steps.
     return layers.apply_over_leading_axes(self._logits, observ)
+
+
+def _level_indices(start, features, stride):
+  """The indices [levels, features] of every `stride`-th level's `features` floats in an
+  observation whose per-level block of `features` floats per level starts at `start`."""
+  levels = np.arange(0, _LEVELS, stride)
+  return (start + levels[:, None] * features + np.arange(features)).astype(np.int32)
 
 
 def _valid_mean(hidden, valid):

@@ -31,12 +31,20 @@ class ColumnNetworkConfig:
                              f'(k divides {BALLOON_COLUMN_INDEX})', low=1)
   column_value: bool = param(False, 'the value function reads the column as the policy does '
                              '(a level-shared encoder, pooled), not as a flat vector')
+  value_stride: int = param(1, 'the flat value function reads the ambient features and every '
+                            f'k-th level of the column (k divides {BALLOON_COLUMN_INDEX}); 1 '
+                            'reads the whole observation', low=1, legacy=1)
 
   @staticmethod
   def check_run(config):
     """Refuses a `column_stride` that would skip the balloon's own level, or levels
     without lookahead features."""
     stride = check_stride(config, 'the column policy')
+    value_stride = config.network_options.value_stride
+    if BALLOON_COLUMN_INDEX % value_stride:
+      raise ConfigError(f"Config key 'network.value_stride' = {value_stride} must divide "
+                        f"{BALLOON_COLUMN_INDEX}, so that the value function reads the "
+                        "balloon's own level.")
     option = config.environment.kwargs.get('lookahead')
     try:
       lookahead = check_lookahead(option)
@@ -46,6 +54,9 @@ class ColumnNetworkConfig:
       raise ConfigError(f"Config key 'network.column_stride' = {stride} must be a multiple of "
                         f"'environment.kwargs.lookahead.stride' = {lookahead.stride}, so that "
                         'every level the column policy reads has lookahead features.')
+    if lookahead is not None and value_stride > 1 and value_stride % lookahead.stride:
+      raise ConfigError(f"Config key 'network.value_stride' = {value_stride} must be a multiple "
+                        f"of 'environment.kwargs.lookahead.stride' = {lookahead.stride}.")
 
 
 @dataclasses.dataclass(frozen=True)

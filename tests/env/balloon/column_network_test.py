@@ -129,6 +129,26 @@ class ColumnPolicyTest(unittest.TestCase):
     np.testing.assert_allclose(network.value(tf.constant(observ.reshape(2, 2, -1))).numpy(),
                                before.reshape(2, 2), rtol=1e-5, atol=1e-6)
 
+  def test_the_value_stride_reads_the_ambient_features_and_every_kth_level(self):
+    network = make(column_stride=4, value_stride=4)
+    self.assertEqual(network.value_mlp.layers[0].kernel.shape[0], 16 + 91 * 3)
+    observ = observations(3)
+    value = lambda o: network.value(tf.constant(o)).numpy()  # noqa: E731
+    before = value(observ)
+    np.testing.assert_array_equal(value(set_level(observ, CENTRE - 6, [0.5, 0.1, 0.3])), before)
+    self.assertTrue(np.all(value(set_level(observ, CENTRE - 8, [0.5, 0.1, 0.3])) != before))
+    moved = observ.copy()
+    moved[:, 3] += 0.5
+    self.assertTrue(np.all(value(moved) != before))
+    np.testing.assert_allclose(network.value(tf.constant(observ[:2].reshape(1, 2, -1))).numpy(),
+                               before[None, :2], rtol=1e-5, atol=1e-6)
+    # A value stride that skips the balloon's own level is refused before anything is built.
+    config = types.SimpleNamespace(
+        network_options=column_network_config.ColumnNetworkConfig(value_stride=7),
+        environment=sections.EnvironmentConfig(kwargs={}))
+    with self.assertRaisesRegex(ValueError, "'network.value_stride' = 7 must divide 180"):
+      column_network_config.ColumnNetworkConfig.check_run(config)
+
   def test_lookahead_block_features_join_each_read_level(self):
     features = 4
     space = gymnasium.spaces.Box(

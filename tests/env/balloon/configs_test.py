@@ -23,7 +23,7 @@ class NamedConfigsTest(unittest.TestCase):
     self.assertEqual(config['network'], {
         'kind': 'column', 'policy_layers': [64], 'value_layers': [128, 128], 'gru_units': 64,
         'activation': 'tanh', 'init_std': 1.0, 'matmul_dtype': 'bfloat16',
-        'column_layers': [32], 'column_stride': 4, 'column_value': True,
+        'column_layers': [32], 'column_stride': 4, 'column_value': True, 'value_stride': 1,
         # Keys added later, at the defaults that keep the network it was measured with.
         'mean_activation': 'none', 'std_transform': 'exp', 'initializer': 'orthogonal',
         'init_output_factor': None})
