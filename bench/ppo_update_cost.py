@@ -51,9 +51,9 @@ def main(argv=None):
                       help='name:key=value,...; repeat for each variant (default: xla and '
                       'op_by_op, algorithm.jit_compile true and false).')
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-  from bench.ppo_variants import _parse_variant
+  from bench.ppo_variants import parse_variant
   texts = args.variant or ['xla:algorithm.jit_compile=true', 'op_by_op:algorithm.jit_compile=false']
-  plans = [_parse_variant(text) for text in texts]
+  plans = [parse_variant(text) for text in texts]
   import gymnasium
   import tensorflow as tf
 

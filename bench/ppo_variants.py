@@ -23,7 +23,7 @@ import numpy as np
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 
-def _parse_variant(text):
+def parse_variant(text):
   """'name:key=value,key=value' -> (name, overrides)."""
   from agents import configs
   name, _, sets = text.partition(':')
@@ -62,7 +62,7 @@ def main(argv=None):
   from agents.training import trainer
   trainer.configure_threads(args.tf_threads)
   texts = args.variant or ['xla:algorithm.jit_compile=true', 'no_xla:algorithm.jit_compile=false']
-  variants = [_parse_variant(text) for text in texts]
+  variants = [parse_variant(text) for text in texts]
   built = {name: _build(args.config, overrides) for name, overrides in variants}
   times = {name: [] for name in built}
   cpu_times = {name: [] for name in built}

@@ -78,15 +78,14 @@ class PolicyValueNetwork(tf.Module):
     _check_choice('mean_activation', mean_activation, config_lib.MEAN_ACTIVATIONS)
     _check_choice('std_transform', std_transform, config_lib.STD_TRANSFORMS)
     _check_choice('initializer', initializer, config_lib.INITIALIZERS)
+    _check_choice('matmul_dtype', matmul_dtype, config_lib.MATMUL_DTYPES)
     self._mean_tanh = mean_activation == 'tanh'
     self._softplus_std = std_transform == 'softplus'
-    self._glorot = initializer == 'glorot'
+    # Hidden layers: None is orthogonal of gain sqrt(2) (see layers.MLP).
+    self._hidden_init = glorot_uniform if initializer == 'glorot' else None
     # The policy output layer's init: a gain of the orthogonal init, or BatchPPO's draw.
     self._policy_output_init = (0.01 if init_output_factor is None
                                 else variance_scaling(init_output_factor))
-    if matmul_dtype not in config_lib.MATMUL_DTYPES:
-      raise ValueError(f'Unknown matmul_dtype {matmul_dtype!r}; expected one of '
-                       f'{config_lib.MATMUL_DTYPES} (config key "network.matmul_dtype").')
     self._matmul_dtype = matmul_dtype
     if activation not in _ACTIVATIONS:
       raise ValueError(f'Unknown activation {activation!r}; expected one of '
@@ -113,8 +112,7 @@ class PolicyValueNetwork(tf.Module):
     else:
       raise ValueError(f'Unsupported action space {action_space}; PPO supports Box and '
                        'Discrete.')
-    self._hidden_init = glorot_uniform if self._glorot else None
-    self.value_mlp = MLP(observ_size, value_layers, 1, glorot_uniform if self._glorot else 1.0,
+    self.value_mlp = MLP(observ_size, value_layers, 1, self._hidden_init or 1.0,
                          self._activation, self._rng, matmul_dtype, name='value',
                          hidden_init=self._hidden_init)
     self.state_size = 1
