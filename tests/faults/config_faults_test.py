@@ -78,6 +78,8 @@ class TrainValuesTest(_OneLineTest):
       (['--set', 'network.kind=recurent'], "'network.kind'", "got 'recurent'"),
       (['--set', 'network.kind=column', '--set', 'network.column_stride=7'],
        "'network.column_stride' = 7", 'must divide 180'),
+      (['--set', 'network.kind=column', '--set', 'network.initializer=glorot'],
+       "'network.initializer' = 'glorot'", 'is not read by the column network'),
       (['--num_agents', '0'], "'environment.num_agents'", 'an int >= 1, got 0'),
       (['--num_agents=-2'], "'environment.num_agents'", 'got -2'),
       (['--seed=-1'], "'seed'", 'got -1'),

@@ -22,6 +22,20 @@ def check_stride(config, reader):
   return stride
 
 
+# Keys of PPO's `network` section the column network does not read (it draws its weights
+# as it always has), with the one value that says so.
+UNREAD_KEYS = {'initializer': 'orthogonal', 'init_output_factor': None}
+
+
+def check_unread_keys(network):
+  """Refuses a `network` section that sets a key the column network would ignore."""
+  for key, value in UNREAD_KEYS.items():
+    if getattr(network, key) != value:
+      raise ConfigError(f"Config key 'network.{key}' = {getattr(network, key)!r} is not read "
+                        "by the column network (network.kind 'column'), which draws its own "
+                        f'weights; leave it at {value!r}.')
+
+
 @dataclasses.dataclass(frozen=True)
 class ColumnNetworkConfig:
   """The wind-column policy's own keys of the `network` section."""
@@ -40,6 +54,7 @@ class ColumnNetworkConfig:
     """Refuses a `column_stride` that would skip the balloon's own level, or levels
     without lookahead features."""
     stride = check_stride(config, 'the column policy')
+    check_unread_keys(config.network)
     value_stride = config.network_options.value_stride
     if BALLOON_COLUMN_INDEX % value_stride:
       raise ConfigError(f"Config key 'network.value_stride' = {value_stride} must divide "

@@ -7,6 +7,8 @@ import gymnasium
 import numpy as np
 import tensorflow as tf
 
+from agents import configs
+from agents.algorithms.ppo import config as ppo_config
 from agents.algorithms.ppo import networks
 from agents.configs import sections
 from agents.env.balloon import column_network, column_network_config, constants
@@ -144,6 +146,7 @@ class ColumnPolicyTest(unittest.TestCase):
                                before[None, :2], rtol=1e-5, atol=1e-6)
     # A value stride that skips the balloon's own level is refused before anything is built.
     config = types.SimpleNamespace(
+        network=ppo_config.NetworkConfig(kind='column'),
         network_options=column_network_config.ColumnNetworkConfig(value_stride=7),
         environment=sections.EnvironmentConfig(kwargs={}))
     with self.assertRaisesRegex(ValueError, "'network.value_stride' = 7 must divide 180"):
@@ -177,6 +180,7 @@ class ColumnPolicyTest(unittest.TestCase):
   def test_the_lookahead_stride_must_divide_the_column_stride(self):
     def run_config(lookahead):  # the typed sections check_run reads
       return types.SimpleNamespace(
+          network=ppo_config.NetworkConfig(kind='column'),
           network_options=column_network_config.ColumnNetworkConfig(column_stride=4),
           environment=sections.EnvironmentConfig(kwargs={'lookahead': lookahead}))
     check_run = column_network_config.ColumnNetworkConfig.check_run
@@ -186,6 +190,12 @@ class ColumnPolicyTest(unittest.TestCase):
     with self.assertRaisesRegex(ValueError, "'environment.kwargs.lookahead'.*hours"):
       check_run(run_config({'hours': [-1]}))
     check_run(run_config({'stride': 2}))  # 4 reads every other one
+
+  def test_keys_the_column_network_does_not_read_are_refused(self):
+    for key, value in (('initializer', 'glorot'), ('init_output_factor', 0.1)):
+      with self.subTest(key=key), self.assertRaisesRegex(
+          configs.ConfigError, f"'network.{key}' = .* is not read by the column network"):
+        configs.resolve('balloon', {f'network.{key}': value})
 
   def test_bad_spaces_and_stride_name_the_key(self):
     with self.assertRaisesRegex(ValueError, '1099 floats.*network.kind'):
