@@ -22,8 +22,10 @@ deterministic policy with the normalisation statistics frozen (rl-zoo's benchmar
 JSON lines of `sb3`, and prints per task: the evaluation phase's mean return (mean
 action) and the last logged training interval's (sampled actions, the episodes that
 ended in its 10,240 steps), each as the mean over seeds with a 95% Student-t interval
-(none for one seed), the training steps and wall time (start to the last row) of each
-run, and the published PPO returns of CleanRL and rl-zoo (`PUBLISHED`).
+(`low`, `high`; none for one seed), the seeds' evaluation returns, the training steps and
+wall time (start to the last row) of each run, our training return at each SB3 run's
+step count (`train_return_at_<steps>`: the last interval logged by then), and the
+published PPO returns of CleanRL and rl-zoo (`PUBLISHED`).
 """
 
 import argparse
@@ -74,17 +76,17 @@ PUBLISHED = {
 
 
 def interval(values):
-  """(mean, half width of the 95% Student-t interval) of the values; half width None for
-  fewer than two."""
+  """The mean of the values and their 95% Student-t interval (`low`, `high`: None for
+  fewer than two values); None for no values."""
   values = [value for value in values if value is not None]
   if not values:
-    return None, None
+    return None
   mean = float(np.mean(values))
   if len(values) < 2:
-    return mean, None
+    return {'mean': mean, 'low': None, 'high': None}
   from scipy import stats
   half = stats.t.ppf(0.975, len(values) - 1) * np.std(values, ddof=1) / math.sqrt(len(values))
-  return mean, float(half)
+  return {'mean': mean, 'low': float(mean - half), 'high': float(mean + half)}
 
 
 def run_sb3(task, steps, seed):
@@ -132,9 +134,16 @@ def read_run(run_dir):
   timed = [row['wall_time'] for row in rows if row.get('wall_time')]
   return {'env': config['environment']['id'], 'seed': config['seed'],
           'train_steps': config['loop']['steps'],
+          'train_curve': [(row['step'], row['mean_score']) for row in train],
           'train_return': train[-1]['mean_score'] if train else None,
           'eval_return': evals[-1]['mean_score'] if evals else None,
           'wall_seconds': round(timed[-1] - start, 1) if timed else None}
+
+
+def _last_before(curve, step):
+  """The last logged training return at or before `step` of a run's (step, return) rows."""
+  scores = [score for at, score in curve if at <= step]
+  return scores[-1] if scores else None
 
 
 def summary(runs_dir, sb3_files):
@@ -157,10 +166,15 @@ def summary(runs_dir, sb3_files):
     runs = ours.get(task, [])
     entry = {'env': TASKS[task], 'agents': {
         'seeds': [run['seed'] for run in runs], 'train_steps': [run['train_steps'] for run in runs],
+        'eval_returns': [run['eval_return'] for run in runs],
         'eval_return': interval([run['eval_return'] for run in runs]),
         'train_return': interval([run['train_return'] for run in runs]),
         'wall_seconds': [run['wall_seconds'] for run in runs]}}
     entry['sb3_rl_zoo'] = sb3.get(task, [])
+    for result in entry['sb3_rl_zoo']:
+      # Ours at SB3's step count: the last logged training interval by then, over seeds.
+      entry['agents'][f"train_return_at_{result['steps']}"] = interval(
+          [_last_before(run['train_curve'], result['steps']) for run in runs])
     entry['published'] = {name: table[task] for name, table in PUBLISHED.items()}
     report[task] = entry
   report['published_sources'] = {name: {'source': table['source'], 'url': table['url']}
