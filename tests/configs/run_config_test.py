@@ -65,7 +65,7 @@ class RunConfigTest(unittest.TestCase):
     self.assertIs(configs.as_run_config(self.config), self.config)
 
   def test_a_saved_config_without_a_key_added_later_reads_the_value_it_ran_with(self):
-    config = configs.resolve('pendulum')  # XLA on, the default
+    config = configs.resolve('default')  # XLA on, the default
     saved = config.to_plain()
     del saved['algorithm']['jit_compile']  # added with legacy=False: runs before it ran op by op
     self.assertIs(configs.from_saved(saved, 'config.yaml').algorithm.jit_compile, False)
