@@ -2,7 +2,7 @@
 hyperparameters, interleaved seed by seed. Prints JSON.
 
     python -m bench.time_to_solve [--tasks=cartpole,pendulum] [--seeds=0,1,2]
-        [--frameworks=agents,sb3] [--timeout=600]
+        [--frameworks=agents,sb3] [--timeout=600] [--set KEY=VALUE ...]
 
 Time to solve is the wall time from the start of the training command (a fresh Python
 process: imports, start-up and tracing included) until the mean return of the last 10
@@ -13,7 +13,7 @@ clock times both. The run is stopped once solved.
 
 - `agents`: `python -m agents.scripts.train --config=<task>` as a user types it (its
   named config, defaults included: environments, checkpoints, export), on the clocked
-  environment id;
+  environment id; `--set` passes overrides of our config (a variant to try);
 - `sb3`: Stable-Baselines3 PPO with rl-baselines3-zoo's hyperparameters for the task
   (`ZOO`), `make_vec_env` with its Monitor, PyTorch on the CPU with one thread.
 
@@ -79,13 +79,13 @@ def _sb3_child(task, seed, steps):
   return 0
 
 
-def _command(framework, task, seed, logdir):
+def _command(framework, task, seed, logdir, overrides=()):
   if framework == 'agents':
     return [sys.executable, '-m', 'agents.scripts.train', f'--config={task}',
             f'--logdir={logdir}', '--quiet', f'--set=seed={seed}',
             f'--set=environment.id=EpisodeClock/{IDS[task]}',
             '--set=environment.imports=[bench.episode_clock]',
-            f'--set=loop.steps={BUDGET[task]}']
+            f'--set=loop.steps={BUDGET[task]}'] + [f'--set={text}' for text in overrides]
   return [sys.executable, '-m', 'bench.time_to_solve', f'--child={task}', f'--seeds={seed}']
 
 
@@ -103,16 +103,17 @@ def _solved_at(path, target):
   return None, len(returns)
 
 
-def run_one(framework, task, seed, timeout):
-  """Runs one training command until solved, finished or timed out; returns its row."""
+def run_one(framework, task, seed, timeout, overrides=()):
+  """Runs one training command until solved, finished or timed out; returns its row
+  (`overrides`: KEY=VALUE settings of our config)."""
   workdir = tempfile.mkdtemp(prefix=f'solve-{framework}-{task}-')
   log = os.path.join(workdir, 'episodes.txt')
   env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL='2', OPENBLAS_NUM_THREADS='1')
   env['EPISODE_CLOCK_LOG'] = log
   load = os.getloadavg()[0]
   start = time.time()
-  process = subprocess.Popen(_command(framework, task, seed, workdir), cwd=ROOT, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+  process = subprocess.Popen(_command(framework, task, seed, workdir, overrides), cwd=ROOT,
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              start_new_session=True)
   solved = None
   while True:
@@ -154,6 +155,9 @@ def main(argv=None):
   parser.add_argument('--frameworks', default='agents,sb3')
   parser.add_argument('--timeout', type=float, default=600.0,
                       help='Seconds after which a run counts as unsolved.')
+  parser.add_argument('--set', dest='overrides', action='append', default=[],
+                      metavar='KEY=VALUE', help='An override of our config, e.g. '
+                      'algorithm.segment_length=128 (ours only).')
   parser.add_argument('--child', help=argparse.SUPPRESS)
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   seeds = [int(text) for text in args.seeds.split(',')]
@@ -169,7 +173,7 @@ def main(argv=None):
     for seed in seeds:
       # Interleaved: a change of machine load hits both frameworks alike.
       for framework in frameworks:
-        runs.append(run_one(framework, task, seed, args.timeout))
+        runs.append(run_one(framework, task, seed, args.timeout, args.overrides))
         print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
   summary = {}
   for task in tasks:
@@ -183,7 +187,8 @@ def main(argv=None):
       ours, theirs = summary[task]['agents']['median_seconds'], summary[task]['sb3'][
           'median_seconds']
       summary[task]['ratio'] = round(ours / theirs, 3) if ours and theirs else None
-  print(json.dumps({'seeds': seeds, 'cpus': os.cpu_count(), 'window': WINDOW,
+  print(json.dumps({'seeds': seeds, 'overrides': args.overrides, 'cpus': os.cpu_count(),
+                    'window': WINDOW,
                     'summary': summary, 'runs': runs}, indent=2))
   return 0
 
