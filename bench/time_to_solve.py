@@ -188,8 +188,7 @@ def main(argv=None):
           'median_seconds']
       summary[task]['ratio'] = round(ours / theirs, 3) if ours and theirs else None
   print(json.dumps({'seeds': seeds, 'overrides': args.overrides, 'cpus': os.cpu_count(),
-                    'window': WINDOW,
-                    'summary': summary, 'runs': runs}, indent=2))
+                    'window': WINDOW, 'summary': summary, 'runs': runs}, indent=2))
   return 0
 
 

@@ -22,18 +22,20 @@ def check_stride(config, reader):
   return stride
 
 
-# Keys of PPO's `network` section the column network does not read (it draws its weights
-# as it always has), with the one value that says so.
-UNREAD_KEYS = {'initializer': 'orthogonal', 'init_output_factor': None}
+# Keys of PPO's `network` section the column network does not read: it draws its weights
+# as it always has, which is what their declared defaults do.
+UNREAD_KEYS = ('initializer', 'init_output_factor')
 
 
 def check_unread_keys(network):
-  """Refuses a `network` section that sets a key the column network would ignore."""
-  for key, value in UNREAD_KEYS.items():
-    if getattr(network, key) != value:
+  """Refuses a `network` section (a dataclass) that sets a key the column network would
+  ignore to anything but its declared default."""
+  for key in UNREAD_KEYS:
+    default = network.__dataclass_fields__[key].default
+    if getattr(network, key) != default:
       raise ConfigError(f"Config key 'network.{key}' = {getattr(network, key)!r} is not read "
                         "by the column network (network.kind 'column'), which draws its own "
-                        f'weights; leave it at {value!r}.')
+                        f'weights; leave it at {default!r}.')
 
 
 @dataclasses.dataclass(frozen=True)
