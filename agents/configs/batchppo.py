@@ -108,6 +108,7 @@ def translate(flat: dict, name: str = 'config') -> dict:
           'gae_lambda': 1.0 if get('gae_lambda') is None else get('gae_lambda'),
           'kl_target': get('kl_target'), 'kl_cutoff_factor': get('kl_cutoff_factor'),
           'kl_cutoff_coef': get('kl_cutoff_coef'), 'kl_init_penalty': get('kl_init_penalty'),
+          'normalize_ranges': bool(get('normalize_ranges')),
           **FIXED['algorithm'],
           'entropy_coef': get('entropy_regularization') or 0.0},
       # BatchPPO alternates a training phase of update_every episodes with an evaluation

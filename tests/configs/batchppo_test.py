@@ -109,6 +109,12 @@ class TranslateTest(unittest.TestCase):
     self.assertEqual(translated['algorithm']['entropy_coef'], 0.01)
     self.assertEqual(batchppo.translate(self._flat())['algorithm']['gae_lambda'], 1.0)
 
+  def test_normalize_ranges_reaches_the_algorithm(self):
+    self.assertIs(batchppo.translate(self._flat())['algorithm']['normalize_ranges'], True)
+    for value in (True, False):
+      translated = batchppo.translate(self._flat(normalize_ranges=value))
+      self.assertIs(translated['algorithm']['normalize_ranges'], value)
+
   def test_batchppo_networks(self):
     network = batchppo.translate(self._flat())['network']
     self.assertEqual((network['mean_activation'], network['std_transform'],

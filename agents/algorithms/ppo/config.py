@@ -42,6 +42,11 @@ class PPOConfig:
                             low_open=True)
   value_coef: float = param(0.5, 'weight of the value loss', low=0)
   entropy_coef: float = param(0.0, 'weight of the entropy bonus', low=0)
+  normalize_ranges: bool = param(
+      False, "BatchPPO's range normalisation: a Box observation space with finite bounds is "
+      'mapped to [-1, 1] before anything else reads it, and the policy acts in [-1, 1] '
+      'where the action space is a Box with finite bounds, mapped onto them',
+      legacy=False)
   normalize_observ: bool = param(True, 'streaming observation normalisation')
   observ_clip: float = param(10.0, 'clip of normalised observations', low=0, low_open=True)
   normalize_reward: bool = param(True, 'scale rewards by the running std of the return')

@@ -5,7 +5,10 @@ Reads top to bottom as one training iteration:
 1. `perform` normalises the observations with the streaming statistics, runs
    the policy and samples an action (the mode when not training). Box actions
    are clipped to the bounds for the environment, but the unclipped sample is
-   what the memory stores, so log-probabilities stay correct.
+   what the memory stores, so log-probabilities stay correct. With
+   `normalize_ranges` (BatchPPO's range normalisation) bounded observations are
+   first mapped to [-1, 1], and the policy acts in [-1, 1], mapped onto the
+   action bounds.
 2. `experience` stores the transition in the fixed-length `SegmentMemory`,
    together with the value of the observation and of the next observation
    (needed to bootstrap on truncation), updates the observation normaliser and
@@ -72,6 +75,19 @@ def kl_penalty_loss(kl: tf.Tensor, penalty: tf.Tensor, kl_target: float, cutoff_
   return penalty * kl + cutoff
 
 
+def _finite_bounds(space: gymnasium.Space) -> tuple[tf.Tensor, tf.Tensor] | None:
+  """(low, high), flattened, of a Box whose bounds are all finite (and apart), which
+  `normalize_ranges` maps to [-1, 1]; None for any other space, left as it is (BatchPPO's
+  rule: a space with one unbounded or degenerate dimension is not mapped)."""
+  if not isinstance(space, gymnasium.spaces.Box):
+    return None
+  low = np.asarray(space.low, np.float64).ravel()
+  high = np.asarray(space.high, np.float64).ravel()
+  if not (np.isfinite(low).all() and np.isfinite(high).all() and (high > low).all()):
+    return None
+  return tf.constant(low, tf.float32), tf.constant(high, tf.float32)
+
+
 class PPO(algorithm.InGraphAlgorithm):
   """Proximal policy optimisation over a batch of environments."""
 
@@ -112,6 +128,9 @@ class PPO(algorithm.InGraphAlgorithm):
     self._action_space = action_space
     self._action_low = self._action_high = None
     self._action_start = 0
+    # BatchPPO's range normalisation: (low, high) of a space it maps to [-1, 1], or None.
+    self._observ_range = _finite_bounds(observation_space) if config.normalize_ranges else None
+    self._action_range = _finite_bounds(action_space) if config.normalize_ranges else None
     if isinstance(action_space, gymnasium.spaces.Box):
       self._action_low = tf.constant(action_space.low, tf.float32)
       self._action_high = tf.constant(action_space.high, tf.float32)
@@ -190,8 +209,11 @@ class PPO(algorithm.InGraphAlgorithm):
     return int(params.shape[-1])
 
   def _flatten_observ(self, observ: tf.Tensor) -> tf.Tensor:
-    observ = tf.cast(observ, tf.float32)
-    return tf.reshape(observ, [-1, self._observ_size])
+    observ = tf.reshape(tf.cast(observ, tf.float32), [-1, self._observ_size])
+    if self._observ_range is None:
+      return observ
+    low, high = self._observ_range
+    return 2.0 * (observ - low) / (high - low) - 1.0
 
   def normalize_observ(self, observ: tf.Tensor) -> tf.Tensor:
     """Flattens and (if configured) normalises a batch of raw observations."""
@@ -199,10 +221,14 @@ class PPO(algorithm.InGraphAlgorithm):
     return self.observ_normalize.transform(observ) if self.config.normalize_observ else observ
 
   def env_action(self, action: tf.Tensor) -> tf.Tensor:
-    """The environment's action for a sample: Box clipped to its bounds, Discrete shifted by
-    the space's `start`."""
+    """The environment's action for a sample: Box clipped to its bounds (with
+    `normalize_ranges`, clipped to [-1, 1] and mapped onto them), Discrete shifted by the
+    space's `start`."""
     if self._action_low is None:
       return action + self._action_start if self._action_start else action
+    if self._action_range is not None:
+      low, high = self._action_range
+      return low + (tf.clip_by_value(action, -1.0, 1.0) + 1.0) * 0.5 * (high - low)
     return tf.clip_by_value(action, self._action_low, self._action_high)
 
   @tf.autograph.experimental.do_not_convert

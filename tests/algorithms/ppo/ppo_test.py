@@ -16,13 +16,14 @@ BOX = gymnasium.spaces.Box(-2.0, 2.0, (1,), np.float32)
 DISCRETE = gymnasium.spaces.Discrete(3)
 
 
-def _make(action_space=BOX, batch_size=4, network='feed_forward', seed=0, **kwargs):
-  net = networks.make_network(network, OBSERVATION_SPACE, action_space, seed=seed,
+def _make(action_space=BOX, batch_size=4, network='feed_forward', seed=0,
+          observation_space=OBSERVATION_SPACE, **kwargs):
+  net = networks.make_network(network, observation_space, action_space, seed=seed,
                               policy_layers=[16], value_layers=[16], gru_units=8,
                               init_std=kwargs.pop('init_std', 1.0))
   options = dict(segment_length=8, update_epochs=4, num_minibatches=2, seed=seed)
   options.update(kwargs)
-  return ppo.PPO(batch_size, OBSERVATION_SPACE, action_space, net, **options)
+  return ppo.PPO(batch_size, observation_space, action_space, net, **options)
 
 
 def _never_updating(algorithm):
@@ -115,6 +116,31 @@ class PerformTest(unittest.TestCase):
     self.assertEqual(actions.dtype, np.int32)
     self.assertTrue(set(actions.ravel()) <= {0, 1, 2})
 
+
+  def test_normalize_ranges_acts_in_unit_range_mapped_onto_the_bounds(self):
+    space = gymnasium.spaces.Box(np.float32([-0.4, 0.0]), np.float32([0.4, 3.0]))
+    algorithm = _never_updating(_make(space, init_std=20.0, normalize_ranges=True))
+    actions = _drive(algorithm, 3)
+    stored = algorithm.memory.data()['action'].numpy()[:, :3]  # [agent, step, dim]
+    self.assertGreater(np.abs(stored).max(), 1.0)  # The sample itself is not clipped.
+    unit = np.clip(stored, -1.0, 1.0)
+    expected = space.low + (unit + 1.0) * 0.5 * (space.high - space.low)
+    np.testing.assert_allclose(actions.transpose(1, 0, 2), expected, rtol=1e-6, atol=1e-7)
+    self.assertTrue(np.all((actions >= space.low) & (actions <= space.high)))
+
+  def test_normalize_ranges_maps_bounded_observations_only(self):
+    bounded = gymnasium.spaces.Box(np.float32([0, -1, -8]), np.float32([2, 1, 8]))
+    algorithm = _make(observation_space=bounded, normalize_ranges=True)
+    observ = tf.constant([[0.0, -1.0, -8.0], [2.0, 1.0, 8.0], [1.0, 0.0, 4.0]])
+    np.testing.assert_allclose(algorithm._flatten_observ(observ).numpy(),
+                               [[-1, -1, -1], [1, 1, 1], [0, 0, 0.5]], atol=1e-6)
+    # An unbounded space (one infinite bound is enough) is left as it is, and so is a Box
+    # action space with an infinite bound: clipped to its bounds as without the option.
+    half_open = gymnasium.spaces.Box(np.float32([-1.0]), np.float32([np.inf]))
+    unbounded = _make(half_open, normalize_ranges=True)
+    np.testing.assert_array_equal(unbounded._flatten_observ(observ).numpy(), observ.numpy())
+    np.testing.assert_array_equal(unbounded.env_action(tf.constant([[-3.0], [5.0]])).numpy(),
+                                  [[-1.0], [5.0]])
 
   def test_discrete_actions_start_where_the_space_starts(self):
     space = gymnasium.spaces.Discrete(3, start=5)
