@@ -115,8 +115,9 @@ _SETUP_ARGUMENTS = dict(
             'agents-export=agents.scripts.export:main',
         ],
         'gymnasium.envs': ['__root__=agents.env.registration:register_all'],
-        # The balloon plugs into the framework's registries (agents.plugins).
+        # The balloon and the MuJoCo tasks plug into the framework's registries (agents.plugins).
         'agents.plugins': ['balloon=agents.env.balloon.plugin:register',
+                           'mujoco=agents.env.mujoco.plugin:register',
                            'evaluation=agents.evaluation.plugin:register'],
     },
 )

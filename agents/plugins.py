@@ -229,6 +229,10 @@ class EnvironmentPlugin:
       environment's workers (`agents.tools.transport.launch.preload_environment`), so
       every worker starts with what they load (the balloon's Numba kernels). Such a module
       must not raise (other than ImportError) and must start no thread.
+    make_vector: None, or the environment's own vector form when its Gymnasium spec has
+      no vector entry point: `make_vector(env_id, num_envs, **kwargs)` -> an autoreset-off
+      `VectorEnv`, which a config's `environment.vector: true` steps as its slabs (the
+      MuJoCo tasks' `agents.env.mujoco.vector.MujocoVectorEnv`).
 
   Attributes (evaluation, read by `agents.evaluation.environments`):
     metric: the headline per-seed metric.
@@ -266,6 +270,7 @@ class EnvironmentPlugin:
   """
 
   worker_preloads: tuple[str, ...] = ()
+  make_vector: Callable[..., Any] | None = None
 
   metric: str = 'cumulative_reward'
   metric_label: str | None = None
@@ -313,6 +318,7 @@ class EnvironmentPlugin:
     del environment, batch_size
     return []
 
+  # pylint: disable-next=useless-return  # mypy wants the None said
   def search_objective(self, config: Mapping[str, Any]) -> Callable[[Any], float] | None:
     """The default objective of a hyperparameter search of `config`: a function of a
     trial's `ExperimentManager` to the float the search maximises (the balloon: a TWR50

@@ -14,7 +14,8 @@ Choices BatchPPO's code makes without a config key are made here too: its networ
 softplus of a variable, the policy output layer drawn by `init_output_factor`, 0.1
 unless given), no gradient clipping, observations normalised and clipped at 5, rewards
 scaled and clipped at 10, BatchPPO's adaptive KL penalty, and Monte-Carlo returns
-(`gae_lambda` 1) unless `gae_lambda` is given.
+(`gae_lambda` 1) unless `gae_lambda` is given. A task with its own slab here (the MuJoCo
+tasks, `agents.env.mujoco`) steps as that slab (`environment.vector: true`).
 """
 
 import math
@@ -116,6 +117,10 @@ def translate(flat: dict, name: str = 'config') -> dict:
       'loop': {'steps': _integer(name, 'steps', get('steps')),
                'eval_every': update_every * max_length if eval_episodes else 0},
   }
+  if plugins.environment_plugin(overrides['environment']['id']).make_vector is not None:
+    # The task's own slab (the MuJoCo tasks'): the same steps, without Gymnasium's
+    # per-environment Python.
+    overrides['environment']['vector'] = True
   if get('env_processes') is not None:  # BatchPPO's train flag, as a key of the config.
     overrides['environment']['processes'] = get('env_processes')
   if eval_episodes:

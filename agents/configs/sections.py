@@ -55,8 +55,9 @@ class EnvironmentConfig:
       'RAY_ADDRESS, or starts Ray on this machine', resumable=True)
   max_restarts: int = param(0, 'dead workers or Ray actors replaced in a run before it stops; '
                             'their episodes end as truncated', low=0, resumable=True)
-  vector: bool = param(False, "build slabs with gymnasium.make_vec (the environment's own "
-                       'vectorised implementation, autoreset disabled)')
+  vector: bool = param(False, "build slabs with the environment's own vectorised "
+                       "implementation, autoreset disabled: its plug-in's (the MuJoCo "
+                       "tasks') or gymnasium.make_vec's")
   envs_per_process: int = param(0, 'environments per worker process; 0 spreads them over the '
                                 'CPU cores', low=0)
   check_finite: bool = param(True, 'refuse NaN and inf observations and rewards (BatchEnv)')

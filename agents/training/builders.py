@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
-from agents import config_fields, configs
+from agents import config_fields, configs, plugins
 from agents.algorithms import registry
 from agents.config_fields import ConfigError
 from agents.configs import sections
@@ -52,11 +52,16 @@ def make_env(config: Mapping[str, Any], **kwargs: Any) -> gymnasium.Env:
 
 
 def make_vector_env(config: Mapping[str, Any], num_envs: int) -> gymnasium.vector.VectorEnv:
-  """Builds a slab of `num_envs` environments with the environment's own vector implementation."""
+  """Builds a slab of `num_envs` environments with the environment's own vector
+  implementation: its plug-in's `make_vector` (the MuJoCo tasks'), else the vector entry
+  point of its Gymnasium spec."""
   environment = _environment_section(config)
+  kwargs = _make_kwargs(environment, {})
+  make_vector = plugins.environment_plugin(environment.id).make_vector
+  if make_vector is not None:
+    return make_vector(environment.id, num_envs, **kwargs)
   return gymnasium.make_vec(environment.id, num_envs=num_envs,
-                            vectorization_mode='vector_entry_point',
-                            **_make_kwargs(environment, {}))
+                            vectorization_mode='vector_entry_point', **kwargs)
 
 
 def env_spaces(config: Mapping[str, Any]) -> tuple[gymnasium.Space, gymnasium.Space]:
