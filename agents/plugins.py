@@ -10,10 +10,13 @@ registries below:
         'agents.env.balloon.column_network_config:ColumnNetworkConfig'))
     plugins.CONFIGS.register('balloon', 'agents.env.balloon.configs:balloon')
     plugins.ENVIRONMENTS.register('BalloonLearningEnvironment-v0', BalloonPlugin())
+    plugins.VECTOR_ENVIRONMENTS.register('HalfCheetah-v5',
+                                         'agents.env.mujoco.vector:MujocoVectorEnv')
 
 Everything an environment brings under its Gymnasium id (config completions, training
 statistics, worker preload, search objective, evaluation) is one typed
-`EnvironmentPlugin`, registered once in `ENVIRONMENTS`.
+`EnvironmentPlugin`, registered once in `ENVIRONMENTS`; a slab of its own for training,
+where Gymnasium's spec has none, goes in `VECTOR_ENVIRONMENTS`.
 
 A value is either the object itself or a 'package.module:attribute' path, imported at
 the first `get` (so that registering costs no import, TensorFlow included).
@@ -229,10 +232,6 @@ class EnvironmentPlugin:
       environment's workers (`agents.tools.transport.launch.preload_environment`), so
       every worker starts with what they load (the balloon's Numba kernels). Such a module
       must not raise (other than ImportError) and must start no thread.
-    make_vector: None, or the environment's own vector form when its Gymnasium spec has
-      no vector entry point: `make_vector(env_id, num_envs, **kwargs)` -> an autoreset-off
-      `VectorEnv`, which a config's `environment.vector: true` steps as its slabs (the
-      MuJoCo tasks' `agents.env.mujoco.vector.MujocoVectorEnv`).
 
   Attributes (evaluation, read by `agents.evaluation.environments`):
     metric: the headline per-seed metric.
@@ -270,7 +269,6 @@ class EnvironmentPlugin:
   """
 
   worker_preloads: tuple[str, ...] = ()
-  make_vector: Callable[..., Any] | None = None
 
   metric: str = 'cumulative_reward'
   metric_label: str | None = None
@@ -409,6 +407,12 @@ def imported(path: str) -> Any:
   """
   return _Imported(path)
 
+
+VECTOR_ENVIRONMENTS = Registry('vector environment')
+"""An environment's own slab where its Gymnasium spec has no vector entry point: Gymnasium
+id -> `make(env_id, num_envs, **kwargs)` returning an autoreset-off `VectorEnv` (the MuJoCo
+tasks': `agents.env.mujoco.vector.MujocoVectorEnv`), which a config's
+`environment.vector: true` steps as its slabs."""
 
 ENVIRONMENTS = Registry('environment plug-in')
 """What an environment brings: Gymnasium id -> its `EnvironmentPlugin` (an instance of it

@@ -117,7 +117,7 @@ def translate(flat: dict, name: str = 'config') -> dict:
       'loop': {'steps': _integer(name, 'steps', get('steps')),
                'eval_every': update_every * max_length if eval_episodes else 0},
   }
-  if plugins.environment_plugin(overrides['environment']['id']).make_vector is not None:
+  if overrides['environment']['id'] in plugins.VECTOR_ENVIRONMENTS:
     # The task's own slab (the MuJoCo tasks'): the same steps, without Gymnasium's
     # per-environment Python.
     overrides['environment']['vector'] = True

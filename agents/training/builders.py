@@ -53,13 +53,13 @@ def make_env(config: Mapping[str, Any], **kwargs: Any) -> gymnasium.Env:
 
 def make_vector_env(config: Mapping[str, Any], num_envs: int) -> gymnasium.vector.VectorEnv:
   """Builds a slab of `num_envs` environments with the environment's own vector
-  implementation: its plug-in's `make_vector` (the MuJoCo tasks'), else the vector entry
-  point of its Gymnasium spec."""
+  implementation: the one registered for it in `plugins.VECTOR_ENVIRONMENTS` (the MuJoCo
+  tasks'), else the vector entry point of its Gymnasium spec."""
   environment = _environment_section(config)
   kwargs = _make_kwargs(environment, {})
-  make_vector = plugins.environment_plugin(environment.id).make_vector
-  if make_vector is not None:
-    return make_vector(environment.id, num_envs, **kwargs)
+  if environment.id in plugins.VECTOR_ENVIRONMENTS:
+    make = plugins.VECTOR_ENVIRONMENTS.get(environment.id)
+    return make(environment.id, num_envs, **kwargs)
   return gymnasium.make_vec(environment.id, num_envs=num_envs,
                             vectorization_mode='vector_entry_point', **kwargs)
 

@@ -2,9 +2,9 @@
 
 Gymnasium's MuJoCo v5 specs have no vector entry point, and `gymnasium.make_vec` on them
 keeps Gymnasium's own (autoresetting) `SyncVectorEnv`. Registered here, under each task's
-Gymnasium id, a config that sets `environment.vector: true` (BatchPPO's MuJoCo configs
-do) steps its environments as `MujocoVectorEnv` slabs instead; everything else about the
-tasks (evaluation, configs) stays the generic plug-in's.
+Gymnasium id in `agents.plugins.VECTOR_ENVIRONMENTS`, a config that sets
+`environment.vector: true` (BatchPPO's MuJoCo configs do) steps its environments as
+`MujocoVectorEnv` slabs instead; everything else about the tasks stays generic.
 """
 
 from agents import plugins
@@ -13,16 +13,7 @@ from agents import plugins
 TASK_IDS = ('HalfCheetah-v5', 'Hopper-v5', 'Walker2d-v5', 'Ant-v5')
 
 
-class MujocoPlugin(plugins.EnvironmentPlugin):
-  """A MuJoCo task: the generic plug-in with its own slab."""
-
-  make_vector = plugins.imported('agents.env.mujoco.vector:MujocoVectorEnv')
-
-
-MUJOCO_PLUGIN = MujocoPlugin()
-
-
 def register():
-  """Registers the MuJoCo tasks' plug-in; calling it again changes nothing."""
+  """Registers the MuJoCo tasks' slab; calling it again changes nothing."""
   for env_id in TASK_IDS:
-    plugins.ENVIRONMENTS.register(env_id, MUJOCO_PLUGIN)
+    plugins.VECTOR_ENVIRONMENTS.register(env_id, 'agents.env.mujoco.vector:MujocoVectorEnv')

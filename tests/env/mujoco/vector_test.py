@@ -108,8 +108,8 @@ class PluginTest(unittest.TestCase):
   def test_registered_for_the_tasks_it_steps(self):
     self.assertEqual(set(plugin.TASK_IDS), set(vector.TASKS))
     for env_id in plugin.TASK_IDS:
-      self.assertIs(plugins.environment_plugin(env_id).make_vector, vector.MujocoVectorEnv)
-    self.assertIsNone(plugins.environment_plugin('Pendulum-v1').make_vector)
+      self.assertIs(plugins.VECTOR_ENVIRONMENTS.get(env_id), vector.MujocoVectorEnv)
+    self.assertNotIn('Pendulum-v1', plugins.VECTOR_ENVIRONMENTS)
 
   def test_batchppo_configs_step_the_slab(self):
     from agents import configs
