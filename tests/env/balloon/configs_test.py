@@ -34,7 +34,9 @@ class NamedConfigsTest(unittest.TestCase):
         'kl_cutoff_factor': 2.0, 'kl_cutoff_coef': 1000.0, 'clip_ratio': 0.2,
         'value_coef': 0.5, 'entropy_coef': 0.01, 'normalize_observ': False,
         'observ_clip': 10.0, 'normalize_reward': True, 'reward_clip': 10.0,
-        'normalize_advantage': True, 'jit_compile': False})
+        'normalize_advantage': True, 'jit_compile': False,
+        # Added later, at the default that keeps the setting it was measured with.
+        'normalize_ranges': False})
     self.assertEqual(config['loop'], {
         'steps': 2_000_000, 'tf_threads': 2, 'steps_per_call': 60, 'log_every': 15_360,
         'checkpoint_every': 76_800, 'eval_every': 0, 'eval_steps': 8000,
