@@ -3,7 +3,8 @@
     python -m agents.scripts.train --logdir=DIR --config=NAME|PATH.yaml|module:function
         [--timestamp=T]
         [--algorithm=NAME|pkg.module:Class | --agent=NAME|pkg.module:Class] [--num_agents=N]
-        [--env_processes|--noenv_processes] [--seed=S] [--set section.key=VALUE ...] [--quiet]
+        [--env_processes[=true|false]|--noenv_processes] [--seed=S]
+        [--set section.key=VALUE ...] [--quiet]
         [--track=mlflow,wandb]
     python -m agents.scripts.train --resume=RUN_DIR [--set section.key=VALUE ...] [...]
 
@@ -68,11 +69,9 @@ def parse_args(argv):
                        "'station_seeker', ...) (config key agent.name).")
   parser.add_argument('--num_agents', type=int, default=None,
                       help='Parallel environments (environment.num_agents).')
-  parser.add_argument('--env_processes', dest='env_processes', action='store_const', const=True,
-                      default=None, help='Step the environments in worker processes '
-                      "(neither flag: environment.processes, by default 'auto').")
-  parser.add_argument('--noenv_processes', dest='env_processes', action='store_const',
-                      const=False, help='Step the environments in this process.')
+  command_line.add_boolean_flag(
+      parser, 'env_processes', None, 'Step the environments in worker processes (neither '
+      "flag: environment.processes, by default 'auto').", 'Step the environments in this process.')
   parser.add_argument('--seed', type=int, default=None, help='Random seed.')
   parser.add_argument('--set', dest='overrides', action='append', default=[],
                       metavar='KEY=VALUE',

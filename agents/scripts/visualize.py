@@ -21,7 +21,7 @@ otherwise, and a damaged record is one line naming the file and field. It plays
 - for the balloon, `flight-<i>.png`: the environment's own flight plot (ground
   track, altitude over the wind column, battery) at the end of the episode.
 
-BatchPPO's `--num_agents` and `--env_processes` (`--noenv_processes`) are accepted, so its
+BatchPPO's `--num_agents` and `--env_processes` (`=False`, `--noenv_processes`) are accepted, so its
 commands run as written; episodes are played one at a time in this process, where
 they are rendered, so neither flag changes what is played.
 
@@ -56,11 +56,9 @@ def main(argv=None):
   parser.add_argument('--seed', type=int, default=0)
   parser.add_argument('--num_agents', type=int, default=1,
                       help="BatchPPO's flag, accepted: episodes are played one at a time here.")
-  parser.add_argument('--env_processes', dest='env_processes', action='store_const', const=True,
-                      default=True, help="BatchPPO's flag, accepted: episodes are played in "
-                      'this process, where they are rendered.')
-  parser.add_argument('--noenv_processes', dest='env_processes', action='store_const',
-                      const=False, help='The same as --env_processes here.')
+  command_line.add_boolean_flag(
+      parser, 'env_processes', True, "BatchPPO's flag, accepted: episodes are played in this "
+      'process, where they are rendered.', 'The same as --env_processes here.')
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   from agents import configs
   from agents.evaluation import recording

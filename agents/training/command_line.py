@@ -24,3 +24,26 @@ class OneLineArgumentParser(argparse.ArgumentParser):
   def error(self, message: str) -> NoReturn:
     """Prints `<prog>: error: <message>` (on one line) to stderr and exits with code 2."""
     self.exit(USAGE_EXIT_CODE, f'{self.prog}: error: {" ".join(message.split())}\n')
+
+
+_TRUE = ('true', 't', '1', 'yes')
+_FALSE = ('false', 'f', '0', 'no')
+
+
+def absl_bool(text: str) -> bool:
+  """A boolean flag's value as absl (BatchPPO's flags) reads it: true/false, t/f, 1/0."""
+  if text.lower() in _TRUE:
+    return True
+  if text.lower() in _FALSE:
+    return False
+  raise argparse.ArgumentTypeError(f'expected true or false, got {text!r}')
+
+
+def add_boolean_flag(parser: argparse.ArgumentParser, name: str, default: bool | None,
+                     help_true: str, help_false: str) -> None:
+  """Adds `--NAME`, `--NAME=true|false` and `--noNAME`, as absl defines a boolean flag
+  (BatchPPO's commands took them so: `--env_processes=False`)."""
+  parser.add_argument(f'--{name}', dest=name, nargs='?', const=True, default=default,
+                      type=absl_bool, metavar='true|false', help=help_true)
+  parser.add_argument(f'--no{name}', dest=name, action='store_const', const=False,
+                      help=help_false)

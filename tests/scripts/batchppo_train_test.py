@@ -48,8 +48,9 @@ class TinyCheetahTest(unittest.TestCase):
   def test_trains_and_resumes(self):
     logdir = tempfile.mkdtemp()
     self.addCleanup(shutil.rmtree, logdir)
+    # BatchPPO's absl flags take `--env_processes=False` as well as `--noenv_processes`.
     argv = ['--config=cheetah', f'--logdir={logdir}', '--timestamp=t', '--num_agents=2',
-            '--noenv_processes', '--set', 'algorithm.segment_length=50', '--set',
+            '--env_processes=False', '--set', 'algorithm.segment_length=50', '--set',
             'algorithm.update_epochs=2', '--set', 'loop.steps_per_call=25', '--quiet']
     with contextlib.redirect_stdout(io.StringIO()) as stdout:
       self.assertEqual(train.main(argv + ['--set', 'loop.steps=200']), 0)
@@ -63,7 +64,7 @@ class TinyCheetahTest(unittest.TestCase):
     outdir = os.path.join(logdir, 'video')
     with contextlib.redirect_stdout(io.StringIO()):
       code = visualize.main([f'--logdir={run_dir}', f'--outdir={outdir}', '--num_agents=1',
-                             '--env_processes', '--num_episodes=1', '--max_steps=10',
+                             '--env_processes=False', '--num_episodes=1', '--max_steps=10',
                              '--format=gif'])
     self.assertEqual(code, 0)
     with open(os.path.join(outdir, 'episodes.json'), encoding='utf-8') as file:

@@ -38,7 +38,9 @@ class TrainCommandTest(unittest.TestCase):
                           (['--config', 'pendulum', '--set', 'lerning_rate=1'], 'lerning_rate'),
                           (['--config', 'pendulum', '--set', 'discount=[1]'], 'discount'),
                           (['--config', 'pendulum', '--set', 'network.kind=recurent'],
-                           'recurent')):
+                           'recurent'),
+                          (['--config', 'pendulum', '--env_processes=maybe'],
+                           "expected true or false, got 'maybe'")):
       logdir = tempfile.mkdtemp()
       code, stderr = main_error(['--logdir', logdir] + argv)
       self.assertEqual(code, 2, argv)
@@ -54,6 +56,13 @@ class TrainCommandTest(unittest.TestCase):
     self.assertEqual(run_dir, '/tmp/x/t-cartpole')
     self.assertEqual((config['environment']['num_agents'], config['environment']['processes'],
                       config['seed'], config['algorithm']['learning_rate']), (4, False, 3, 1e-3))
+
+  def test_env_processes_as_absl_reads_a_boolean_flag(self):
+    for flags, expected in ((['--env_processes'], True), (['--env_processes=False'], False),
+                            (['--env_processes=true'], True), (['--env_processes=0'], False),
+                            (['--noenv_processes'], False), ([], None)):
+      args = train.parse_args(['--logdir', '/tmp/x', '--config', 'cartpole', *flags])
+      self.assertIs(args.env_processes, expected, flags)
 
   def test_a_yaml_config_names_the_run_by_its_stem(self):
     path = os.path.join(tempfile.mkdtemp(), 'best.yaml')
