@@ -3,9 +3,10 @@
 HalfCheetah-v5, 8 environments, uniform random actions (drawn before the clock starts),
 each stepper in interleaved rounds so that a shared machine's load falls on all alike:
 
-- `batch_env_default`: `BatchEnv` as `--config=cheetah` builds it with 8 agents
-  (`environment.processes: auto` picks the placement; printed to stderr);
-- `batch_env_in_process`: `BatchEnv` with the 8 environments in this process;
+- `batch_env_default`: `BatchEnv` as `--config=cheetah` builds it with 8 agents (one
+  `MujocoVectorEnv` slab in this process; the placement is printed to stderr);
+- `batch_env_in_process`: `BatchEnv` with Gymnasium's 8 environments, one by one, in
+  this process;
 - `batch_env_2x4`: `BatchEnv`, 2 worker processes with a slab of 4 each;
 - `batch_env_8`: `BatchEnv`, 8 worker processes;
 - `sync`, `async`: Gymnasium's `SyncVectorEnv` and `AsyncVectorEnv` (autoreset);
