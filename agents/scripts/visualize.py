@@ -21,9 +21,9 @@ otherwise, and a damaged record is one line naming the file and field. It plays
 - for the balloon, `flight-<i>.png`: the environment's own flight plot (ground
   track, altitude over the wind column, battery) at the end of the episode.
 
-BatchPPO's `--num_agents` and `--env_processes` (`=False`, `--noenv_processes`) are accepted, so its
-commands run as written; episodes are played one at a time in this process, where
-they are rendered, so neither flag changes what is played.
+BatchPPO's `--num_agents` and `--env_processes` (`=False`, `--noenv_processes`) are
+accepted, so its commands run as written; episodes are played one at a time in this
+process, where they are rendered, so neither flag changes what is played.
 
 The balloon always flies with BLE's reward here, as in evaluation: a run trained
 with the shaped `progress_reward` is shown with that shaping switched off.

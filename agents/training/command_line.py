@@ -26,8 +26,8 @@ class OneLineArgumentParser(argparse.ArgumentParser):
     self.exit(USAGE_EXIT_CODE, f'{self.prog}: error: {" ".join(message.split())}\n')
 
 
-_TRUE = ('true', 't', '1', 'yes')
-_FALSE = ('false', 'f', '0', 'no')
+_TRUE = ('true', 't', '1')
+_FALSE = ('false', 'f', '0')
 
 
 def absl_bool(text: str) -> bool:

@@ -88,8 +88,9 @@ class MujocoVectorEnv(VectorEnv):
                             for _ in range(num_envs)]
     first: Any = self.envs[0]
     self.num_envs = num_envs
-    self.max_episode_steps = int(gymnasium.spec(env_id).max_episode_steps or 0
-                                 if max_episode_steps is None else max_episode_steps)
+    # None (a spec without a time limit): episodes end only by the task's own ends.
+    self.max_episode_steps: int | None = (gymnasium.spec(env_id).max_episode_steps
+                                          if max_episode_steps is None else max_episode_steps)
     self.single_observation_space = first.observation_space
     self.single_action_space = first.action_space
     self.observation_space = batch_space(self.single_observation_space, num_envs)
@@ -151,6 +152,8 @@ class MujocoVectorEnv(VectorEnv):
     self._steps += 1
     velocity = (self._position() - before) / self._dt
     options = self._options
+    # Clipped once: the contact cost and the observation both read them (Ant).
+    contact_forces = self._contact_forces() if self.task.contact_forces else None
     # Gymnasium's `ctrl_cost_weight * np.sum(np.square(action))`, in the action's dtype.
     ctrl_cost = options['ctrl_cost_weight'] * np.sum(np.square(actions), axis=1)
     forward_reward = options['forward_reward_weight'] * velocity[:, 0]
@@ -164,10 +167,10 @@ class MujocoVectorEnv(VectorEnv):
       healthy = self._healthy()
       healthy_reward = healthy * options['healthy_reward']
       costs = ctrl_cost
-      if self.task.contact_forces:
+      if contact_forces is not None:
         # Summed as Gymnasium sums one environment's [bodies, 6] array: flat, contiguous.
         contact_cost = options['contact_cost_weight'] * np.sum(
-            np.square(self._contact_forces()).reshape(self.num_envs, -1), axis=1)
+            np.square(contact_forces).reshape(self.num_envs, -1), axis=1)
         costs = ctrl_cost + contact_cost
       reward = forward_reward + healthy_reward - costs
       terminated = ~healthy & bool(options['terminate_when_unhealthy'])
@@ -181,10 +184,12 @@ class MujocoVectorEnv(VectorEnv):
         infos.update(z_distance_from_origin=self._qpos[:, 1] - options['init_z'],
                      x_velocity=velocity[:, 0], reward_forward=forward_reward,
                      reward_ctrl=-ctrl_cost, reward_survive=healthy_reward)
-    truncated = self._steps >= self.max_episode_steps
+    truncated = (self._steps >= self.max_episode_steps if self.max_episode_steps is not None
+                 else np.zeros(self.num_envs, bool))
     every = np.ones(self.num_envs, bool)
     infos.update({f'_{key}': every for key in list(infos)})
-    return (self._observe(), np.asarray(reward, np.float64), terminated, truncated, infos)
+    return (self._observe(contact_forces), np.asarray(reward, np.float64), terminated,
+            truncated, infos)
 
   def close_extras(self, **kwargs: Any) -> None:
     del kwargs
@@ -236,12 +241,15 @@ class MujocoVectorEnv(VectorEnv):
       healthy &= _inside(state, options['healthy_state_range']).all(1)
     return healthy
 
-  def _observe(self) -> np.ndarray:
+  def _observe(self, contact_forces: np.ndarray | None = None) -> np.ndarray:
+    """The slab's observations; `contact_forces`: the clipped forces, if already at hand."""
     skip = self._options['skipped_qpos']
     parts = [self._qpos[:, skip:],
              np.clip(self._qvel, -10, 10) if self.task.clip_velocity else self._qvel]
     if self.task.contact_forces and self._options['include_cfrc_ext_in_observation']:
-      parts.append(self._contact_forces()[:, 1:].reshape(self.num_envs, -1))
+      if contact_forces is None:
+        contact_forces = self._contact_forces()
+      parts.append(contact_forces[:, 1:].reshape(self.num_envs, -1))
     return np.concatenate(parts, 1)
 
 
